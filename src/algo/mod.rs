@@ -1,0 +1,221 @@
+//! Hash algorithms: one small trait ([`Hasher`]) and one registry table
+//! ([`ALGORITHMS`]). Everything the rest of the program knows about an algorithm
+//! (names users type, the BSD tag, digest length, manifest file extensions, how to
+//! make a hasher) is a field of its row here; adding an algorithm is one adapter in
+//! `impls.rs` plus one row.
+
+mod impls;
+
+use crate::digest::Digest;
+use std::fmt;
+
+/// A running hash computation.
+pub trait Hasher: Send {
+    /// Feeds more input.
+    fn update(&mut self, data: &[u8]);
+
+    /// Feeds a large in-memory input, using several threads where the algorithm can
+    /// (BLAKE3's tree). The default is [`Hasher::update`].
+    fn update_parallel(&mut self, data: &[u8]) {
+        self.update(data);
+    }
+
+    /// Returns the digest of everything fed so far.
+    fn finish(&self) -> Digest;
+}
+
+/// What an algorithm is good for; shown by `fixity algorithms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strength {
+    /// A cryptographic hash with no known practical collision attack.
+    Cryptographic,
+    /// Cryptographic by design, but collisions can be made (md5, sha1): fine against
+    /// accidents, not against tampering.
+    Broken,
+    /// A fast checksum for accidental corruption only (CRCs, xxHash).
+    Checksum,
+}
+
+impl Strength {
+    /// A short label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Strength::Cryptographic => "cryptographic",
+            Strength::Broken => "broken-for-tamper",
+            Strength::Checksum => "non-cryptographic checksum",
+        }
+    }
+}
+
+/// One row of the registry.
+pub struct Algorithm {
+    /// Canonical name, lowercase: what fixity prints and what `-a` documents.
+    pub name: &'static str,
+    /// Other spellings users type, already normalized (see [`normalize`]).
+    pub aliases: &'static [&'static str],
+    /// The tag of BSD-style lines, `TAG (name) = digest`, as the reference tool writes it.
+    pub tag: &'static str,
+    /// Digest length in bytes.
+    pub len: usize,
+    /// Manifest file name endings that imply this algorithm (`.sha256`, `SHA256SUMS`),
+    /// lowercase, without the dot.
+    pub extensions: &'static [&'static str],
+    /// Strength class.
+    pub strength: Strength,
+    /// Whether the algorithm can use several threads on one input.
+    pub multithreaded: bool,
+    new: fn() -> Box<dyn Hasher>,
+}
+
+impl Algorithm {
+    /// Starts a new computation.
+    pub fn hasher(&self) -> Box<dyn Hasher> {
+        (self.new)()
+    }
+
+    /// Hashes `data` in one call.
+    pub fn digest(&self, data: &[u8]) -> Digest {
+        let mut h = self.hasher();
+        h.update(data);
+        h.finish()
+    }
+
+    /// Digest length in hex characters.
+    pub fn hex_len(&self) -> usize {
+        self.len * 2
+    }
+}
+
+impl PartialEq for Algorithm {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.name, other.name)
+    }
+}
+
+impl Eq for Algorithm {}
+
+impl fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+macro_rules! algo {
+    ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr) => {
+        algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, false)
+    };
+    ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr) => {
+        Algorithm {
+            name: $name,
+            aliases: &[$($alias),*],
+            tag: $tag,
+            len: $len,
+            extensions: &[$($ext),*],
+            strength: Strength::$strength,
+            multithreaded: $mt,
+            new: $new,
+        }
+    };
+}
+
+/// Every algorithm fixity computes, in the order `fixity algorithms` lists them.
+pub static ALGORITHMS: &[Algorithm] = &[
+    algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crc", "crcieee"], ["sfv", "crc32"], impls::crc32),
+    algo!("crc32c", "CRC32C", 4, Checksum, ["crc32castagnoli", "crc32iscsi"], ["crc32c"], impls::crc32c),
+    algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5),
+    algo!("sha1", "SHA1", 20, Broken, ["sha", "sha1sum"], ["sha1", "sha1sum", "sha1sums"], impls::sha1),
+    algo!("sha224", "SHA224", 28, Cryptographic, ["sha2224", "sha224sum"], ["sha224", "sha224sum", "sha224sums"], impls::sha224),
+    algo!("sha256", "SHA256", 32, Cryptographic, ["sha2256", "sha256sum", "sha2"], ["sha256", "sha256sum", "sha256sums"], impls::sha256),
+    algo!("sha384", "SHA384", 48, Cryptographic, ["sha2384", "sha384sum"], ["sha384", "sha384sum", "sha384sums"], impls::sha384),
+    algo!("sha512", "SHA512", 64, Cryptographic, ["sha2512", "sha512sum"], ["sha512", "sha512sum", "sha512sums"], impls::sha512),
+    algo!("sha3-256", "SHA3-256", 32, Cryptographic, ["sha3256", "sha3"], ["sha3-256", "sha3"], impls::sha3_256),
+    algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512),
+    algo!("blake2b", "BLAKE2b", 64, Cryptographic, ["blake2b512", "b2", "blake2", "b2sum"], ["b2", "blake2b", "b2sum", "b2sums"], impls::blake2b),
+    algo!("blake2s", "BLAKE2s", 32, Cryptographic, ["blake2s256", "b2s"], ["blake2s", "b2s"], impls::blake2s),
+    algo!("blake3", "BLAKE3", 32, Cryptographic, ["b3", "blake3256", "b3sum"], ["b3", "blake3", "b3sum", "b3sums"], impls::blake3, true),
+    algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64),
+    algo!("xxh3", "XXH3", 8, Checksum, ["xxh364", "xxh3", "xxhash3"], ["xxh3", "xxh3_64"], impls::xxh3),
+    algo!("xxh128", "XXH128", 16, Checksum, ["xxh3128", "xxhash128"], ["xxh128", "xxh3_128"], impls::xxh128),
+];
+
+/// Folds a user-typed algorithm name to the registry's spelling: lowercase, with `-`,
+/// `_` and spaces removed (`SHA-256`, `sha_256` and `sha256` are one name).
+pub fn normalize(name: &str) -> String {
+    name.chars().filter(|c| !matches!(c, '-' | '_' | ' ')).flat_map(char::to_lowercase).collect()
+}
+
+/// Looks an algorithm up by any of its names, case-insensitively.
+pub fn lookup(name: &str) -> Option<&'static Algorithm> {
+    let want = normalize(name);
+    ALGORITHMS.iter().find(|a| normalize(a.name) == want || a.aliases.contains(&want.as_str()))
+}
+
+/// Looks an algorithm up by the tag of a BSD-style line (`SHA256`, `BLAKE2b`, ...).
+/// Exact tags win; then any name or alias, case-insensitively.
+pub fn by_tag(tag: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.tag == tag).or_else(|| lookup(tag))
+}
+
+/// Every algorithm whose digest is `len` bytes long.
+pub fn by_len(len: usize) -> impl Iterator<Item = &'static Algorithm> {
+    ALGORITHMS.iter().filter(move |a| a.len == len)
+}
+
+/// Guesses the algorithm from a manifest's file name: `x.sha256`, `SHA256SUMS`,
+/// `md5sums.txt`, `files.b3`. Returns `None` when the name says nothing.
+pub fn by_file_name(name: &[u8]) -> Option<&'static Algorithm> {
+    let lower: Vec<u8> = name.to_ascii_lowercase();
+    let base = match lower.iter().rposition(|&b| b == b'/') {
+        Some(i) => &lower[i + 1..],
+        None => &lower[..],
+    };
+    // Take the last extension, and the one before it when the last is a generic text one
+    // (`sha256sums.txt`), and the whole base name (`SHA256SUMS`).
+    let mut candidates: Vec<&[u8]> = Vec::new();
+    let parts: Vec<&[u8]> = base.split(|&b| b == b'.').collect();
+    if let Some(last) = parts.last() {
+        candidates.push(last);
+        if matches!(*last, b"txt" | b"asc" | b"lst" | b"list") && parts.len() >= 2 {
+            candidates.push(parts[parts.len() - 2]);
+        }
+    }
+    candidates.push(base);
+    for cand in candidates {
+        let cand = std::str::from_utf8(cand).ok()?;
+        if let Some(a) = ALGORITHMS.iter().find(|a| a.extensions.contains(&cand)) {
+            return Some(a);
+        }
+    }
+    None
+}
+
+/// Parses a comma-separated list (`md5,sha1,b3`), rejecting unknown names and repeats.
+pub fn parse_list(list: &str) -> Result<Vec<&'static Algorithm>, String> {
+    let mut out: Vec<&'static Algorithm> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let algo = lookup(name).ok_or_else(|| {
+            format!("unknown algorithm '{name}' (`fixity algorithms` lists them)")
+        })?;
+        if !out.contains(&algo) {
+            out.push(algo);
+        }
+    }
+    if out.is_empty() {
+        return Err("no algorithm given".into());
+    }
+    Ok(out)
+}
+
+/// The algorithm used when none is asked for.
+pub fn default_algorithm() -> &'static Algorithm {
+    lookup("blake3").expect("blake3 is registered")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests: run the real `fixity` binary in a temp dir.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A `Command` for the built `fixity` binary, run in `dir`.
+pub fn fixity(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fixity"));
+    cmd.current_dir(dir).env("LC_ALL", "C").stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `fixity ARGS` in `dir` and returns its output.
+pub fn run<I, S>(dir: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    fixity(dir).args(args).output().expect("run fixity")
+}
+
+/// Runs `fixity ARGS` with `input` on stdin.
+pub fn run_stdin<I, S>(dir: &Path, args: I, input: &[u8]) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use std::io::Write;
+    let mut child = fixity(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fixity");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().expect("wait fixity")
+}
+
+/// Whether an external tool is on PATH.
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool} >/dev/null 2>&1"))
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Prints a visible "skipped" line (cargo test shows it with --nocapture and in CI logs).
+pub fn skip(what: &str, why: &str) {
+    eprintln!("skipped: {what}: {why}");
+}
+
+/// Writes `data` to `dir/rel`, creating parent directories.
+pub fn write(dir: &Path, rel: impl AsRef<Path>, data: &[u8]) -> PathBuf {
+    let p = dir.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+/// A fresh temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
