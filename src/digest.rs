@@ -57,7 +57,8 @@ impl Digest {
         if self.len != other.len {
             return false;
         }
-        let diff = self.as_bytes().iter().zip(other.as_bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        let diff =
+            self.as_bytes().iter().zip(other.as_bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
         diff == 0
     }
 }

@@ -5,3 +5,6 @@
 //! - [`digest`]: the `Digest` value (hex, constant-time compare).
 pub mod algo;
 pub mod digest;
+pub mod pathtext;
+pub mod pipeline;
+pub mod read;

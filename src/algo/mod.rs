@@ -126,22 +126,127 @@ macro_rules! algo {
 
 /// Every algorithm fixity computes, in the order `fixity algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
-    algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crc", "crcieee"], ["sfv", "crc32"], impls::crc32),
-    algo!("crc32c", "CRC32C", 4, Checksum, ["crc32castagnoli", "crc32iscsi"], ["crc32c"], impls::crc32c),
+    algo!(
+        "crc32",
+        "CRC32",
+        4,
+        Checksum,
+        ["crc32b", "crc", "crcieee"],
+        ["sfv", "crc32"],
+        impls::crc32
+    ),
+    algo!(
+        "crc32c",
+        "CRC32C",
+        4,
+        Checksum,
+        ["crc32castagnoli", "crc32iscsi"],
+        ["crc32c"],
+        impls::crc32c
+    ),
     algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5),
-    algo!("sha1", "SHA1", 20, Broken, ["sha", "sha1sum"], ["sha1", "sha1sum", "sha1sums"], impls::sha1),
-    algo!("sha224", "SHA224", 28, Cryptographic, ["sha2224", "sha224sum"], ["sha224", "sha224sum", "sha224sums"], impls::sha224),
-    algo!("sha256", "SHA256", 32, Cryptographic, ["sha2256", "sha256sum", "sha2"], ["sha256", "sha256sum", "sha256sums"], impls::sha256),
-    algo!("sha384", "SHA384", 48, Cryptographic, ["sha2384", "sha384sum"], ["sha384", "sha384sum", "sha384sums"], impls::sha384),
-    algo!("sha512", "SHA512", 64, Cryptographic, ["sha2512", "sha512sum"], ["sha512", "sha512sum", "sha512sums"], impls::sha512),
-    algo!("sha3-256", "SHA3-256", 32, Cryptographic, ["sha3256", "sha3"], ["sha3-256", "sha3"], impls::sha3_256),
+    algo!(
+        "sha1",
+        "SHA1",
+        20,
+        Broken,
+        ["sha", "sha1sum"],
+        ["sha1", "sha1sum", "sha1sums"],
+        impls::sha1
+    ),
+    algo!(
+        "sha224",
+        "SHA224",
+        28,
+        Cryptographic,
+        ["sha2224", "sha224sum"],
+        ["sha224", "sha224sum", "sha224sums"],
+        impls::sha224
+    ),
+    algo!(
+        "sha256",
+        "SHA256",
+        32,
+        Cryptographic,
+        ["sha2256", "sha256sum", "sha2"],
+        ["sha256", "sha256sum", "sha256sums"],
+        impls::sha256
+    ),
+    algo!(
+        "sha384",
+        "SHA384",
+        48,
+        Cryptographic,
+        ["sha2384", "sha384sum"],
+        ["sha384", "sha384sum", "sha384sums"],
+        impls::sha384
+    ),
+    algo!(
+        "sha512",
+        "SHA512",
+        64,
+        Cryptographic,
+        ["sha2512", "sha512sum"],
+        ["sha512", "sha512sum", "sha512sums"],
+        impls::sha512
+    ),
+    algo!(
+        "sha3-256",
+        "SHA3-256",
+        32,
+        Cryptographic,
+        ["sha3256", "sha3"],
+        ["sha3-256", "sha3"],
+        impls::sha3_256
+    ),
     algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512),
-    algo!("blake2b", "BLAKE2b", 64, Cryptographic, ["blake2b512", "b2", "blake2", "b2sum"], ["b2", "blake2b", "b2sum", "b2sums"], impls::blake2b),
-    algo!("blake2s", "BLAKE2s", 32, Cryptographic, ["blake2s256", "b2s"], ["blake2s", "b2s"], impls::blake2s),
-    algo!("blake3", "BLAKE3", 32, Cryptographic, ["b3", "blake3256", "b3sum"], ["b3", "blake3", "b3sum", "b3sums"], impls::blake3, true),
+    algo!(
+        "blake2b",
+        "BLAKE2b",
+        64,
+        Cryptographic,
+        ["blake2b512", "b2", "blake2", "b2sum"],
+        ["b2", "blake2b", "b2sum", "b2sums"],
+        impls::blake2b
+    ),
+    algo!(
+        "blake2s",
+        "BLAKE2s",
+        32,
+        Cryptographic,
+        ["blake2s256", "b2s"],
+        ["blake2s", "b2s"],
+        impls::blake2s
+    ),
+    algo!(
+        "blake3",
+        "BLAKE3",
+        32,
+        Cryptographic,
+        ["b3", "blake3256", "b3sum"],
+        ["b3", "blake3", "b3sum", "b3sums"],
+        impls::blake3,
+        true
+    ),
     algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64),
-    algo!("xxh3", "XXH3", 8, Checksum, ["xxh364", "xxh3", "xxhash3"], ["xxh3", "xxh3_64"], impls::xxh3),
-    algo!("xxh128", "XXH128", 16, Checksum, ["xxh3128", "xxhash128"], ["xxh128", "xxh3_128"], impls::xxh128),
+    algo!(
+        "xxh3",
+        "XXH3",
+        8,
+        Checksum,
+        ["xxh364", "xxh3", "xxhash3"],
+        ["xxh3", "xxh3_64"],
+        impls::xxh3
+    ),
+    algo!(
+        "xxh128",
+        "XXH128",
+        16,
+        Checksum,
+        ["xxh3128", "xxhash128"],
+        ["xxh128", "xxh3_128"],
+        impls::xxh128
+    ),
 ];
 
 /// Folds a user-typed algorithm name to the registry's spelling: lowercase, with `-`,

@@ -1,0 +1,211 @@
+//! The parallel engine shared by `hash` and `check`: a producer (a tree walk or a manifest
+//! parser) emits tasks in order; a pool of workers reads and hashes them; results come
+//! back to the caller in the producer's order, as soon as each one's predecessors are done.
+//!
+//! Memory is bounded: at most `window` tasks exist at once (queued, being hashed, or
+//! waiting for a slower predecessor), whatever the size of the tree. Many workers keep
+//! many reads in flight, which is what small files on a cold cache need; a rotational disk
+//! gets one worker, so the head moves in one sequential sweep.
+
+use crate::algo::Algorithm;
+use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions};
+use crossbeam_channel::{bounded, unbounded};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a worker does for a task.
+#[derive(Clone, Debug)]
+pub struct Work {
+    /// The file to read.
+    pub path: PathBuf,
+    /// How to open it.
+    pub mode: OpenMode,
+    /// The algorithms to compute, in output order.
+    pub algos: Arc<[&'static Algorithm]>,
+}
+
+/// One unit from the producer. A task without work (a warning, a malformed manifest line)
+/// passes through to the consumer in its place in the order.
+pub struct Task<T> {
+    /// The caller's data, handed back with the result.
+    pub payload: T,
+    /// The file to hash, if any.
+    pub work: Option<Work>,
+}
+
+/// A finished task.
+pub type Outcome = Option<Result<Hashed, ReadError>>;
+
+/// Engine settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Worker threads (reads in flight).
+    pub workers: usize,
+    /// Most tasks alive at once.
+    pub window: usize,
+    /// Read settings.
+    pub read: ReadOptions,
+}
+
+impl Config {
+    /// Defaults for data on `rotational` or solid-state storage.
+    pub fn for_storage(rotational: bool) -> Config {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        if rotational {
+            // One sequential reader: seeking between files in flight would cost more than
+            // any parallel hashing gains.
+            Config {
+                workers: 1,
+                window: 4096,
+                read: ReadOptions { buffer_size: 4 * 1024 * 1024, mmap_threshold: None },
+            }
+        } else {
+            Config { workers: (cores * 4).max(8), window: 8192, read: ReadOptions::default() }
+        }
+    }
+}
+
+/// Runs the producer on its own thread, hashes on `config.workers` threads, and calls
+/// `sink` on the calling thread for every task in producer order. `sink` returns `false`
+/// to stop early (e.g. a closed stdout); the producer then stops at its next task.
+pub fn run<T, P, S>(config: &Config, produce: P, mut sink: S)
+where
+    T: Send,
+    P: FnOnce(&mut dyn FnMut(Task<T>) -> bool) + Send,
+    S: FnMut(T, Outcome) -> bool,
+{
+    let window = config.window.max(1);
+    let (permit_tx, permit_rx) = bounded::<()>(window);
+    for _ in 0..window {
+        permit_tx.send(()).expect("fresh channel has room");
+    }
+    let (job_tx, job_rx) = bounded::<(u64, T, Work)>(config.workers * 2);
+    let (res_tx, res_rx) = unbounded::<(u64, T, Outcome)>();
+
+    std::thread::scope(|scope| {
+        let producer_res = res_tx.clone();
+        scope.spawn(move || {
+            let mut seq = 0u64;
+            let mut push = |task: Task<T>| -> bool {
+                if permit_rx.recv().is_err() {
+                    return false;
+                }
+                let s = seq;
+                seq += 1;
+                match task.work {
+                    Some(work) => job_tx.send((s, task.payload, work)).is_ok(),
+                    None => producer_res.send((s, task.payload, None)).is_ok(),
+                }
+            };
+            produce(&mut push);
+        });
+        for _ in 0..config.workers.max(1) {
+            let job_rx = job_rx.clone();
+            let res_tx = res_tx.clone();
+            let read_opts = config.read;
+            scope.spawn(move || {
+                let mut buf = Vec::new();
+                for (seq, payload, work) in job_rx.iter() {
+                    let r =
+                        read::hash_path(&work.path, work.mode, &work.algos, &mut buf, &read_opts);
+                    if res_tx.send((seq, payload, Some(r))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(job_rx);
+        drop(res_tx);
+
+        // Reorder: slot i holds the result for sequence number `next + i`.
+        let mut pending: VecDeque<Option<(T, Outcome)>> = VecDeque::new();
+        let mut next = 0u64;
+        'receive: for (seq, payload, outcome) in res_rx.iter() {
+            let idx = (seq - next) as usize;
+            if pending.len() <= idx {
+                pending.resize_with(idx + 1, || None);
+            }
+            pending[idx] = Some((payload, outcome));
+            while let Some(Some(_)) = pending.front() {
+                let (payload, outcome) = pending.pop_front().flatten().expect("checked");
+                next += 1;
+                if !sink(payload, outcome) {
+                    break 'receive;
+                }
+                let _ = permit_tx.send(());
+            }
+        }
+        // Closing the permits and the results stops the producer at its next task and the
+        // workers at their next result.
+        drop(res_rx);
+        drop(permit_tx);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::lookup;
+
+    #[test]
+    fn results_come_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let md5: Arc<[&'static Algorithm]> = Arc::from(vec![lookup("md5").unwrap()]);
+        let mut paths = Vec::new();
+        for i in 0..300 {
+            let p = dir.path().join(format!("f{i:03}"));
+            // Vary sizes so workers finish out of order.
+            std::fs::write(&p, vec![i as u8; (i * 7919) % 200_000]).unwrap();
+            paths.push(p);
+        }
+        let cfg = Config { workers: 8, window: 16, read: ReadOptions::default() };
+        let mut seen = Vec::new();
+        run(
+            &cfg,
+            |push| {
+                for (i, p) in paths.iter().enumerate() {
+                    let work = (i % 10 != 0).then(|| Work {
+                        path: p.clone(),
+                        mode: OpenMode::Named,
+                        algos: md5.clone(),
+                    });
+                    if !push(Task { payload: i, work }) {
+                        return;
+                    }
+                }
+            },
+            |i, outcome| {
+                assert_eq!(outcome.is_none(), i % 10 == 0);
+                if let Some(Ok(h)) = outcome {
+                    assert_eq!(h.size as usize, (i * 7919) % 200_000);
+                }
+                seen.push(i);
+                true
+            },
+        );
+        assert_eq!(seen, (0..300).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn sink_can_stop_early() {
+        let cfg = Config { workers: 2, window: 4, read: ReadOptions::default() };
+        let mut count = 0;
+        run(
+            &cfg,
+            |push| {
+                for i in 0..1_000_000u32 {
+                    if !push(Task { payload: i, work: None }) {
+                        return;
+                    }
+                }
+                panic!("producer should have been stopped");
+            },
+            |_, _| {
+                count += 1;
+                count < 10
+            },
+        );
+        assert_eq!(count, 10);
+    }
+}

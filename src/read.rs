@@ -1,0 +1,379 @@
+//! Reading a file once and feeding every requested hasher: open, stat, read with a large
+//! reused buffer (or map a large file for BLAKE3's multi-threaded tree), stat again. A file
+//! whose size or mtime moved while it was read is reported as changed, never given a digest.
+//! This is the only module with `unsafe` (the memory map).
+
+use crate::algo::{Algorithm, Hasher};
+use crate::digest::Digest;
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+/// How a path is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Found by walking a tree: symlinks are not followed (unless the walk follows them),
+    /// the open never blocks, and only regular files are read.
+    Walked { follow: bool },
+    /// Named by the user (on the command line or in a manifest): symlinks are followed and
+    /// FIFOs are read, as coreutils does; directories are an error.
+    Named,
+    /// Standard input.
+    Stdin,
+}
+
+/// Tuning for reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Size of each read.
+    pub buffer_size: usize,
+    /// Map files at least this large when an algorithm can hash a mapping with several
+    /// threads (BLAKE3). `None` turns mapping off (rotational disks, `--no-mmap`).
+    pub mmap_threshold: Option<u64>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { buffer_size: 512 * 1024, mmap_threshold: Some(4 * 1024 * 1024) }
+    }
+}
+
+/// A file read to the end and hashed.
+#[derive(Clone, Debug)]
+pub struct Hashed {
+    /// Bytes read.
+    pub size: u64,
+    /// Modification time (ns since the epoch) at the start of the read, if a file.
+    pub mtime_ns: Option<i128>,
+    /// One digest per requested algorithm, in the order requested.
+    pub digests: Vec<Digest>,
+}
+
+/// Why a file got no digest.
+#[derive(Debug)]
+pub enum ReadError {
+    /// open/read failed.
+    Io(io::Error),
+    /// Size or mtime changed between the stat before and the stat after the read.
+    Changed,
+    /// Not a regular file (walked entries only): the kind, for the warning.
+    NotRegular(&'static str),
+    /// A symlink met during a walk that does not follow them.
+    Symlink,
+}
+
+impl ReadError {
+    /// The message coreutils-style tools print after `PATH: `.
+    pub fn message(&self) -> String {
+        match self {
+            ReadError::Io(e) => io_message(e),
+            ReadError::Changed => "file changed while it was being read".into(),
+            ReadError::NotRegular(kind) => format!("skipping {kind}"),
+            ReadError::Symlink => "skipping symbolic link (use -L to follow)".into(),
+        }
+    }
+
+    /// Whether this is only a notice (the entry was skipped on purpose) rather than a
+    /// failure that makes the exit status non-zero.
+    pub fn is_skip(&self) -> bool {
+        matches!(self, ReadError::NotRegular(_) | ReadError::Symlink)
+    }
+}
+
+/// An I/O error as coreutils prints it: the C library's text without Rust's
+/// " (os error N)" suffix.
+pub fn io_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Describes a non-regular file type for messages.
+pub fn kind_name(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "directory"
+    } else if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_char_device() {
+        "character device"
+    } else if ft.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+fn mtime_ns(md: &Metadata) -> i128 {
+    md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
+}
+
+/// Opens, reads and hashes `path` with every algorithm in `algos`. `buf` is the caller's
+/// reusable read buffer.
+pub fn hash_path(
+    path: &Path,
+    mode: OpenMode,
+    algos: &[&'static Algorithm],
+    buf: &mut Vec<u8>,
+    opts: &ReadOptions,
+) -> Result<Hashed, ReadError> {
+    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
+    if mode == OpenMode::Stdin {
+        let stdin = io::stdin();
+        let mut lock = stdin.lock();
+        let size =
+            read_into(&mut lock, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?;
+        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
+    }
+    let file = open(path, mode)?;
+    let before = file.metadata().map_err(ReadError::Io)?;
+    let ft = before.file_type();
+    if ft.is_dir() {
+        return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
+    }
+    if !ft.is_file() {
+        if let OpenMode::Walked { .. } = mode {
+            return Err(ReadError::NotRegular(kind_name(&ft)));
+        }
+        // A FIFO or device named by the user: read it as a stream, as coreutils does.
+        let mut f = &file;
+        let size = read_into(&mut f, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?;
+        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
+    }
+    let len = before.len();
+    let mapped = match opts.mmap_threshold {
+        Some(t) if len >= t && hashers.len() == 1 && algos[0].multithreaded => {
+            hash_mapped(&file, len, &mut hashers[0])
+        }
+        _ => None,
+    };
+    let size = match mapped {
+        Some(r) => r.map_err(ReadError::Io)?,
+        None => {
+            advise_sequential(&file, len);
+            let mut f = &file;
+            read_into(&mut f, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?
+        }
+    };
+    let after = file.metadata().map_err(ReadError::Io)?;
+    if size != after.len() || mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
+        return Err(ReadError::Changed);
+    }
+    Ok(Hashed { size, mtime_ns: Some(mtime_ns(&before)), digests: finish(&hashers) })
+}
+
+fn finish(hashers: &[Box<dyn Hasher>]) -> Vec<Digest> {
+    hashers.iter().map(|h| h.finish()).collect()
+}
+
+fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
+    let mut oo = std::fs::OpenOptions::new();
+    oo.read(true);
+    let mut flags = libc::O_NOCTTY;
+    if let OpenMode::Walked { follow } = mode {
+        // Never block on a FIFO that replaced a file after the walk saw it, and never
+        // follow a symlink the walk was told not to follow.
+        flags |= libc::O_NONBLOCK;
+        if !follow {
+            flags |= libc::O_NOFOLLOW;
+        }
+    }
+    oo.custom_flags(flags);
+    match oo.open(path) {
+        Ok(f) => Ok(f),
+        Err(e)
+            if e.raw_os_error() == Some(libc::ELOOP)
+                && matches!(mode, OpenMode::Walked { follow: false }) =>
+        {
+            Err(ReadError::Symlink)
+        }
+        Err(e) => Err(ReadError::Io(e)),
+    }
+}
+
+/// Reads `r` to the end, feeding every hasher. Several hashers on a large chunk run in
+/// parallel, so asking for more algorithms does not multiply the wall time.
+fn read_into(
+    r: &mut impl Read,
+    hashers: &mut [Box<dyn Hasher>],
+    buf: &mut Vec<u8>,
+    buffer_size: usize,
+) -> io::Result<u64> {
+    if buf.len() < buffer_size {
+        buf.resize(buffer_size, 0);
+    }
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf[..buffer_size]) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        total += n as u64;
+        let chunk = &buf[..n];
+        if hashers.len() > 1 && n >= 128 * 1024 {
+            use rayon::prelude::*;
+            hashers.par_iter_mut().for_each(|h| h.update(chunk));
+        } else {
+            for h in hashers.iter_mut() {
+                h.update_parallel(chunk);
+            }
+        }
+    }
+}
+
+/// Maps a large file and feeds it to a multi-threaded hasher in windows, dropping each
+/// window's pages from this process after use so resident memory stays bounded however
+/// large the file. `None` when mapping is not possible (the caller then reads).
+fn hash_mapped(file: &File, len: u64, hasher: &mut Box<dyn Hasher>) -> Option<io::Result<u64>> {
+    use std::os::fd::AsRawFd;
+    let len_usize = usize::try_from(len).ok()?;
+    // SAFETY: we map a regular file read-only and private, and only read the mapping while
+    // it is alive. If another process truncates the file meanwhile, touching the lost pages
+    // raises SIGBUS; the same risk every mmap-based hasher (b3sum) takes. Modifications
+    // during the read are caught by the stat comparison in `hash_path`.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: `ptr` is a valid mapping of `len_usize` bytes until the munmap below.
+    unsafe {
+        libc::madvise(ptr, len_usize, libc::MADV_SEQUENTIAL);
+    }
+    const WINDOW: usize = 64 * 1024 * 1024;
+    let mut off = 0usize;
+    while off < len_usize {
+        let n = WINDOW.min(len_usize - off);
+        // SAFETY: `off + n <= len_usize`, inside the live mapping.
+        let window = unsafe { std::slice::from_raw_parts((ptr as *const u8).add(off), n) };
+        hasher.update_parallel(window);
+        // SAFETY: same range; DONTNEED on a private read-only file mapping only drops our
+        // page-table entries (the page cache keeps the data).
+        unsafe {
+            libc::madvise((ptr as *mut u8).add(off) as *mut libc::c_void, n, libc::MADV_DONTNEED);
+        }
+        off += n;
+    }
+    // SAFETY: unmapping the mapping made above, after its last use.
+    unsafe {
+        libc::munmap(ptr, len_usize);
+    }
+    Some(Ok(len))
+}
+
+fn advise_sequential(file: &File, len: u64) {
+    use std::os::fd::AsRawFd;
+    if len > 256 * 1024 {
+        // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
+    }
+}
+
+/// Whether the block device holding `path` is rotational (a spinning disk), from
+/// /sys/dev/block/MAJ:MIN[/..]/queue/rotational. Unknown devices count as not rotational.
+pub fn is_rotational(path: &Path) -> bool {
+    let Ok(md) = std::fs::metadata(path) else { return false };
+    let dev = md.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    for rel in ["queue/rotational", "../queue/rotational"] {
+        if let Ok(s) = std::fs::read_to_string(format!("{base}/{rel}")) {
+            return s.trim() == "1";
+        }
+    }
+    false
+}
+
+/// Seconds since `start`, for throughput figures.
+pub fn elapsed(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::lookup;
+
+    #[test]
+    fn reads_once_for_many_algorithms() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let algos = [lookup("md5").unwrap(), lookup("sha256").unwrap(), lookup("blake3").unwrap()];
+        let mut buf = Vec::new();
+        let h = hash_path(&p, OpenMode::Named, &algos, &mut buf, &ReadOptions::default()).unwrap();
+        assert_eq!(h.size, data.len() as u64);
+        for (a, d) in algos.iter().zip(&h.digests) {
+            assert_eq!(*d, a.digest(&data), "{}", a.name);
+        }
+    }
+
+    #[test]
+    fn mapped_blake3_matches_buffered() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        let data: Vec<u8> = (0..(9 << 20) as u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let b3 = [lookup("blake3").unwrap()];
+        let mut buf = Vec::new();
+        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: Some(1) };
+        let mapped = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
+        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: None };
+        let read = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
+        assert_eq!(mapped.digests, read.digests);
+        assert_eq!(mapped.digests[0], b3[0].digest(&data));
+    }
+
+    #[test]
+    fn walked_open_refuses_fifo_and_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: plain mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let md5 = [lookup("md5").unwrap()];
+        let mut buf = Vec::new();
+        let o = ReadOptions::default();
+        let r = hash_path(&fifo, OpenMode::Walked { follow: false }, &md5, &mut buf, &o);
+        assert!(matches!(r, Err(ReadError::NotRegular("FIFO"))), "{r:?}");
+        std::fs::write(dir.path().join("t"), b"x").unwrap();
+        std::os::unix::fs::symlink("t", dir.path().join("l")).unwrap();
+        let r = hash_path(
+            &dir.path().join("l"),
+            OpenMode::Walked { follow: false },
+            &md5,
+            &mut buf,
+            &o,
+        );
+        assert!(matches!(r, Err(ReadError::Symlink)), "{r:?}");
+        let r =
+            hash_path(&dir.path().join("l"), OpenMode::Walked { follow: true }, &md5, &mut buf, &o);
+        assert_eq!(r.unwrap().digests[0], md5[0].digest(b"x"));
+    }
+
+    #[test]
+    fn io_message_drops_os_error_suffix() {
+        let e = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(io_message(&e), "Permission denied");
+    }
+}
