@@ -3,8 +3,22 @@
 //! Module map (read this first):
 //! - [`algo`]: the `Hasher` trait and the one registry table of algorithms.
 //! - [`digest`]: the `Digest` value (hex, constant-time compare).
+//! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
+//! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
+//! - [`read`]: read a file once, feed every hasher, detect changes during the read.
+//! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
+//! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
+//! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
+//! - [`output`]: atomic manifest writing (temp file, fsync, rename).
+#![deny(unsafe_code)]
+
 pub mod algo;
 pub mod digest;
+pub mod formats;
+pub mod output;
 pub mod pathtext;
 pub mod pipeline;
+#[allow(unsafe_code)]
 pub mod read;
+pub mod verify;
+pub mod walk;

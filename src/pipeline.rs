@@ -58,7 +58,11 @@ impl Config {
             Config {
                 workers: 1,
                 window: 4096,
-                read: ReadOptions { buffer_size: 4 * 1024 * 1024, mmap_threshold: None },
+                read: ReadOptions {
+                    buffer_size: 4 * 1024 * 1024,
+                    mmap_threshold: None,
+                    skip_inodes: [None; 2],
+                },
             }
         } else {
             Config { workers: (cores * 4).max(8), window: 8192, read: ReadOptions::default() }

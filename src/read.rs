@@ -32,11 +32,18 @@ pub struct ReadOptions {
     /// Map files at least this large when an algorithm can hash a mapping with several
     /// threads (BLAKE3). `None` turns mapping off (rotational disks, `--no-mmap`).
     pub mmap_threshold: Option<u64>,
+    /// Files never to read (device, inode): the manifest being written and the one it
+    /// replaces.
+    pub skip_inodes: [Option<(u64, u64)>; 2],
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { buffer_size: 512 * 1024, mmap_threshold: Some(4 * 1024 * 1024) }
+        ReadOptions {
+            buffer_size: 512 * 1024,
+            mmap_threshold: Some(4 * 1024 * 1024),
+            skip_inodes: [None; 2],
+        }
     }
 }
 
@@ -62,6 +69,8 @@ pub enum ReadError {
     NotRegular(&'static str),
     /// A symlink met during a walk that does not follow them.
     Symlink,
+    /// The manifest being written (`-o` inside the tree): never listed in itself.
+    OwnOutput,
 }
 
 impl ReadError {
@@ -71,14 +80,15 @@ impl ReadError {
             ReadError::Io(e) => io_message(e),
             ReadError::Changed => "file changed while it was being read".into(),
             ReadError::NotRegular(kind) => format!("skipping {kind}"),
-            ReadError::Symlink => "skipping symbolic link (use -L to follow)".into(),
+            ReadError::Symlink => "symbolic link not followed (use -L to follow)".into(),
+            ReadError::OwnOutput => "the manifest being written".into(),
         }
     }
 
     /// Whether this is only a notice (the entry was skipped on purpose) rather than a
     /// failure that makes the exit status non-zero.
     pub fn is_skip(&self) -> bool {
-        matches!(self, ReadError::NotRegular(_) | ReadError::Symlink)
+        matches!(self, ReadError::NotRegular(_) | ReadError::Symlink | ReadError::OwnOutput)
     }
 }
 
@@ -134,6 +144,9 @@ pub fn hash_path(
     }
     let file = open(path, mode)?;
     let before = file.metadata().map_err(ReadError::Io)?;
+    if opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
+        return Err(ReadError::OwnOutput);
+    }
     let ft = before.file_type();
     if ft.is_dir() {
         return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
@@ -336,9 +349,10 @@ mod tests {
         std::fs::write(&p, &data).unwrap();
         let b3 = [lookup("blake3").unwrap()];
         let mut buf = Vec::new();
-        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: Some(1) };
+        let opts =
+            ReadOptions { buffer_size: 65536, mmap_threshold: Some(1), skip_inodes: [None; 2] };
         let mapped = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
-        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: None };
+        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: None, skip_inodes: [None; 2] };
         let read = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
         assert_eq!(mapped.digests, read.digests);
         assert_eq!(mapped.digests[0], b3[0].digest(&data));

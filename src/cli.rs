@@ -1,0 +1,141 @@
+//! Command-line arguments (clap derive). Raw values only; `cmd::*` turns them into work.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Prove files are intact: hash trees of files, write and check checksum manifests.
+#[derive(Parser, Debug)]
+#[command(name = "fixity", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Hash files and trees; print (or write with -o) a manifest.
+    Hash(HashArgs),
+    /// Verify files against manifests (GNU, BSD tag, SFV), like `sha256sum -c`.
+    Check(CheckArgs),
+    /// List the algorithms fixity computes.
+    Algorithms(AlgorithmsArgs),
+}
+
+/// Options shared by commands that read files.
+#[derive(Args, Debug, Clone)]
+pub struct ReadArgs {
+    /// Files read at once (default: 4 per core on SSDs, 1 on a rotational disk).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Never map files into memory; always read with a buffer.
+    #[arg(long)]
+    pub no_mmap: bool,
+    /// Show a progress bar on stderr (default: when stderr is a terminal).
+    #[arg(long, overrides_with = "no_progress")]
+    pub progress: bool,
+    /// Never show a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HashArgs {
+    /// Algorithm, or a comma-separated list (default: blake3; crc32 with --sfv).
+    #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
+    pub algorithm: Option<String>,
+    /// Write BSD-style lines: `SHA256 (name) = digest` (the default for several algorithms).
+    #[arg(long)]
+    pub tag: bool,
+    /// Write an SFV file: `name CRC32` (cksfv, cfv, rhash --sfv).
+    #[arg(long, conflicts_with = "tag")]
+    pub sfv: bool,
+    /// Write one JSON object per file instead of manifest lines.
+    #[arg(long, conflicts_with_all = ["tag", "sfv"])]
+    pub json: bool,
+    /// Mark names with `*` (binary mode), as `sha256sum -b` does.
+    #[arg(short = 'b', long, overrides_with = "text")]
+    pub binary: bool,
+    /// Text mode (the default; accepted for compatibility).
+    #[arg(short = 't', long)]
+    pub text: bool,
+    /// End each line with NUL, not newline, and do not escape names.
+    #[arg(short = 'z', long)]
+    pub zero: bool,
+    /// Recurse into directories (a directory argument always is).
+    #[arg(short = 'r', long)]
+    pub recursive: bool,
+    /// Follow symbolic links inside trees (loops are detected and skipped).
+    #[arg(short = 'L', long)]
+    pub follow: bool,
+    /// Leave out names matching GLOB (no `/`: any name; with `/`: path below the root).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Write the manifest to FILE atomically (temp file, fsync, rename).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Files and directories; `-` or nothing means standard input.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Algorithm for untagged lines (default: from the tag, the manifest's name, or the
+    /// digest length).
+    #[arg(short = 'a', long = "algorithm", value_name = "NAME")]
+    pub algorithm: Option<String>,
+    /// Don't print OK for each successfully verified file.
+    #[arg(long, overrides_with_all = ["status", "warn"])]
+    pub quiet: bool,
+    /// Print nothing; the exit status tells.
+    #[arg(long, overrides_with_all = ["quiet", "warn"])]
+    pub status: bool,
+    /// Exit non-zero for improperly formatted lines.
+    #[arg(long)]
+    pub strict: bool,
+    /// Warn about each improperly formatted line.
+    #[arg(short = 'w', long, overrides_with_all = ["quiet", "status"])]
+    pub warn: bool,
+    /// Don't fail or report status for missing files.
+    #[arg(long)]
+    pub ignore_missing: bool,
+    /// Manifest records end with NUL (as `fixity hash -z` writes them).
+    #[arg(short = 'z', long)]
+    pub zero: bool,
+    /// Print one JSON object per checked line instead of `name: OK` lines.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Manifests; `-` or nothing means standard input.
+    #[arg(value_name = "MANIFEST")]
+    pub manifests: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct AlgorithmsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn last_of_quiet_status_warn_wins() {
+        let c = Cli::try_parse_from(["fixity", "check", "--status", "--quiet", "m"]).unwrap();
+        let Command::Check(a) = c.command else { panic!() };
+        assert!(a.quiet && !a.status);
+    }
+}

@@ -1,0 +1,229 @@
+//! `fixity hash`: walk the arguments, hash every file once with every algorithm asked
+//! for, and stream a manifest (GNU, BSD tag, SFV or JSON lines) in sorted order.
+
+use super::{Status, engine_config};
+use crate::cli::HashArgs;
+use crate::ui::{self, Progress};
+use anyhow::{Context, bail};
+use fixity::algo::{self, Algorithm};
+use fixity::formats::{self, Format, WriteOptions, json, sfv};
+use fixity::output::AtomicFile;
+use fixity::pathtext::{path_bytes, quote_env};
+use fixity::pipeline::{self, Task, Work};
+use fixity::read::{OpenMode, ReadError, io_message};
+use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the producer hands the printer, in order.
+enum Entry {
+    /// A file being hashed, with its name as printed.
+    File(Vec<u8>),
+    /// Something the walk reports instead of hashing.
+    Note(PathBuf, Note),
+}
+
+enum Note {
+    Skipped(&'static str),
+    Error(io::Error),
+}
+
+pub fn run(args: HashArgs) -> anyhow::Result<Status> {
+    let algos: Vec<&'static Algorithm> = match &args.algorithm {
+        Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
+        None if args.sfv => vec![algo::lookup("crc32").expect("registered")],
+        None => vec![algo::default_algorithm()],
+    };
+    if args.sfv && (algos.len() != 1 || algos[0].name != "crc32") {
+        bail!("SFV files hold CRC32 only: drop -a or use -a crc32");
+    }
+    let format = if args.sfv {
+        Format::Sfv
+    } else if args.tag || algos.len() > 1 {
+        Format::Bsd
+    } else {
+        Format::Gnu
+    };
+    let wopts = WriteOptions { binary: args.binary && format == Format::Gnu, zero: args.zero };
+    let paths: Vec<OsString> =
+        if args.paths.is_empty() { vec![OsString::from("-")] } else { args.paths.clone() };
+
+    let mut atomic = None;
+    let mut skip = [None, None];
+    if let Some(target) = args.output.as_deref().filter(|p| p.as_os_str() != "-") {
+        if let Ok(md) = std::fs::metadata(target) {
+            skip[1] = Some((md.dev(), md.ino()));
+        }
+        let f = AtomicFile::create(target)
+            .with_context(|| format!("cannot write {}", quote_env(path_bytes(target))))?;
+        skip[0] = f.inode();
+        atomic = Some(f);
+    }
+    let first = paths.iter().find(|p| *p != "-").map(Path::new);
+    let mut cfg = engine_config(first, &args.read);
+    cfg.read.skip_inodes = skip;
+
+    let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
+    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4 };
+    let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
+    if let Some(bar) = progress.handle() {
+        count_sizes(paths.clone(), walk_opts.clone(), bar);
+    }
+
+    let stdout = io::stdout();
+    let mut out: Box<dyn Write> = match atomic.as_mut() {
+        Some(f) => Box::new(BufWriter::with_capacity(256 * 1024, f)),
+        None => Box::new(BufWriter::with_capacity(64 * 1024, stdout.lock())),
+    };
+    if format == Format::Sfv && !args.json {
+        out.write_all(&sfv::header())?;
+    }
+
+    let algo_arc: Arc<[&'static Algorithm]> = Arc::from(algos.clone());
+    let follow = args.follow;
+    let mut failed = false;
+    let mut write_err: Option<io::Error> = None;
+    let mut line = Vec::with_capacity(512);
+    let mut files = 0u64;
+    pipeline::run(
+        &cfg,
+        |push| {
+            for p in &paths {
+                let path = Path::new(p);
+                if p == "-" {
+                    let work =
+                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone() };
+                    if !push(Task { payload: Entry::File(b"-".to_vec()), work: Some(work) }) {
+                        return;
+                    }
+                    continue;
+                }
+                if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                    let mut go_on = true;
+                    walk(path, &walk_opts, &mut |ev| {
+                        let task = match ev {
+                            WalkEvent::File(f) => Task {
+                                payload: Entry::File(path_bytes(&f).to_vec()),
+                                work: Some(Work {
+                                    path: f,
+                                    mode: OpenMode::Walked { follow },
+                                    algos: algo_arc.clone(),
+                                }),
+                            },
+                            WalkEvent::Skipped(f, why) => {
+                                Task { payload: Entry::Note(f, Note::Skipped(why)), work: None }
+                            }
+                            WalkEvent::Error(f, e) => {
+                                Task { payload: Entry::Note(f, Note::Error(e)), work: None }
+                            }
+                        };
+                        go_on = push(task);
+                        go_on
+                    });
+                    if !go_on {
+                        return;
+                    }
+                } else {
+                    let work =
+                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone() };
+                    if !push(Task { payload: Entry::File(p.as_bytes().to_vec()), work: Some(work) })
+                    {
+                        return;
+                    }
+                }
+            }
+        },
+        |entry, outcome| {
+            line.clear();
+            match (entry, outcome) {
+                (Entry::File(name), Some(Ok(h))) => {
+                    files += 1;
+                    progress.file_done(h.size, files);
+                    if args.json {
+                        let pairs: Vec<_> =
+                            algos.iter().copied().zip(h.digests.iter().copied()).collect();
+                        json::write_file(&name, h.size, &pairs, &mut line);
+                    } else if format == Format::Sfv && name.contains(&b'\n') {
+                        ui::error(&format!(
+                            "{}: SFV cannot hold a name with a newline",
+                            quote_env(&name)
+                        ));
+                        failed = true;
+                    } else {
+                        for (a, d) in algos.iter().zip(&h.digests) {
+                            formats::write_record(format, wopts, a, d, &name, &mut line);
+                        }
+                    }
+                }
+                (Entry::File(_), Some(Err(ReadError::OwnOutput))) => {}
+                (Entry::File(name), Some(Err(e))) => {
+                    if !e.is_skip() {
+                        failed = true;
+                    }
+                    ui::error(&format!("{}: {}", quote_env(&name), e.message()));
+                    if args.json {
+                        json::write_error(&name, &e.message(), e.is_skip(), &mut line);
+                    }
+                }
+                (Entry::Note(path, note), _) => {
+                    let name = path_bytes(&path);
+                    let (msg, skipped) = match note {
+                        Note::Skipped(why) => (why.to_string(), true),
+                        Note::Error(e) => (io_message(&e), false),
+                    };
+                    failed |= !skipped;
+                    ui::error(&format!("{}: {msg}", quote_env(name)));
+                    if args.json {
+                        json::write_error(name, &msg, skipped, &mut line);
+                    }
+                }
+                (Entry::File(_), None) => unreachable!("files always carry work"),
+            }
+            if !line.is_empty() {
+                if let Err(e) = out.write_all(&line) {
+                    write_err = Some(e);
+                    return false;
+                }
+            }
+            true
+        },
+    );
+    progress.finish();
+    if let Some(e) = write_err {
+        return Err(e).context("write error");
+    }
+    out.flush().context("write error")?;
+    drop(out);
+    if let Some(f) = atomic {
+        let target = args.output.as_deref().expect("set with atomic");
+        f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(target))))?;
+    }
+    Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+/// Sums the sizes of everything to be hashed on a thread of its own, so the progress bar
+/// can show a total and an ETA. Runs only when a bar may be drawn.
+fn count_sizes(paths: Vec<OsString>, opts: WalkOptions, bar: indicatif::ProgressBar) {
+    std::thread::spawn(move || {
+        let mut total = 0u64;
+        for p in &paths {
+            let path = Path::new(p);
+            match std::fs::metadata(path) {
+                Ok(md) if md.is_dir() => walk(path, &opts, &mut |ev| {
+                    if let WalkEvent::File(f) = ev {
+                        total += std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+                        bar.set_length(total);
+                    }
+                    true
+                }),
+                Ok(md) => total += md.len(),
+                Err(_) => {}
+            }
+        }
+        bar.set_length(total);
+    });
+}

@@ -1,0 +1,45 @@
+//! Command dispatch and what the commands share: the engine settings from the read
+//! options, and the exit status.
+
+mod algorithms;
+mod check;
+mod hash;
+
+use crate::cli::{Cli, Command, ReadArgs};
+use fixity::pipeline::Config;
+use fixity::read::is_rotational;
+use std::path::Path;
+
+/// Exit statuses, as coreutils uses them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Everything checked out.
+    Ok = 0,
+    /// A mismatch, an unreadable or missing file, a bad manifest line under --strict.
+    Failed = 1,
+    /// Usage: the command could not be carried out as asked.
+    Usage = 2,
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<Status> {
+    match cli.command {
+        Command::Hash(a) => hash::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Algorithms(a) => algorithms::run(a),
+    }
+}
+
+/// Engine settings for data under `first` (its device decides SSD-style parallel reads or
+/// one sequential reader for a spinning disk), adjusted by the user's options.
+fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
+    let rotational = first.is_some_and(is_rotational);
+    let mut cfg = Config::for_storage(rotational);
+    if let Some(j) = args.jobs {
+        cfg.workers = j.max(1);
+    }
+    if args.no_mmap {
+        cfg.read.mmap_threshold = None;
+    }
+    cfg
+}

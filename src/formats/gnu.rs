@@ -1,0 +1,67 @@
+//! GNU coreutils format: `digest  name` (text mode) or `digest *name` (binary mode). A name
+//! holding `\`, LF or CR is escaped and the line starts with `\`. Also reads BSD
+//! `md5 -r`'s `digest name` and xxhsum's `XXH3_digest  name`.
+
+use super::{Format, Record, WriteOptions};
+use crate::algo;
+use crate::digest::Digest;
+use crate::pathtext::{escape_into, needs_escape, unescape};
+
+/// Appends `digest  name` (or `digest *name`).
+pub fn write(opts: WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
+    let escape = !opts.zero && needs_escape(name);
+    if escape {
+        out.push(b'\\');
+    }
+    out.extend_from_slice(digest.to_hex().as_bytes());
+    out.extend_from_slice(if opts.binary { b" *" } else { b"  " });
+    if escape {
+        escape_into(name, out);
+    } else {
+        out.extend_from_slice(name);
+    }
+    out.push(if opts.zero { 0 } else { b'\n' });
+}
+
+/// Parses a GNU line (leading blanks already removed). `reversed` is the manifest's
+/// memory of which separator style it uses.
+pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
+    let (escaped, line) = match line.strip_prefix(b"\\") {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let (algo, line) = match line.strip_prefix(b"XXH3_") {
+        Some(rest) => (algo::lookup("xxh3"), rest),
+        None => (None, line),
+    };
+    let hex_len = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if hex_len == 0 || hex_len % 2 != 0 {
+        return None;
+    }
+    let digest = Digest::from_hex(&line[..hex_len])?;
+    let rest = &line[hex_len..];
+    if rest.first().is_none_or(|&b| b != b' ' && b != b'\t') {
+        return None;
+    }
+    let rest = &rest[1..];
+    let name = if rest.len() >= 2 && (rest[0] == b' ' || rest[0] == b'*') {
+        if *reversed == Some(true) {
+            return None;
+        }
+        *reversed = Some(false);
+        &rest[1..]
+    } else {
+        // One separator: BSD `md5 -r`. coreutils refuses to mix it with the GNU form, so a
+        // renamed file with a leading space cannot change what a line means.
+        if *reversed == Some(false) {
+            return None;
+        }
+        *reversed = Some(true);
+        rest
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let name = if escaped { unescape(name)? } else { name.to_vec() };
+    Some(Record { algo, digest, name, format: Format::Gnu })
+}

@@ -1,0 +1,56 @@
+//! `--json`: one JSON object per line and per file, for machines. Names that are not UTF-8
+//! are given lossily in `path` and exactly in `path_hex`.
+
+use crate::algo::Algorithm;
+use crate::digest::{Digest, hex_encode};
+use serde_json::{Map, Value};
+
+/// A hashed file: `{"path": ..., "size": N, "digests": {"sha256": "..."}}`.
+pub fn write_file(name: &[u8], size: u64, digests: &[(&Algorithm, Digest)], out: &mut Vec<u8>) {
+    let mut obj = path_fields(name);
+    obj.insert("size".into(), Value::from(size));
+    let mut d = Map::new();
+    for (a, digest) in digests {
+        d.insert(a.name.into(), Value::from(digest.to_hex()));
+    }
+    obj.insert("digests".into(), Value::Object(d));
+    push(obj, out);
+}
+
+/// A file that got no digest: `{"path": ..., "error": "...", "skipped": bool}`.
+pub fn write_error(name: &[u8], message: &str, skipped: bool, out: &mut Vec<u8>) {
+    let mut obj = path_fields(name);
+    obj.insert("error".into(), Value::from(message));
+    obj.insert("skipped".into(), Value::from(skipped));
+    push(obj, out);
+}
+
+/// A check result: `{"path": ..., "algorithm": ..., "status": "ok"|"failed"|"missing"|...}`.
+pub fn write_check(name: &[u8], algo: &str, status: &str, detail: Option<&str>, out: &mut Vec<u8>) {
+    let mut obj = path_fields(name);
+    obj.insert("algorithm".into(), Value::from(algo));
+    obj.insert("status".into(), Value::from(status));
+    if let Some(d) = detail {
+        obj.insert("detail".into(), Value::from(d));
+    }
+    push(obj, out);
+}
+
+fn path_fields(name: &[u8]) -> Map<String, Value> {
+    let mut obj = Map::new();
+    match std::str::from_utf8(name) {
+        Ok(s) => {
+            obj.insert("path".into(), Value::from(s));
+        }
+        Err(_) => {
+            obj.insert("path".into(), Value::from(String::from_utf8_lossy(name).into_owned()));
+            obj.insert("path_hex".into(), Value::from(hex_encode(name, false)));
+        }
+    }
+    obj
+}
+
+fn push(obj: Map<String, Value>, out: &mut Vec<u8>) {
+    serde_json::to_writer(&mut *out, &Value::Object(obj)).expect("writing to a Vec cannot fail");
+    out.push(b'\n');
+}

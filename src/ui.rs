@@ -1,0 +1,85 @@
+//! Terminal side: diagnostics on stderr (`fixity: ...`), kept clear of the progress bar,
+//! and the progress bar itself (only when stderr is a terminal and the work is long).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+static BAR: OnceLock<ProgressBar> = OnceLock::new();
+
+/// Restores the default SIGPIPE action (Rust ignores it), so `fixity ... | head` ends the
+/// way `sha256sum ... | head` does.
+pub fn restore_sigpipe() {
+    #[allow(unsafe_code)]
+    // SAFETY: setting a signal disposition to its default at startup, before any threads.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Prints `fixity: MSG` on stderr.
+pub fn error(msg: &str) {
+    let line = format!("fixity: {msg}\n");
+    match BAR.get() {
+        Some(bar) if !bar.is_hidden() => bar.suspend(|| eprint_raw(&line)),
+        _ => eprint_raw(&line),
+    }
+}
+
+fn eprint_raw(s: &str) {
+    let _ = std::io::stderr().lock().write_all(s.as_bytes());
+}
+
+/// Progress reporting for a long run.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    /// A progress reporter; draws nothing unless `wanted` (or stderr is a terminal and
+    /// `allowed`), and nothing during the first second.
+    pub fn new(force: bool, allowed: bool) -> Progress {
+        let enabled = force || (allowed && std::io::stderr().is_terminal());
+        let bar = enabled.then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {bytes}/{total_bytes} {msg} {bytes_per_sec} {wide_bar} ETA {eta}",
+                )
+                .expect("valid template"),
+            );
+            let _ = BAR.set(bar.clone());
+            bar
+        });
+        Progress { bar, start: Instant::now(), shown: false }
+    }
+
+    /// A handle the size-counting thread uses to set the total.
+    pub fn handle(&self) -> Option<ProgressBar> {
+        self.bar.clone()
+    }
+
+    /// Records one finished file of `bytes`.
+    pub fn file_done(&mut self, bytes: u64, files: u64) {
+        let Some(bar) = &self.bar else { return };
+        bar.inc(bytes);
+        if files % 64 == 0 || bytes > 1 << 20 {
+            bar.set_message(format!("{files} files"));
+        }
+        if !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+            self.shown = true;
+            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+            bar.enable_steady_tick(Duration::from_millis(250));
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
