@@ -9,7 +9,8 @@
 
 use crate::algo::Algorithm;
 use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions};
-use crossbeam_channel::{bounded, unbounded};
+use crossbeam_queue::{ArrayQueue, SegQueue};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,78 +74,114 @@ impl Config {
 /// Runs the producer on its own thread, hashes on `config.workers` threads, and calls
 /// `sink` on the calling thread for every task in producer order. `sink` returns `false`
 /// to stop early (e.g. a closed stdout); the producer then stops at its next task.
+///
+/// Hand-offs go through lock-free queues, and a thread with nothing to do naps for a few
+/// hundred microseconds instead of blocking on a futex: with tens of thousands of small
+/// files, one wake-up per file (what a blocking channel costs) took more time than the
+/// hashing itself.
 pub fn run<T, P, S>(config: &Config, produce: P, mut sink: S)
 where
     T: Send,
     P: FnOnce(&mut dyn FnMut(Task<T>) -> bool) + Send,
     S: FnMut(T, Outcome) -> bool,
 {
-    let window = config.window.max(1);
-    let (permit_tx, permit_rx) = bounded::<()>(window);
-    for _ in 0..window {
-        permit_tx.send(()).expect("fresh channel has room");
-    }
-    let (job_tx, job_rx) = bounded::<(u64, T, Work)>(config.workers * 2);
-    let (res_tx, res_rx) = unbounded::<(u64, T, Outcome)>();
+    let window = config.window.max(1) as u64;
+    let workers = config.workers.max(1);
+    let jobs: ArrayQueue<(u64, T, Work)> = ArrayQueue::new(window as usize);
+    let results: SegQueue<(u64, T, Outcome)> = SegQueue::new();
+    let emitted = AtomicU64::new(0);
+    let produced = AtomicU64::new(0);
+    let producer_done = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
 
     std::thread::scope(|scope| {
-        let producer_res = res_tx.clone();
-        scope.spawn(move || {
+        scope.spawn(|| {
             let mut seq = 0u64;
             let mut push = |task: Task<T>| -> bool {
-                if permit_rx.recv().is_err() {
+                // Bound the tasks alive at once: wait while the window is full.
+                while seq >= emitted.load(Ordering::Acquire) + window {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    nap();
+                }
+                if stop.load(Ordering::Relaxed) {
                     return false;
                 }
                 let s = seq;
                 seq += 1;
                 match task.work {
-                    Some(work) => job_tx.send((s, task.payload, work)).is_ok(),
-                    None => producer_res.send((s, task.payload, None)).is_ok(),
+                    Some(work) => {
+                        let mut item = (s, task.payload, work);
+                        while let Err(back) = jobs.push(item) {
+                            item = back;
+                            nap();
+                        }
+                    }
+                    None => results.push((s, task.payload, None)),
                 }
+                produced.store(seq, Ordering::Release);
+                true
             };
             produce(&mut push);
+            producer_done.store(true, Ordering::Release);
         });
-        for _ in 0..config.workers.max(1) {
-            let job_rx = job_rx.clone();
-            let res_tx = res_tx.clone();
-            let read_opts = config.read;
-            scope.spawn(move || {
+        for _ in 0..workers {
+            scope.spawn(|| {
                 let mut buf = Vec::new();
-                for (seq, payload, work) in job_rx.iter() {
-                    let r =
-                        read::hash_path(&work.path, work.mode, &work.algos, &mut buf, &read_opts);
-                    if res_tx.send((seq, payload, Some(r))).is_err() {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
                         break;
+                    }
+                    match jobs.pop() {
+                        Some((seq, payload, work)) => {
+                            let r = read::hash_path(&work.path, work.mode, &work.algos, &mut buf, &config.read);
+                            results.push((seq, payload, Some(r)));
+                        }
+                        None if producer_done.load(Ordering::Acquire) && jobs.is_empty() => break,
+                        None => nap(),
                     }
                 }
             });
         }
-        drop(job_rx);
-        drop(res_tx);
 
         // Reorder: slot i holds the result for sequence number `next + i`.
         let mut pending: VecDeque<Option<(T, Outcome)>> = VecDeque::new();
         let mut next = 0u64;
-        'receive: for (seq, payload, outcome) in res_rx.iter() {
-            let idx = (seq - next) as usize;
-            if pending.len() <= idx {
-                pending.resize_with(idx + 1, || None);
+        'receive: loop {
+            let mut got = false;
+            while let Some((seq, payload, outcome)) = results.pop() {
+                got = true;
+                let idx = (seq - next) as usize;
+                if pending.len() <= idx {
+                    pending.resize_with(idx + 1, || None);
+                }
+                pending[idx] = Some((payload, outcome));
             }
-            pending[idx] = Some((payload, outcome));
             while let Some(Some(_)) = pending.front() {
                 let (payload, outcome) = pending.pop_front().flatten().expect("checked");
                 next += 1;
                 if !sink(payload, outcome) {
+                    stop.store(true, Ordering::Relaxed);
                     break 'receive;
                 }
-                let _ = permit_tx.send(());
+            }
+            emitted.store(next, Ordering::Release);
+            if producer_done.load(Ordering::Acquire) && next == produced.load(Ordering::Acquire) {
+                break;
+            }
+            if !got {
+                nap();
             }
         }
-        // Closing the permits and the results stops the producer at its next task and the
-        // workers at their next result.
-        drop(res_rx);
-        drop(permit_tx);
+        // Drop whatever the workers finish after an early stop.
+        while results.pop().is_some() {}
     });
+}
+
+/// A short sleep for a thread with nothing to do (see [`run`]).
+fn nap() {
+    std::thread::sleep(std::time::Duration::from_micros(200));
 }
 
 #[cfg(test)]

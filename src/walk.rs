@@ -1,12 +1,11 @@
-//! Walking a tree: directories are read in parallel (jwalk on a small thread pool of its
-//! own), and entries come out in a deterministic order that equals byte-wise sorting of
+//! Walking a tree: directories are listed ahead in parallel (to warm a cold cache), and
+//! entries come out in a deterministic order that equals byte-wise sorting of
 //! the full paths (`find DIR | LC_ALL=C sort`): within a directory, a subdirectory sorts as
 //! its name followed by `/`. Symlinks are not followed unless asked; when they are, a
 //! directory that is its own ancestor (by device and inode) is reported as a loop and not
 //! entered. Excluded names are pruned before their directories are read.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use jwalk::{ClientState, DirEntry, Parallelism, WalkDirGeneric};
 use std::cmp::Ordering;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -21,7 +20,7 @@ pub struct WalkOptions {
     pub follow: bool,
     /// Names to leave out.
     pub exclude: Exclude,
-    /// Threads reading directories.
+    /// Threads listing directories ahead of the walk (0: none).
     pub threads: usize,
 }
 
@@ -79,97 +78,166 @@ pub enum WalkEvent {
     Error(PathBuf, io::Error),
 }
 
-#[derive(Debug, Default)]
-struct State;
-
-#[derive(Debug, Default, Clone)]
-struct Ancestors(Arc<Vec<(u64, u64)>>);
-
-#[derive(Debug, Default)]
-struct Mark(Option<&'static str>);
-
-impl ClientState for State {
-    type ReadDirState = Ancestors;
-    type DirEntryState = Mark;
+/// A directory being listed: its sorted entries and where the walk is in them.
+struct Frame {
+    path: PathBuf,
+    entries: std::vec::IntoIter<Child>,
+    /// (device, inode) of this directory, for loop detection under `follow`.
+    id: Option<(u64, u64)>,
 }
 
+struct Child {
+    name: std::ffi::OsString,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Special(&'static str),
+}
+
+impl Kind {
+    fn of(ft: std::fs::FileType) -> Kind {
+        if ft.is_file() {
+            Kind::File
+        } else if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_symlink() {
+            Kind::Symlink
+        } else {
+            Kind::Special(special_kind(&ft))
+        }
+    }
+}
+
+const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
+
 /// Walks `root` (a directory), calling `emit` for each event in sorted order until it
-/// returns `false`.
+/// returns `false`. Directory listings use the kernel's entry types, so files cost no
+/// `stat` here; the reader's `fstat` is the only one. Subdirectories are listed ahead on
+/// helper threads (see [`Prefetch`]) so a cold tree's directory reads overlap.
 pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> bool) {
-    let follow = opts.follow;
-    let exclude = opts.exclude.clone();
-    let root_owned: PathBuf = root.to_path_buf();
-    let walker = WalkDirGeneric::<State>::new(root)
-        .skip_hidden(false)
-        .sort(false)
-        .follow_links(follow)
-        .parallelism(Parallelism::RayonNewPool(opts.threads.max(1)))
-        .process_read_dir(move |depth, dir, ancestors, children| {
-            let Some(_) = depth else { return };
-            if follow {
-                // Remember this directory so a link back to it is caught as a loop.
-                if let Ok(md) = std::fs::metadata(dir) {
-                    let mut v = Vec::clone(&ancestors.0);
-                    v.push((md.dev(), md.ino()));
-                    ancestors.0 = Arc::new(v);
-                }
-            }
-            if !exclude.is_empty() {
-                children.retain(|c| match c {
-                    Ok(e) => {
-                        let path = e.parent_path.join(&e.file_name);
-                        let rel = path.strip_prefix(&root_owned).unwrap_or(&path);
-                        !exclude.matches(Path::new(&e.file_name), rel)
+    let prefetch = Prefetch::new(opts.threads);
+    let root_id = std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()));
+    let mut stack: Vec<Frame> = Vec::new();
+    match list(root, opts, root, &prefetch) {
+        Ok(entries) => stack.push(Frame { path: root.to_path_buf(), entries, id: root_id }),
+        Err(e) => {
+            emit(WalkEvent::Error(root.to_path_buf(), e));
+            return;
+        }
+    }
+    while let Some(frame) = stack.last_mut() {
+        let Some(child) = frame.entries.next() else {
+            stack.pop();
+            continue;
+        };
+        let path = frame.path.join(&child.name);
+        let mut kind = child.kind;
+        if kind == Kind::Symlink && opts.follow {
+            kind = match std::fs::metadata(&path) {
+                Ok(md) => Kind::of(md.file_type()),
+                Err(e) => {
+                    if !emit(WalkEvent::Error(path, e)) {
+                        return;
                     }
-                    Err(_) => true,
-                });
-            }
-            for c in children.iter_mut().flatten() {
-                if follow && c.file_type.is_dir() {
-                    if let Ok(md) = std::fs::metadata(c.path()) {
-                        if ancestors.0.contains(&(md.dev(), md.ino())) {
-                            c.read_children_path = None;
-                            c.client_state =
-                                Mark(Some("directory loop (a symlink to one of its ancestors)"));
-                        }
-                    }
-                }
-            }
-            children.sort_by(|a, b| match (a, b) {
-                (Ok(a), Ok(b)) => sort_key_cmp(a, b),
-                (Ok(_), Err(_)) => Ordering::Less,
-                (Err(_), Ok(_)) => Ordering::Greater,
-                (Err(_), Err(_)) => Ordering::Equal,
-            });
-        });
-    for item in walker {
-        let event = match item {
-            Ok(e) => {
-                let path = e.path();
-                if let Some(why) = e.client_state.0 {
-                    WalkEvent::Skipped(path, why)
-                } else if e.depth == 0 || e.file_type.is_dir() {
                     continue;
-                } else if e.file_type.is_file() {
-                    WalkEvent::File(path)
-                } else if e.file_type.is_symlink() {
-                    WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)")
-                } else {
-                    WalkEvent::Skipped(path, special_kind(&e.file_type))
                 }
-            }
-            Err(err) => {
-                let path = err.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
-                if err.loop_ancestor().is_some() {
-                    WalkEvent::Skipped(path, "directory loop (a symlink to one of its ancestors)")
+            };
+        }
+        let event = match kind {
+            Kind::File => WalkEvent::File(path),
+            Kind::Symlink => WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)"),
+            Kind::Special(what) => WalkEvent::Skipped(path, what),
+            Kind::Dir => {
+                let id = if opts.follow {
+                    std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()))
                 } else {
-                    let io = err.into_io_error().unwrap_or_else(|| io::Error::other("walk error"));
-                    WalkEvent::Error(path, io)
+                    None
+                };
+                if id.is_some() && stack.iter().any(|f| f.id == id) {
+                    WalkEvent::Skipped(path, LOOP)
+                } else {
+                    match list(&path, opts, root, &prefetch) {
+                        Ok(entries) => {
+                            stack.push(Frame { path, entries, id });
+                            continue;
+                        }
+                        Err(e) => WalkEvent::Error(path, e),
+                    }
                 }
             }
         };
         if !emit(event) {
             return;
+        }
+    }
+}
+
+/// Lists `dir`: drops excluded names, sorts, and asks the prefetcher to warm the
+/// subdirectories.
+fn list(
+    dir: &Path,
+    opts: &WalkOptions,
+    root: &Path,
+    prefetch: &Prefetch,
+) -> io::Result<std::vec::IntoIter<Child>> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if !opts.exclude.is_empty() {
+            let path = dir.join(&name);
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            if opts.exclude.matches(Path::new(&name), rel) {
+                continue;
+            }
+        }
+        let kind = Kind::of(entry.file_type()?);
+        children.push(Child { name, kind });
+    }
+    children.sort_by(|a, b| sort_key_cmp(a, b));
+    for c in &children {
+        if c.kind == Kind::Dir {
+            prefetch.warm(dir.join(&c.name));
+        }
+    }
+    Ok(children.into_iter())
+}
+
+/// Lists directories ahead of the walk on a few threads, only to bring their entries into
+/// the kernel's cache: on a cold tree the walk's own `getdents` calls then return at once,
+/// while the walk itself stays sequential and ordered. Bounded: when the queue is full, a
+/// directory is simply not prefetched.
+struct Prefetch {
+    tx: Option<crossbeam_channel::Sender<PathBuf>>,
+}
+
+impl Prefetch {
+    fn new(threads: usize) -> Prefetch {
+        if threads == 0 {
+            return Prefetch { tx: None };
+        }
+        let (tx, rx) = crossbeam_channel::bounded::<PathBuf>(1024);
+        for _ in 0..threads {
+            let rx = rx.clone();
+            std::thread::spawn(move || {
+                for dir in rx.iter() {
+                    if let Ok(rd) = std::fs::read_dir(&dir) {
+                        rd.for_each(drop);
+                    }
+                }
+            });
+        }
+        Prefetch { tx: Some(tx) }
+    }
+
+    fn warm(&self, dir: PathBuf) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.try_send(dir);
         }
     }
 }
@@ -191,10 +259,8 @@ fn special_kind(ft: &std::fs::FileType) -> &'static str {
 
 /// Orders siblings so that the depth-first walk yields full paths in byte order: a
 /// directory's name is compared as if it ended in `/`.
-fn sort_key_cmp(a: &DirEntry<State>, b: &DirEntry<State>) -> Ordering {
-    let (an, bn) = (a.file_name.as_bytes(), b.file_name.as_bytes());
-    let a_dir = a.file_type.is_dir();
-    let b_dir = b.file_type.is_dir();
+fn sort_key_cmp(a: &Child, b: &Child) -> Ordering {
+    let (an, bn) = (a.name.as_bytes(), b.name.as_bytes());
     let common = an.len().min(bn.len());
     match an[..common].cmp(&bn[..common]) {
         Ordering::Equal => {}
@@ -209,7 +275,7 @@ fn sort_key_cmp(a: &DirEntry<State>, b: &DirEntry<State>) -> Ordering {
             None
         }
     };
-    next(an, a_dir).cmp(&next(bn, b_dir))
+    next(an, a.kind == Kind::Dir).cmp(&next(bn, b.kind == Kind::Dir))
 }
 
 #[cfg(test)]
