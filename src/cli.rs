@@ -25,9 +25,14 @@ pub enum Command {
 /// Options shared by commands that read files.
 #[derive(Args, Debug, Clone)]
 pub struct ReadArgs {
-    /// Files read at once (default: 4 per core on SSDs, 1 on a rotational disk).
+    /// Worker threads (default: 4 per core on SSDs and in cache, 1 per core with a
+    /// single sequential reader on a rotational disk).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Storage kind: `auto` reads /sys/block/*/queue/rotational for the first path;
+    /// `ssd` keeps many reads in flight; `hdd` reads one file at a time, in order.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub storage: Storage,
     /// Never map files into memory; always read with a buffer.
     #[arg(long)]
     pub no_mmap: bool,
@@ -37,6 +42,14 @@ pub struct ReadArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// See [`ReadArgs::storage`].
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    Auto,
+    Ssd,
+    Hdd,
 }
 
 #[derive(Args, Debug)]

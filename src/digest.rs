@@ -41,7 +41,7 @@ impl Digest {
     /// Parses a hex digest (either case). `None` on odd length, a non-hex character, or
     /// more than [`MAX_DIGEST_LEN`] bytes.
     pub fn from_hex(text: &[u8]) -> Option<Digest> {
-        if text.is_empty() || text.len() % 2 != 0 || text.len() / 2 > MAX_DIGEST_LEN {
+        if text.is_empty() || !text.len().is_multiple_of(2) || text.len() / 2 > MAX_DIGEST_LEN {
             return None;
         }
         let mut out = [0u8; MAX_DIGEST_LEN];

@@ -10,10 +10,10 @@
 use crate::algo::Algorithm;
 use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions};
 use crossbeam_queue::{ArrayQueue, SegQueue};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What a worker does for a task.
 #[derive(Clone, Debug)]
@@ -47,6 +47,9 @@ pub struct Config {
     pub window: usize,
     /// Read settings.
     pub read: ReadOptions,
+    /// One reader at a time (a rotational disk): reads happen in producer order, one
+    /// file after another, while hashing of small files still uses every worker.
+    pub serial_reads: bool,
 }
 
 impl Config {
@@ -55,18 +58,24 @@ impl Config {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         if rotational {
             // One sequential reader: seeking between files in flight would cost more than
-            // any parallel hashing gains.
+            // any parallel hashing gains. No mmap: its page faults come in random order.
             Config {
-                workers: 1,
+                workers: cores,
                 window: 4096,
                 read: ReadOptions {
                     buffer_size: 4 * 1024 * 1024,
                     mmap_threshold: None,
                     skip_inodes: [None; 2],
                 },
+                serial_reads: true,
             }
         } else {
-            Config { workers: (cores * 4).max(8), window: 8192, read: ReadOptions::default() }
+            Config {
+                workers: (cores * 4).max(8),
+                window: 8192,
+                read: ReadOptions::default(),
+                serial_reads: false,
+            }
         }
     }
 }
@@ -93,6 +102,8 @@ where
     let produced = AtomicU64::new(0);
     let producer_done = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
+    let io_lock = Mutex::new(());
+    let serial = config.serial_reads.then_some(&io_lock);
 
     std::thread::scope(|scope| {
         scope.spawn(|| {
@@ -135,7 +146,14 @@ where
                     }
                     match jobs.pop() {
                         Some((seq, payload, work)) => {
-                            let r = read::hash_path(&work.path, work.mode, &work.algos, &mut buf, &config.read);
+                            let r = read::hash_path(
+                                &work.path,
+                                work.mode,
+                                &work.algos,
+                                &mut buf,
+                                &config.read,
+                                serial,
+                            );
                             results.push((seq, payload, Some(r)));
                         }
                         None if producer_done.load(Ordering::Acquire) && jobs.is_empty() => break,
@@ -200,7 +218,8 @@ mod tests {
             std::fs::write(&p, vec![i as u8; (i * 7919) % 200_000]).unwrap();
             paths.push(p);
         }
-        let cfg = Config { workers: 8, window: 16, read: ReadOptions::default() };
+        let cfg =
+            Config { workers: 8, window: 16, read: ReadOptions::default(), serial_reads: false };
         let mut seen = Vec::new();
         run(
             &cfg,
@@ -230,7 +249,8 @@ mod tests {
 
     #[test]
     fn sink_can_stop_early() {
-        let cfg = Config { workers: 2, window: 4, read: ReadOptions::default() };
+        let cfg =
+            Config { workers: 2, window: 4, read: ReadOptions::default(), serial_reads: true };
         let mut count = 0;
         run(
             &cfg,

@@ -9,6 +9,7 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// How a path is opened.
@@ -125,23 +126,32 @@ fn mtime_ns(md: &Metadata) -> i128 {
     md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
 }
 
+/// Files up to this size are read whole into memory under the serial-read lock and hashed
+/// after releasing it.
+const SMALL_WHOLE: u64 = 1024 * 1024;
+
 /// Opens, reads and hashes `path` with every algorithm in `algos`. `buf` is the caller's
-/// reusable read buffer.
+/// reusable read buffer. With `serial` (a rotational disk), only the holder of that lock
+/// reads, so the disk sees one sequential stream: a small file is read whole under the lock
+/// and hashed after it is released (hashing stays parallel); a large one is read and hashed
+/// under the lock, front to back.
 pub fn hash_path(
     path: &Path,
     mode: OpenMode,
     algos: &[&'static Algorithm],
     buf: &mut Vec<u8>,
     opts: &ReadOptions,
+    serial: Option<&Mutex<()>>,
 ) -> Result<Hashed, ReadError> {
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     if mode == OpenMode::Stdin {
         let stdin = io::stdin();
         let mut lock = stdin.lock();
-        let size =
-            read_into(&mut lock, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?;
+        let size = read_into(&mut lock, &mut hashers, buf, opts.buffer_size, None)
+            .map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
+    let mut guard = serial.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
     let file = open(path, mode)?;
     let before = file.metadata().map_err(ReadError::Io)?;
     if opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
@@ -157,7 +167,8 @@ pub fn hash_path(
         }
         // A FIFO or device named by the user: read it as a stream, as coreutils does.
         let mut f = &file;
-        let size = read_into(&mut f, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?;
+        let size =
+            read_into(&mut f, &mut hashers, buf, opts.buffer_size, None).map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
     let len = before.len();
@@ -169,17 +180,48 @@ pub fn hash_path(
     };
     let size = match mapped {
         Some(r) => r.map_err(ReadError::Io)?,
+        None if guard.is_some() && len <= SMALL_WHOLE => {
+            let n = read_whole(&file, buf, len).map_err(ReadError::Io)?;
+            guard = None;
+            for h in hashers.iter_mut() {
+                h.update(&buf[..n]);
+            }
+            n as u64
+        }
         None => {
             advise_sequential(&file, len);
             let mut f = &file;
-            read_into(&mut f, &mut hashers, buf, opts.buffer_size).map_err(ReadError::Io)?
+            read_into(&mut f, &mut hashers, buf, opts.buffer_size, Some(len))
+                .map_err(ReadError::Io)?
         }
     };
     let after = file.metadata().map_err(ReadError::Io)?;
+    drop(guard);
     if size != after.len() || mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
         return Err(ReadError::Changed);
     }
     Ok(Hashed { size, mtime_ns: Some(mtime_ns(&before)), digests: finish(&hashers) })
+}
+
+/// Reads a small file to its end into `buf` (growing it if the file grew), returning the
+/// byte count.
+fn read_whole(mut file: &File, buf: &mut Vec<u8>, len: u64) -> io::Result<usize> {
+    let want = len as usize + 1;
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match file.read(&mut buf[n..]) {
+            Ok(0) => return Ok(n),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn finish(hashers: &[Box<dyn Hasher>]) -> Vec<Digest> {
@@ -213,17 +255,25 @@ fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
 
 /// Reads `r` to the end, feeding every hasher. Several hashers on a large chunk run in
 /// parallel, so asking for more algorithms does not multiply the wall time.
+///
+/// `expect` is a regular file's size from `fstat`: reading stops once that many bytes have
+/// come, saving the extra `read` that would return 0 (a third of the syscalls for a small
+/// file). Growth is still caught: the caller compares the size after the read.
 fn read_into(
     r: &mut impl Read,
     hashers: &mut [Box<dyn Hasher>],
     buf: &mut Vec<u8>,
     buffer_size: usize,
+    expect: Option<u64>,
 ) -> io::Result<u64> {
     if buf.len() < buffer_size {
         buf.resize(buffer_size, 0);
     }
     let mut total = 0u64;
     loop {
+        if expect == Some(total) && total > 0 {
+            return Ok(total);
+        }
         let n = match r.read(&mut buf[..buffer_size]) {
             Ok(0) => return Ok(total),
             Ok(n) => n,
@@ -334,7 +384,8 @@ mod tests {
         std::fs::write(&p, &data).unwrap();
         let algos = [lookup("md5").unwrap(), lookup("sha256").unwrap(), lookup("blake3").unwrap()];
         let mut buf = Vec::new();
-        let h = hash_path(&p, OpenMode::Named, &algos, &mut buf, &ReadOptions::default()).unwrap();
+        let h = hash_path(&p, OpenMode::Named, &algos, &mut buf, &ReadOptions::default(), None)
+            .unwrap();
         assert_eq!(h.size, data.len() as u64);
         for (a, d) in algos.iter().zip(&h.digests) {
             assert_eq!(*d, a.digest(&data), "{}", a.name);
@@ -351,9 +402,9 @@ mod tests {
         let mut buf = Vec::new();
         let opts =
             ReadOptions { buffer_size: 65536, mmap_threshold: Some(1), skip_inodes: [None; 2] };
-        let mapped = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
+        let mapped = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts, None).unwrap();
         let opts = ReadOptions { buffer_size: 65536, mmap_threshold: None, skip_inodes: [None; 2] };
-        let read = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts).unwrap();
+        let read = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts, None).unwrap();
         assert_eq!(mapped.digests, read.digests);
         assert_eq!(mapped.digests[0], b3[0].digest(&data));
     }
@@ -368,7 +419,7 @@ mod tests {
         let md5 = [lookup("md5").unwrap()];
         let mut buf = Vec::new();
         let o = ReadOptions::default();
-        let r = hash_path(&fifo, OpenMode::Walked { follow: false }, &md5, &mut buf, &o);
+        let r = hash_path(&fifo, OpenMode::Walked { follow: false }, &md5, &mut buf, &o, None);
         assert!(matches!(r, Err(ReadError::NotRegular("FIFO"))), "{r:?}");
         std::fs::write(dir.path().join("t"), b"x").unwrap();
         std::os::unix::fs::symlink("t", dir.path().join("l")).unwrap();
@@ -378,11 +429,44 @@ mod tests {
             &md5,
             &mut buf,
             &o,
+            None,
         );
         assert!(matches!(r, Err(ReadError::Symlink)), "{r:?}");
-        let r =
-            hash_path(&dir.path().join("l"), OpenMode::Walked { follow: true }, &md5, &mut buf, &o);
+        let r = hash_path(
+            &dir.path().join("l"),
+            OpenMode::Walked { follow: true },
+            &md5,
+            &mut buf,
+            &o,
+            None,
+        );
         assert_eq!(r.unwrap().digests[0], md5[0].digest(b"x"));
+    }
+
+    #[test]
+    fn serial_reads_give_the_same_digests() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = Mutex::new(());
+        let algos = [lookup("sha256").unwrap(), lookup("crc32").unwrap()];
+        let mut buf = Vec::new();
+        for len in [0usize, 1, 4096, 1 << 20, (1 << 20) + 1, 3 << 20] {
+            let p = dir.path().join(format!("f{len}"));
+            let data: Vec<u8> = (0..len).map(|i| (i % 249) as u8).collect();
+            std::fs::write(&p, &data).unwrap();
+            let opts = ReadOptions::default();
+            let h = hash_path(
+                &p,
+                OpenMode::Walked { follow: false },
+                &algos,
+                &mut buf,
+                &opts,
+                Some(&lock),
+            )
+            .unwrap();
+            assert_eq!(h.size, len as u64);
+            assert_eq!(h.digests[0], algos[0].digest(&data));
+            assert_eq!(h.digests[1], algos[1].digest(&data));
+        }
     }
 
     #[test]

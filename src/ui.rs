@@ -66,7 +66,7 @@ impl Progress {
     pub fn file_done(&mut self, bytes: u64, files: u64) {
         let Some(bar) = &self.bar else { return };
         bar.inc(bytes);
-        if files % 64 == 0 || bytes > 1 << 20 {
+        if files.is_multiple_of(64) || bytes > 1 << 20 {
             bar.set_message(format!("{files} files"));
         }
         if !self.shown && self.start.elapsed() > Duration::from_secs(1) {

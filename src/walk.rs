@@ -150,7 +150,9 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
         }
         let event = match kind {
             Kind::File => WalkEvent::File(path),
-            Kind::Symlink => WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)"),
+            Kind::Symlink => {
+                WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)")
+            }
             Kind::Special(what) => WalkEvent::Skipped(path, what),
             Kind::Dir => {
                 let id = if opts.follow {
@@ -199,7 +201,7 @@ fn list(
         let kind = Kind::of(entry.file_type()?);
         children.push(Child { name, kind });
     }
-    children.sort_by(|a, b| sort_key_cmp(a, b));
+    children.sort_by(sort_key_cmp);
     for c in &children {
         if c.kind == Kind::Dir {
             prefetch.warm(dir.join(&c.name));

@@ -531,6 +531,7 @@ cases! { "check", CHECK_CASES, check_case:
     malformed_warn
     malformed_warn_strict_quiet
     manifest_is_directory
+    manifest_is_directory_among
     manifest_missing
     manifest_missing_among
     md5_mixed

@@ -1,3 +1,8 @@
 //! The one integration-test binary: every file here runs the real `fixity` executable.
 
+mod check;
+mod crosscheck;
+mod golden;
+mod hash;
+mod roundtrip;
 mod util;

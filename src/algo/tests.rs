@@ -399,7 +399,7 @@ fn random_split(len: usize, rng: &mut Rng) -> Vec<usize> {
 
 fn fixed_split(len: usize, size: usize) -> Vec<usize> {
     let mut out = vec![size; len / size];
-    if len % size != 0 {
+    if !len.is_multiple_of(size) {
         out.push(len % size);
     }
     out

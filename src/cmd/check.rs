@@ -25,8 +25,9 @@ enum Item {
     Malformed { lineno: u64 },
     /// A line whose digest length fits several algorithms.
     Ambiguous { lineno: u64, fits: Vec<&'static Algorithm> },
-    /// The manifest could not be opened or read.
-    ManifestError(io::Error),
+    /// The manifest could not be opened (with the reason) or read (coreutils says only
+    /// "read error" then, and skips the manifest's summary).
+    ManifestError(Option<io::Error>),
     /// End of the current manifest: print its summary.
     End,
 }
@@ -40,7 +41,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     };
     let manifests: Vec<OsString> =
         if args.manifests.is_empty() { vec![OsString::from("-")] } else { args.manifests.clone() };
-    let cfg = engine_config(None, &args.read);
+    let first = manifests.iter().find(|m| *m != "-").map(std::path::Path::new);
+    let cfg = engine_config(Some(first.unwrap_or(std::path::Path::new("."))), &args.read);
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
     let delim = if args.zero { 0u8 } else { b'\n' };
 
@@ -78,7 +80,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 let reader = match reader {
                     Ok(r) => r,
                     Err(e) => {
-                        if !push(Task { payload: Item::ManifestError(e), work: None }) {
+                        if !push(Task { payload: Item::ManifestError(Some(e)), work: None }) {
                             return;
                         }
                         continue;
@@ -88,15 +90,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 let mut parser = Manifest::new(is_sfv);
                 let mut buf = Vec::new();
                 let mut lineno = 0u64;
+                let mut read_failed = false;
                 loop {
                     buf.clear();
                     match reader.read_until(delim, &mut buf) {
                         Ok(0) => break,
                         Ok(_) => {}
-                        Err(e) => {
-                            if !push(Task { payload: Item::ManifestError(e), work: None }) {
-                                return;
-                            }
+                        Err(_) => {
+                            read_failed = true;
                             break;
                         }
                     }
@@ -130,7 +131,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         return;
                     }
                 }
-                if !push(Task { payload: Item::End, work: None }) {
+                let end = if read_failed { Item::ManifestError(None) } else { Item::End };
+                if !push(Task { payload: end, work: None }) {
                     return;
                 }
             }
@@ -219,7 +221,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     }
                 }
                 Item::ManifestError(e) => {
-                    ui::error(&format!("{mname}: {}", fixity::read::io_message(&e)));
+                    match e {
+                        Some(e) => ui::error(&format!("{mname}: {}", fixity::read::io_message(&e))),
+                        None => ui::error(&format!("{mname}: read error")),
+                    }
                     status = status.max(Status::Failed);
                     counts = Counts::default();
                     ambiguous_said = false;
@@ -235,11 +240,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     current += 1;
                 }
             }
-            if !line.is_empty() {
-                if let Err(e) = out.write_all(&line) {
-                    write_err = Some(e);
-                    return false;
-                }
+            if !line.is_empty()
+                && let Err(e) = out.write_all(&line)
+            {
+                write_err = Some(e);
+                return false;
             }
             true
         },

@@ -183,11 +183,11 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                 }
                 (Entry::File(_), None) => unreachable!("files always carry work"),
             }
-            if !line.is_empty() {
-                if let Err(e) = out.write_all(&line) {
-                    write_err = Some(e);
-                    return false;
-                }
+            if !line.is_empty()
+                && let Err(e) = out.write_all(&line)
+            {
+                write_err = Some(e);
+                return false;
             }
             true
         },

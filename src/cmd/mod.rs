@@ -5,7 +5,7 @@ mod algorithms;
 mod check;
 mod hash;
 
-use crate::cli::{Cli, Command, ReadArgs};
+use crate::cli::{Cli, Command, ReadArgs, Storage};
 use fixity::pipeline::Config;
 use fixity::read::is_rotational;
 use std::path::Path;
@@ -33,7 +33,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
 /// Engine settings for data under `first` (its device decides SSD-style parallel reads or
 /// one sequential reader for a spinning disk), adjusted by the user's options.
 fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
-    let rotational = first.is_some_and(is_rotational);
+    let rotational = match args.storage {
+        Storage::Auto => first.is_some_and(is_rotational),
+        Storage::Ssd => false,
+        Storage::Hdd => true,
+    };
     let mut cfg = Config::for_storage(rotational);
     if let Some(j) = args.jobs {
         cfg.workers = j.max(1);

@@ -98,10 +98,10 @@ impl Manifest {
             self.sfv = true;
             return LineKind::Ignored;
         }
-        if self.sfv {
-            if let Some(r) = sfv::parse(line) {
-                return LineKind::Record(r);
-            }
+        if self.sfv
+            && let Some(r) = sfv::parse(line)
+        {
+            return LineKind::Record(r);
         }
         if let Some(r) = bsd::parse(trimmed) {
             return LineKind::Record(r);

@@ -1,0 +1,270 @@
+//! `fixity hash`: behaviour beyond the coreutils goldens (trees, -o, JSON, SFV, symlinks,
+//! special files, large sparse files, several algorithms at once).
+
+use crate::util::{fixity, run, run_stdin, tempdir, write};
+use fixity::algo::lookup;
+use std::os::unix::ffi::OsStrExt;
+use std::time::Duration;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn several_algorithms_give_tagged_lines_per_file() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    write(d.path(), "t/b", b"");
+    let out = run(d.path(), ["hash", "-a", "md5,sha1,b3", "t"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut want = String::new();
+    for (name, data) in [("t/a", &b"alpha"[..]), ("t/b", b"")] {
+        for (alg, tag) in [("md5", "MD5"), ("sha1", "SHA1"), ("blake3", "BLAKE3")] {
+            let dg = lookup(alg).unwrap().digest(data);
+            want.push_str(&format!("{tag} ({name}) = {dg}\n"));
+        }
+    }
+    assert_eq!(text(&out.stdout), want);
+}
+
+#[test]
+fn default_algorithm_is_blake3_and_stdin_works() {
+    let d = tempdir();
+    let out = run_stdin(d.path(), ["hash"], b"hi\n");
+    let want = format!("{}  -\n", lookup("blake3").unwrap().digest(b"hi\n"));
+    assert_eq!(text(&out.stdout), want);
+}
+
+#[test]
+fn output_file_is_written_atomically_and_never_lists_itself() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    write(d.path(), "t/z", b"2");
+    for _ in 0..2 {
+        let out = run(d.path(), ["hash", "-a", "sha256", "t", "-o", "t/m.sha256"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(out.stdout.is_empty());
+        let m = std::fs::read_to_string(d.path().join("t/m.sha256")).unwrap();
+        assert_eq!(m.lines().count(), 2, "{m}");
+        assert!(!m.contains("m.sha256") && !m.contains("fixity-tmp"), "{m}");
+    }
+    let names: Vec<_> =
+        std::fs::read_dir(d.path().join("t")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 3, "no temporary file is left behind: {names:?}");
+    let out = run(d.path(), ["check", "t/m.sha256"]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn excludes_prune_names_and_paths() {
+    let d = tempdir();
+    for p in ["t/keep", "t/x.tmp", "t/.git/HEAD", "t/build/out", "t/src/build/in"] {
+        write(d.path(), p, b"x");
+    }
+    let out = run(
+        d.path(),
+        [
+            "hash",
+            "-a",
+            "md5",
+            "--exclude",
+            "*.tmp",
+            "--exclude",
+            ".git",
+            "--exclude",
+            "build/*",
+            "t",
+        ],
+    );
+    let s = text(&out.stdout);
+    assert!(s.contains("t/keep") && s.contains("t/src/build/in"), "{s}");
+    assert!(!s.contains("x.tmp") && !s.contains(".git") && !s.contains("t/build/out"), "{s}");
+}
+
+#[test]
+fn symlinks_are_skipped_with_a_warning_unless_followed() {
+    let d = tempdir();
+    write(d.path(), "t/f", b"data");
+    std::os::unix::fs::symlink("f", d.path().join("t/link")).unwrap();
+    write(d.path(), "t/sub/g", b"more");
+    std::os::unix::fs::symlink("..", d.path().join("t/sub/up")).unwrap();
+    let out = run(d.path(), ["hash", "-a", "md5", "t"]);
+    assert!(out.status.success(), "a skipped link is not a failure");
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    let err = text(&out.stderr);
+    assert!(err.contains("fixity: t/link: symbolic link not followed"), "{err}");
+    let out = run(d.path(), ["hash", "-a", "md5", "-L", "t"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("t/link") && s.contains("t/f"), "{s}");
+    assert!(text(&out.stderr).contains("t/sub/up: directory loop"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn fifo_in_a_tree_is_skipped_without_hanging_and_read_when_named() {
+    let d = tempdir();
+    write(d.path(), "t/f", b"x");
+    let fifo = d.path().join("t/pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut child = fixity(d.path())
+        .args(["hash", "-a", "md5", "t"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(20), "fixity hung on a FIFO in a tree");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(text(&out.stderr).contains("t/pipe: skipping FIFO"), "{}", text(&out.stderr));
+    // Named on the command line, a FIFO is read like coreutils reads it.
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, b"through a pipe").unwrap())
+    };
+    let out = run(d.path(), ["hash", "-a", "md5", "t/pipe"]);
+    writer.join().unwrap();
+    let want = format!("{}  t/pipe\n", lookup("md5").unwrap().digest(b"through a pipe"));
+    assert_eq!(text(&out.stdout), want);
+}
+
+#[test]
+fn missing_file_is_reported_and_the_run_continues() {
+    let d = tempdir();
+    write(d.path(), "a", b"x");
+    let out = run(d.path(), ["hash", "-a", "md5", "nope", "a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "fixity: nope: No such file or directory\n");
+    assert!(text(&out.stdout).ends_with("  a\n"));
+}
+
+#[test]
+fn unreadable_file_is_reported_when_not_root() {
+    // SAFETY-free check of the effective user: root reads anything, so the case is moot.
+    let d = tempdir();
+    let p = write(d.path(), "t/secret", b"x");
+    write(d.path(), "t/z", b"y");
+    let status = std::process::Command::new("chmod").arg("000").arg(&p).status().unwrap();
+    assert!(status.success());
+    if std::fs::read(&p).is_ok() {
+        crate::util::skip("unreadable_file_is_reported_when_not_root", "running as root");
+        return;
+    }
+    let out = run(d.path(), ["hash", "-a", "md5", "t"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("fixity: t/secret: Permission denied"));
+    assert!(text(&out.stdout).contains("t/z"));
+}
+
+#[test]
+fn json_lines_carry_every_digest_and_exact_names() {
+    let d = tempdir();
+    write(d.path(), "t/plain", b"abc");
+    let odd = std::ffi::OsStr::from_bytes(b"t/caf\xe9");
+    write(d.path(), odd, b"");
+    let out = run(d.path(), ["hash", "--json", "-a", "sha256,crc32", "t"]);
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["path"], "t/caf\u{fffd}");
+    assert_eq!(lines[0]["path_hex"], "742f636166e9");
+    assert_eq!(lines[1]["path"], "t/plain");
+    assert_eq!(lines[1]["size"], 3);
+    assert_eq!(lines[1]["digests"]["sha256"], lookup("sha256").unwrap().digest(b"abc").to_hex());
+    assert_eq!(lines[1]["digests"]["crc32"], "352441c2");
+}
+
+#[test]
+fn sfv_output_is_uppercase_crc32_with_a_comment_header() {
+    let d = tempdir();
+    write(d.path(), "t/check", b"123456789");
+    let out = run(d.path(), ["hash", "--sfv", "t"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!("; Generated by fixity {}\nt/check CBF43926\n", env!("CARGO_PKG_VERSION"))
+    );
+    let out = run(d.path(), ["hash", "--sfv", "-a", "md5", "t"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = tempdir();
+    let out = run(d.path(), ["hash", "-a", "nosuchhash", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown algorithm 'nosuchhash'"));
+    let out = run(d.path(), ["hash", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn algorithms_lists_the_registry() {
+    let d = tempdir();
+    let out = run(d.path(), ["algorithms"]);
+    let s = text(&out.stdout);
+    for a in fixity::algo::ALGORITHMS {
+        assert!(s.contains(a.name), "{} missing", a.name);
+    }
+}
+
+#[test]
+fn sparse_file_over_4_gib() {
+    let d = tempdir();
+    let p = d.path().join("sparse");
+    let f = std::fs::File::create(&p).unwrap();
+    let len: u64 = (4 << 30) + 12345;
+    f.set_len(len).unwrap();
+    drop(f);
+    // Expected digests computed in-process over the same zeros, streamed.
+    let zeros = vec![0u8; 1 << 20];
+    let mut want = String::new();
+    for (alg, tag) in [("xxh3", "XXH3"), ("blake3", "BLAKE3")] {
+        let mut h = lookup(alg).unwrap().hasher();
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            h.update(&zeros[..n]);
+            left -= n as u64;
+        }
+        want.push_str(&format!("{tag} (sparse) = {}\n", h.finish()));
+    }
+    let out = run(d.path(), ["hash", "-a", "xxh3,blake3", "sparse"]);
+    assert_eq!(text(&out.stdout), want, "{}", text(&out.stderr));
+    // BLAKE3 alone takes the mapped, multi-threaded path.
+    let out = run(d.path(), ["hash", "sparse"]);
+    let b3 = want.lines().nth(1).unwrap().rsplit(' ').next().unwrap();
+    assert_eq!(text(&out.stdout), format!("{b3}  sparse\n"));
+}
+
+#[test]
+fn a_file_written_during_the_read_is_reported_as_changed() {
+    let d = tempdir();
+    let p = d.path().join("growing");
+    std::fs::write(&p, vec![7u8; 64 << 20]).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (p, stop) = (p.clone(), stop.clone());
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                f.write_all(b"more").unwrap();
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let mut seen = false;
+    for _ in 0..5 {
+        let out = run(d.path(), ["hash", "-a", "sha512", "--no-mmap", "growing"]);
+        if out.status.code() == Some(1) {
+            assert!(text(&out.stderr).contains("growing: file changed while it was being read"));
+            assert!(out.stdout.is_empty(), "no digest for a changed file");
+            seen = true;
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(seen, "a file appended to all along was never reported as changed");
+}
