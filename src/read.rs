@@ -126,10 +126,6 @@ fn mtime_ns(md: &Metadata) -> i128 {
     md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
 }
 
-/// Files up to this size are read whole into memory under the serial-read lock and hashed
-/// after releasing it.
-const SMALL_WHOLE: u64 = 1024 * 1024;
-
 /// Opens, reads and hashes `path` with every algorithm in `algos`. `buf` is the caller's
 /// reusable read buffer. With `serial` (a rotational disk), only the holder of that lock
 /// reads, so the disk sees one sequential stream: a small file is read whole under the lock
@@ -151,7 +147,6 @@ pub fn hash_path(
             .map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
-    let mut guard = serial.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
     let file = open(path, mode)?;
     let before = file.metadata().map_err(ReadError::Io)?;
     if opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
@@ -180,13 +175,10 @@ pub fn hash_path(
     };
     let size = match mapped {
         Some(r) => r.map_err(ReadError::Io)?,
-        None if guard.is_some() && len <= SMALL_WHOLE => {
-            let n = read_whole(&file, buf, len).map_err(ReadError::Io)?;
-            guard = None;
-            for h in hashers.iter_mut() {
-                h.update(&buf[..n]);
-            }
-            n as u64
+        None if let Some(lock) = serial => {
+            advise_sequential(&file, len);
+            read_serial(&file, &mut hashers, buf, opts.buffer_size, len, lock)
+                .map_err(ReadError::Io)?
         }
         None => {
             advise_sequential(&file, len);
@@ -196,30 +188,76 @@ pub fn hash_path(
         }
     };
     let after = file.metadata().map_err(ReadError::Io)?;
-    drop(guard);
     if size != after.len() || mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
         return Err(ReadError::Changed);
     }
     Ok(Hashed { size, mtime_ns: Some(mtime_ns(&before)), digests: finish(&hashers) })
 }
 
-/// Reads a small file to its end into `buf` (growing it if the file grew), returning the
-/// byte count.
-fn read_whole(mut file: &File, buf: &mut Vec<u8>, len: u64) -> io::Result<usize> {
-    let want = len as usize + 1;
-    if buf.len() < want {
-        buf.resize(want, 0);
+/// Reads a regular file for a rotational disk. Data already in the page cache is read
+/// without waiting (`preadv2(RWF_NOWAIT)`) and without the lock, so a warm tree hashes on
+/// every core; the first read that would wait for the disk takes the lock, and the rest
+/// of the file is read under it, so the disk serves one file at a time, front to back.
+fn read_serial(
+    file: &File,
+    hashers: &mut [Box<dyn Hasher>],
+    buf: &mut Vec<u8>,
+    buffer_size: usize,
+    len: u64,
+    lock: &Mutex<()>,
+) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    if buf.len() < buffer_size {
+        buf.resize(buffer_size, 0);
     }
-    let mut n = 0;
+    let mut guard = None;
+    let mut off = 0u64;
     loop {
-        if n == buf.len() {
-            buf.resize(buf.len() * 2, 0);
+        if off == len && off > 0 {
+            return Ok(off);
         }
-        match file.read(&mut buf[n..]) {
-            Ok(0) => return Ok(n),
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        let chunk = &mut buf[..buffer_size];
+        let r = if guard.is_none() { pread_nowait(file, chunk, off) } else { file.read_at(chunk, off) };
+        let n = match r {
+            Ok(0) => return Ok(off),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if guard.is_none()
+                    && (e.kind() == io::ErrorKind::WouldBlock
+                        || e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                        || e.raw_os_error() == Some(libc::EINVAL)) =>
+            {
+                guard = Some(lock.lock().unwrap_or_else(|e| e.into_inner()));
+                continue;
+            }
             Err(e) => return Err(e),
+        };
+        feed(hashers, &buf[..n]);
+        off += n as u64;
+    }
+}
+
+/// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
+/// `WouldBlock` if getting them would wait for the device.
+fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
+    // file descriptor is open for the duration of the call.
+    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Feeds one chunk to every hasher; several hashers on a large chunk run in parallel, so
+/// asking for more algorithms does not multiply the wall time.
+fn feed(hashers: &mut [Box<dyn Hasher>], chunk: &[u8]) {
+    if hashers.len() > 1 && chunk.len() >= 128 * 1024 {
+        use rayon::prelude::*;
+        hashers.par_iter_mut().for_each(|h| h.update(chunk));
+    } else {
+        for h in hashers.iter_mut() {
+            h.update_parallel(chunk);
         }
     }
 }
@@ -253,8 +291,7 @@ fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
     }
 }
 
-/// Reads `r` to the end, feeding every hasher. Several hashers on a large chunk run in
-/// parallel, so asking for more algorithms does not multiply the wall time.
+/// Reads `r` to the end, feeding every hasher.
 ///
 /// `expect` is a regular file's size from `fstat`: reading stops once that many bytes have
 /// come, saving the extra `read` that would return 0 (a third of the syscalls for a small
@@ -281,15 +318,7 @@ fn read_into(
             Err(e) => return Err(e),
         };
         total += n as u64;
-        let chunk = &buf[..n];
-        if hashers.len() > 1 && n >= 128 * 1024 {
-            use rayon::prelude::*;
-            hashers.par_iter_mut().for_each(|h| h.update(chunk));
-        } else {
-            for h in hashers.iter_mut() {
-                h.update_parallel(chunk);
-            }
-        }
+        feed(hashers, &buf[..n]);
     }
 }
 
