@@ -58,13 +58,14 @@ impl Config {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         if rotational {
             // One sequential reader: seeking between files in flight would cost more than
-            // any parallel hashing gains. No mmap: its page faults come in random order.
+            // any parallel hashing gains. Files are mapped only when already cached: page
+            // faults from several threads come in random order.
             Config {
                 workers: cores,
                 window: 4096,
                 read: ReadOptions {
                     buffer_size: 4 * 1024 * 1024,
-                    mmap_threshold: None,
+                    mmap_threshold: Some(4 * 1024 * 1024),
                     skip_inodes: [None; 2],
                 },
                 serial_reads: true,

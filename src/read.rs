@@ -169,7 +169,7 @@ pub fn hash_path(
     let len = before.len();
     let mapped = match opts.mmap_threshold {
         Some(t) if len >= t && hashers.len() == 1 && algos[0].multithreaded => {
-            hash_mapped(&file, len, &mut hashers[0])
+            hash_mapped(&file, len, &mut hashers[0], serial.is_some())
         }
         _ => None,
     };
@@ -324,8 +324,15 @@ fn read_into(
 
 /// Maps a large file and feeds it to a multi-threaded hasher in windows, dropping each
 /// window's pages from this process after use so resident memory stays bounded however
-/// large the file. `None` when mapping is not possible (the caller then reads).
-fn hash_mapped(file: &File, len: u64, hasher: &mut Box<dyn Hasher>) -> Option<io::Result<u64>> {
+/// large the file. `None` when mapping is not possible, or when `only_if_cached` and most
+/// of the file is not in the page cache (a rotational disk: random page faults from many
+/// threads would make the head seek; the caller then reads sequentially).
+fn hash_mapped(
+    file: &File,
+    len: u64,
+    hasher: &mut Box<dyn Hasher>,
+    only_if_cached: bool,
+) -> Option<io::Result<u64>> {
     use std::os::fd::AsRawFd;
     let len_usize = usize::try_from(len).ok()?;
     // SAFETY: we map a regular file read-only and private, and only read the mapping while
@@ -345,11 +352,14 @@ fn hash_mapped(file: &File, len: u64, hasher: &mut Box<dyn Hasher>) -> Option<io
     if ptr == libc::MAP_FAILED {
         return None;
     }
-    // SAFETY: `ptr` is a valid mapping of `len_usize` bytes until the munmap below.
-    unsafe {
-        libc::madvise(ptr, len_usize, libc::MADV_SEQUENTIAL);
+    if only_if_cached && !mostly_resident(ptr, len_usize) {
+        // SAFETY: unmapping the mapping made above; nothing was read from it.
+        unsafe {
+            libc::munmap(ptr, len_usize);
+        }
+        return None;
     }
-    const WINDOW: usize = 64 * 1024 * 1024;
+    const WINDOW: usize = 256 * 1024 * 1024;
     let mut off = 0usize;
     while off < len_usize {
         let n = WINDOW.min(len_usize - off);
@@ -368,6 +378,21 @@ fn hash_mapped(file: &File, len: u64, hasher: &mut Box<dyn Hasher>) -> Option<io
         libc::munmap(ptr, len_usize);
     }
     Some(Ok(len))
+}
+
+/// Whether at least 90% of a mapping's pages are in the page cache (mincore).
+fn mostly_resident(ptr: *mut libc::c_void, len: usize) -> bool {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    let pages = len.div_ceil(page);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: `ptr` is a live mapping of `len` bytes and `vec` has one byte per page.
+    let r = unsafe { libc::mincore(ptr, len, vec.as_mut_ptr()) };
+    if r != 0 {
+        return false;
+    }
+    let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
+    resident * 10 >= pages * 9
 }
 
 fn advise_sequential(file: &File, len: u64) {
