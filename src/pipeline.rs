@@ -65,7 +65,7 @@ impl Config {
                 window: 4096,
                 read: ReadOptions {
                     buffer_size: 4 * 1024 * 1024,
-                    mmap_threshold: Some(4 * 1024 * 1024),
+                    mmap_threshold: Some(64 * 1024),
                     skip_inodes: [None; 2],
                 },
                 serial_reads: true,

@@ -42,7 +42,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             buffer_size: 512 * 1024,
-            mmap_threshold: Some(4 * 1024 * 1024),
+            mmap_threshold: Some(64 * 1024),
             skip_inodes: [None; 2],
         }
     }
