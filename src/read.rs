@@ -167,11 +167,20 @@ pub fn hash_path(
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
     let len = before.len();
+    // Map large files instead of copying them through a buffer: from `mmap_threshold` for
+    // an algorithm that hashes a mapping on several threads (BLAKE3), from 4 MiB for the
+    // others (below that, mapping costs more than the copy it saves).
     let mapped = match opts.mmap_threshold {
-        Some(t) if len >= t && hashers.len() == 1 && algos[0].multithreaded => {
-            hash_mapped(&file, len, &mut hashers[0], serial.is_some())
+        Some(t) => {
+            let parallel = hashers.len() == 1 && algos[0].multithreaded;
+            let min = if parallel { t } else { t.max(4 * 1024 * 1024) };
+            if len >= min {
+                hash_mapped(&file, len, &mut hashers, parallel, serial.is_some())
+            } else {
+                None
+            }
         }
-        _ => None,
+        None => None,
     };
     let size = match mapped {
         Some(r) => r.map_err(ReadError::Io)?,
@@ -217,7 +226,8 @@ fn read_serial(
             return Ok(off);
         }
         let chunk = &mut buf[..buffer_size];
-        let r = if guard.is_none() { pread_nowait(file, chunk, off) } else { file.read_at(chunk, off) };
+        let r =
+            if guard.is_none() { pread_nowait(file, chunk, off) } else { file.read_at(chunk, off) };
         let n = match r {
             Ok(0) => return Ok(off),
             Ok(n) => n,
@@ -245,7 +255,8 @@ fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
     // file descriptor is open for the duration of the call.
-    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
+    let n =
+        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
     if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
@@ -322,7 +333,7 @@ fn read_into(
     }
 }
 
-/// Maps a large file and feeds it to a multi-threaded hasher in windows, dropping each
+/// Maps a large file and feeds it to the hashers in windows, dropping each
 /// window's pages from this process after use so resident memory stays bounded however
 /// large the file. `None` when mapping is not possible, or when `only_if_cached` and most
 /// of the file is not in the page cache (a rotational disk: random page faults from many
@@ -330,7 +341,8 @@ fn read_into(
 fn hash_mapped(
     file: &File,
     len: u64,
-    hasher: &mut Box<dyn Hasher>,
+    hashers: &mut [Box<dyn Hasher>],
+    parallel: bool,
     only_if_cached: bool,
 ) -> Option<io::Result<u64>> {
     use std::os::fd::AsRawFd;
@@ -359,13 +371,20 @@ fn hash_mapped(
         }
         return None;
     }
+    if !parallel {
+        // One thread walks the mapping front to back: let the kernel read ahead.
+        // SAFETY: advice on the live mapping made above.
+        unsafe {
+            libc::madvise(ptr, len_usize, libc::MADV_SEQUENTIAL);
+        }
+    }
     const WINDOW: usize = 256 * 1024 * 1024;
     let mut off = 0usize;
     while off < len_usize {
         let n = WINDOW.min(len_usize - off);
         // SAFETY: `off + n <= len_usize`, inside the live mapping.
         let window = unsafe { std::slice::from_raw_parts((ptr as *const u8).add(off), n) };
-        hasher.update_parallel(window);
+        feed(hashers, window);
         // SAFETY: same range; DONTNEED on a private read-only file mapping only drops our
         // page-table entries (the page cache keeps the data).
         unsafe {
