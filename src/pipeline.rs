@@ -67,6 +67,7 @@ impl Config {
                     buffer_size: 4 * 1024 * 1024,
                     mmap_threshold: Some(64 * 1024),
                     skip_inodes: [None; 2],
+                    progress: None,
                 },
                 serial_reads: true,
             }

@@ -10,6 +10,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// How a path is opened.
@@ -36,6 +37,9 @@ pub struct ReadOptions {
     /// Files never to read (device, inode): the manifest being written and the one it
     /// replaces.
     pub skip_inodes: [Option<(u64, u64)>; 2],
+    /// Bytes hashed so far, added to as each chunk is hashed (for a progress bar that moves
+    /// inside large files too).
+    pub progress: Option<&'static AtomicU64>,
 }
 
 impl Default for ReadOptions {
@@ -44,6 +48,7 @@ impl Default for ReadOptions {
             buffer_size: 512 * 1024,
             mmap_threshold: Some(64 * 1024),
             skip_inodes: [None; 2],
+            progress: None,
         }
     }
 }
@@ -143,7 +148,7 @@ pub fn hash_path(
     if mode == OpenMode::Stdin {
         let stdin = io::stdin();
         let mut lock = stdin.lock();
-        let size = read_into(&mut lock, &mut hashers, buf, opts.buffer_size, None)
+        let size = read_into(&mut lock, &mut hashers, buf, opts.buffer_size, None, opts.progress)
             .map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
@@ -162,8 +167,8 @@ pub fn hash_path(
         }
         // A FIFO or device named by the user: read it as a stream, as coreutils does.
         let mut f = &file;
-        let size =
-            read_into(&mut f, &mut hashers, buf, opts.buffer_size, None).map_err(ReadError::Io)?;
+        let size = read_into(&mut f, &mut hashers, buf, opts.buffer_size, None, opts.progress)
+            .map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
     }
     let len = before.len();
@@ -175,7 +180,7 @@ pub fn hash_path(
             let parallel = hashers.len() == 1 && algos[0].multithreaded;
             let min = if parallel { t } else { t.max(4 * 1024 * 1024) };
             if len >= min {
-                hash_mapped(&file, len, &mut hashers, parallel, serial.is_some())
+                hash_mapped(&file, len, &mut hashers, parallel, serial.is_some(), opts.progress)
             } else {
                 None
             }
@@ -186,13 +191,13 @@ pub fn hash_path(
         Some(r) => r.map_err(ReadError::Io)?,
         None if let Some(lock) = serial => {
             advise_sequential(&file, len);
-            read_serial(&file, &mut hashers, buf, opts.buffer_size, len, lock)
+            read_serial(&file, &mut hashers, buf, opts.buffer_size, len, lock, opts.progress)
                 .map_err(ReadError::Io)?
         }
         None => {
             advise_sequential(&file, len);
             let mut f = &file;
-            read_into(&mut f, &mut hashers, buf, opts.buffer_size, Some(len))
+            read_into(&mut f, &mut hashers, buf, opts.buffer_size, Some(len), opts.progress)
                 .map_err(ReadError::Io)?
         }
     };
@@ -214,6 +219,7 @@ fn read_serial(
     buffer_size: usize,
     len: u64,
     lock: &Mutex<()>,
+    progress: Option<&AtomicU64>,
 ) -> io::Result<u64> {
     use std::os::unix::fs::FileExt;
     if buf.len() < buffer_size {
@@ -243,7 +249,7 @@ fn read_serial(
             }
             Err(e) => return Err(e),
         };
-        feed(hashers, &buf[..n]);
+        feed(hashers, &buf[..n], progress);
         off += n as u64;
     }
 }
@@ -262,7 +268,10 @@ fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
 
 /// Feeds one chunk to every hasher; several hashers on a large chunk run in parallel, so
 /// asking for more algorithms does not multiply the wall time.
-fn feed(hashers: &mut [Box<dyn Hasher>], chunk: &[u8]) {
+fn feed(hashers: &mut [Box<dyn Hasher>], chunk: &[u8], progress: Option<&AtomicU64>) {
+    if let Some(p) = progress {
+        p.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
     if hashers.len() > 1 && chunk.len() >= 128 * 1024 {
         use rayon::prelude::*;
         hashers.par_iter_mut().for_each(|h| h.update(chunk));
@@ -313,6 +322,7 @@ fn read_into(
     buf: &mut Vec<u8>,
     buffer_size: usize,
     expect: Option<u64>,
+    progress: Option<&AtomicU64>,
 ) -> io::Result<u64> {
     if buf.len() < buffer_size {
         buf.resize(buffer_size, 0);
@@ -329,7 +339,7 @@ fn read_into(
             Err(e) => return Err(e),
         };
         total += n as u64;
-        feed(hashers, &buf[..n]);
+        feed(hashers, &buf[..n], progress);
     }
 }
 
@@ -344,6 +354,7 @@ fn hash_mapped(
     hashers: &mut [Box<dyn Hasher>],
     parallel: bool,
     only_if_cached: bool,
+    progress: Option<&AtomicU64>,
 ) -> Option<io::Result<u64>> {
     use std::os::fd::AsRawFd;
     let len_usize = usize::try_from(len).ok()?;
@@ -384,7 +395,7 @@ fn hash_mapped(
         let n = WINDOW.min(len_usize - off);
         // SAFETY: `off + n <= len_usize`, inside the live mapping.
         let window = unsafe { std::slice::from_raw_parts((ptr as *const u8).add(off), n) };
-        feed(hashers, window);
+        feed(hashers, window, progress);
         // SAFETY: same range; DONTNEED on a private read-only file mapping only drops our
         // page-table entries (the page cache keeps the data).
         unsafe {
@@ -473,10 +484,19 @@ mod tests {
         std::fs::write(&p, &data).unwrap();
         let b3 = [lookup("blake3").unwrap()];
         let mut buf = Vec::new();
-        let opts =
-            ReadOptions { buffer_size: 65536, mmap_threshold: Some(1), skip_inodes: [None; 2] };
+        let opts = ReadOptions {
+            buffer_size: 65536,
+            mmap_threshold: Some(1),
+            skip_inodes: [None; 2],
+            progress: None,
+        };
         let mapped = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts, None).unwrap();
-        let opts = ReadOptions { buffer_size: 65536, mmap_threshold: None, skip_inodes: [None; 2] };
+        let opts = ReadOptions {
+            buffer_size: 65536,
+            mmap_threshold: None,
+            skip_inodes: [None; 2],
+            progress: None,
+        };
         let read = hash_path(&p, OpenMode::Named, &b3, &mut buf, &opts, None).unwrap();
         assert_eq!(mapped.digests, read.digests);
         assert_eq!(mapped.digests[0], b3[0].digest(&data));

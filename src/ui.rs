@@ -4,6 +4,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 static BAR: OnceLock<ProgressBar> = OnceLock::new();
@@ -34,8 +35,7 @@ fn eprint_raw(s: &str) {
 /// Progress reporting for a long run.
 pub struct Progress {
     bar: Option<ProgressBar>,
-    start: Instant,
-    shown: bool,
+    counter: Option<&'static AtomicU64>,
 }
 
 impl Progress {
@@ -54,7 +54,32 @@ impl Progress {
             let _ = BAR.set(bar.clone());
             bar
         });
-        Progress { bar, start: Instant::now(), shown: false }
+        // The readers add every hashed chunk to this counter; a ticker moves the bar from
+        // it, so the bar advances inside a large file too.
+        let counter = bar.as_ref().map(|bar| {
+            let counter: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+            let bar = bar.clone();
+            let start = Instant::now();
+            std::thread::spawn(move || {
+                let mut shown = false;
+                while !bar.is_finished() {
+                    bar.set_position(counter.load(Ordering::Relaxed));
+                    // Short runs draw nothing: the bar appears after a second.
+                    if !shown && start.elapsed() > Duration::from_secs(1) {
+                        shown = true;
+                        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+            counter
+        });
+        Progress { bar, counter }
+    }
+
+    /// The counter the readers add hashed bytes to (see `ReadOptions::progress`).
+    pub fn counter(&self) -> Option<&'static AtomicU64> {
+        self.counter
     }
 
     /// A handle the size-counting thread uses to set the total.
@@ -65,14 +90,8 @@ impl Progress {
     /// Records one finished file of `bytes`.
     pub fn file_done(&mut self, bytes: u64, files: u64) {
         let Some(bar) = &self.bar else { return };
-        bar.inc(bytes);
         if files.is_multiple_of(64) || bytes > 1 << 20 {
             bar.set_message(format!("{files} files"));
-        }
-        if !self.shown && self.start.elapsed() > Duration::from_secs(1) {
-            self.shown = true;
-            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-            bar.enable_steady_tick(Duration::from_millis(250));
         }
     }
 

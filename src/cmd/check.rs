@@ -42,8 +42,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let manifests: Vec<OsString> =
         if args.manifests.is_empty() { vec![OsString::from("-")] } else { args.manifests.clone() };
     let first = manifests.iter().find(|m| *m != "-").map(std::path::Path::new);
-    let cfg = engine_config(Some(first.unwrap_or(std::path::Path::new("."))), &args.read);
+    let mut cfg = engine_config(Some(first.unwrap_or(std::path::Path::new("."))), &args.read);
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
+    cfg.read.progress = progress.counter();
     let delim = if args.zero { 0u8 } else { b'\n' };
 
     let stdout = io::stdout();

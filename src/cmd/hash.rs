@@ -70,6 +70,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
     let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4 };
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
+    cfg.read.progress = progress.counter();
     if let Some(bar) = progress.handle() {
         count_sizes(paths.clone(), walk_opts.clone(), bar);
     }
