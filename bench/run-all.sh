@@ -5,6 +5,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 echo "| data | algorithm | cache | command | min s | median s | max s |"
 echo "|---|---|---|---|---|---|---|"
+# The read ceiling: every byte read, nothing hashed (two readers, like the -P2 peers).
+for ds in D3 D1 D2; do
+  hyperfine --style basic -w 1 -r 5 --export-json "/tmp/fixity-bench/results/$ds-read-warm.json" \
+    "find $ds -type f -print0 | xargs -0 -P2 cat > /dev/null" >/dev/null 2>&1
+  python3 "$here/summarize.py" "/tmp/fixity-bench/results/$ds-read-warm.json" $ds "(read only)" warm | head -1
+done
 for ds in D3 D1 D2; do
   for algo in md5 sha1 sha256 blake2b blake3 xxh3 crc32; do
     runs=5; [ $ds = D2 ] && runs=3
