@@ -3,6 +3,7 @@
 # also has, and D3 cold. Run from the directory holding D1 D2 D3 (gen-datasets.py's DEST).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p /tmp/fixity-bench/results
 echo "| data | algorithm | cache | command | min s | median s | max s |"
 echo "|---|---|---|---|---|---|---|"
 # The read ceiling: every byte read, nothing hashed (two readers, like the -P2 peers).
