@@ -60,8 +60,34 @@ pub struct Hashed {
     pub size: u64,
     /// Modification time (ns since the epoch) at the start of the read, if a file.
     pub mtime_ns: Option<i128>,
-    /// One digest per requested algorithm, in the order requested.
+    /// One digest per requested algorithm, in the order requested; empty when the file was
+    /// not read because its stamp matched [`hash_unless_unchanged`]'s expectation.
     pub digests: Vec<Digest>,
+    /// (device, inode) of a regular file.
+    pub file_id: Option<(u64, u64)>,
+}
+
+/// What identifies a version of a file without reading it: size and modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub fn of(md: &Metadata) -> Stamp {
+        Stamp { size: md.len(), mtime_ns: mtime_ns(md) }
+    }
+
+    /// Whether `other` is the same version: equal sizes and mtimes no more than
+    /// `window_ns` apart (0 for exact; file systems such as FAT and SMB shares keep
+    /// coarse or drifting times, hence `--modify-window`).
+    pub fn matches(&self, other: &Stamp, window_ns: i128) -> bool {
+        self.size == other.size && (self.mtime_ns - other.mtime_ns).abs() <= window_ns
+    }
 }
 
 /// Why a file got no digest.
@@ -127,7 +153,8 @@ pub fn kind_name(ft: &std::fs::FileType) -> &'static str {
     }
 }
 
-fn mtime_ns(md: &Metadata) -> i128 {
+/// Modification time in nanoseconds since the epoch.
+pub fn mtime_ns(md: &Metadata) -> i128 {
     md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
 }
 
@@ -150,7 +177,7 @@ pub fn hash_path(
         let mut lock = stdin.lock();
         let size = read_into(&mut lock, &mut hashers, buf, opts.buffer_size, None, opts.progress)
             .map_err(ReadError::Io)?;
-        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
+        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers), file_id: None });
     }
     let file = open(path, mode)?;
     let before = file.metadata().map_err(ReadError::Io)?;
@@ -169,7 +196,7 @@ pub fn hash_path(
         let mut f = &file;
         let size = read_into(&mut f, &mut hashers, buf, opts.buffer_size, None, opts.progress)
             .map_err(ReadError::Io)?;
-        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers) });
+        return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers), file_id: None });
     }
     let len = before.len();
     // Map large files instead of copying them through a buffer: from `mmap_threshold` for
@@ -205,7 +232,45 @@ pub fn hash_path(
     if size != after.len() || mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
         return Err(ReadError::Changed);
     }
-    Ok(Hashed { size, mtime_ns: Some(mtime_ns(&before)), digests: finish(&hashers) })
+    Ok(Hashed {
+        size,
+        mtime_ns: Some(mtime_ns(&before)),
+        digests: finish(&hashers),
+        file_id: Some((before.dev(), before.ino())),
+    })
+}
+
+/// Like [`hash_path`] for a walked file, but first compares the file's stamp (one `lstat`,
+/// or `stat` when following links) with `expect`: when it matches within `window_ns`, the
+/// file is not opened and the result has no digests. This is what keeps a re-scan of an
+/// unchanged tree as cheap as a `find` that stats.
+#[allow(clippy::too_many_arguments)]
+pub fn hash_unless_unchanged(
+    path: &Path,
+    mode: OpenMode,
+    expect: Stamp,
+    window_ns: i128,
+    algos: &[&'static Algorithm],
+    buf: &mut Vec<u8>,
+    opts: &ReadOptions,
+    serial: Option<&Mutex<()>>,
+) -> Result<Hashed, ReadError> {
+    let md = match mode {
+        OpenMode::Walked { follow: false } => std::fs::symlink_metadata(path),
+        _ => std::fs::metadata(path),
+    };
+    if let Ok(md) = md
+        && md.is_file()
+        && Stamp::of(&md).matches(&expect, window_ns)
+    {
+        return Ok(Hashed {
+            size: md.len(),
+            mtime_ns: Some(mtime_ns(&md)),
+            digests: Vec::new(),
+            file_id: Some((md.dev(), md.ino())),
+        });
+    }
+    hash_path(path, mode, algos, buf, opts, serial)
 }
 
 /// Reads a regular file for a rotational disk. Data already in the page cache is read

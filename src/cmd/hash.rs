@@ -97,7 +97,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                 let path = Path::new(p);
                 if p == "-" {
                     let work =
-                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone() };
+                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone(), unless: None };
                     if !push(Task { payload: Entry::File(b"-".to_vec()), work: Some(work) }) {
                         return;
                     }
@@ -113,6 +113,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                                     path: f,
                                     mode: OpenMode::Walked { follow },
                                     algos: algo_arc.clone(),
+                                    unless: None,
                                 }),
                             },
                             WalkEvent::Skipped(f, why) => {
@@ -130,7 +131,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                     }
                 } else {
                     let work =
-                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone() };
+                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone(), unless: None };
                     if !push(Task { payload: Entry::File(p.as_bytes().to_vec()), work: Some(work) })
                     {
                         return;
