@@ -20,6 +20,112 @@ pub enum Command {
     Check(CheckArgs),
     /// List the algorithms fixity computes.
     Algorithms(AlgorithmsArgs),
+    /// Record a tree in its catalog: hash new and changed files, note deleted ones.
+    Scan(ScanArgs),
+    /// Re-read files and compare with the catalog: find corruption, edits, moves, losses.
+    Verify(VerifyArgs),
+    /// Show what a tree's catalog knows: counts, coverage, problems, recent runs.
+    Status(StatusArgs),
+    /// Write the catalog out as a checksum manifest.
+    Export(ExportArgs),
+}
+
+/// Where digests are kept between runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// A SQLite catalog (ROOT/.fixity/catalog.db, or --catalog).
+    Sqlite,
+    /// Extended attributes on each file (user.fixity.*; reads cshatag's user.shatag.*).
+    Xattr,
+}
+
+/// Options shared by `scan` and `verify`.
+#[derive(Args, Debug, Clone)]
+pub struct ScrubArgs {
+    /// The catalog file (default: PATH/.fixity/catalog.db).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Where digests are kept.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    pub store: Store,
+    /// Algorithm for a new catalog or for files without a record (default: blake3).
+    #[arg(short = 'a', long = "algorithm", value_name = "NAME")]
+    pub algorithm: Option<String>,
+    /// Leave out names matching GLOB (also read from PATH/.fixityignore, one per line).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Follow symbolic links inside the tree.
+    #[arg(short = 'L', long)]
+    pub follow: bool,
+    /// Treat mtimes this many seconds apart as equal (FAT keeps 2 s, SMB shares drift).
+    #[arg(long, value_name = "SECONDS", default_value = "0")]
+    pub modify_window: f64,
+    /// Print only problems (corrupt, unreadable, missing), and the summary only then.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Print one JSON object per file that is not ok, then one with the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Append a one-line summary of the run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// If another run holds the catalog, wait for it instead of failing.
+    #[arg(long)]
+    pub wait: bool,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// The tree (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub common: ScrubArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub common: ScrubArgs,
+    /// Stop starting new reads after this long (e.g. 2h, 30m, 1h30m); the next run
+    /// continues where this one stopped.
+    #[arg(long, value_name = "DURATION")]
+    pub max_duration: Option<String>,
+    /// Stop starting new reads after this many bytes (e.g. 500G); the next run continues.
+    #[arg(long, value_name = "SIZE")]
+    pub max_bytes: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The catalog file (default: PATH/.fixity/catalog.db).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The tree (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The catalog file (default: PATH/.fixity/catalog.db).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Manifest format: gnu, bsd, sfv, json, or a tool's name (md5sum, sha1sum, sha256sum,
+    /// sha512sum, b2sum, b3sum ...), which also requires the catalog's algorithm to match.
+    #[arg(long, default_value = "gnu")]
+    pub format: String,
+    /// Write to FILE atomically instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The tree (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
 }
 
 /// Options shared by commands that read files.

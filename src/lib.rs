@@ -10,9 +10,12 @@
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
+//! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
+//! - [`scrub`]: `scan` and `verify`: classify files against the catalog, in slices.
 #![deny(unsafe_code)]
 
 pub mod algo;
+pub mod catalog;
 pub mod digest;
 pub mod formats;
 pub mod output;
@@ -20,5 +23,6 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod scrub;
 pub mod verify;
 pub mod walk;

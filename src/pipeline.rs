@@ -239,8 +239,13 @@ mod tests {
             std::fs::write(&p, vec![i as u8; (i * 7919) % 200_000]).unwrap();
             paths.push(p);
         }
-        let cfg =
-            Config { workers: 8, window: 16, read: ReadOptions::default(), serial_reads: false };
+        let cfg = Config {
+            workers: 8,
+            window: 16,
+            read: ReadOptions::default(),
+            serial_reads: false,
+            modify_window_ns: 0,
+        };
         let mut seen = Vec::new();
         run(
             &cfg,
@@ -271,8 +276,13 @@ mod tests {
 
     #[test]
     fn sink_can_stop_early() {
-        let cfg =
-            Config { workers: 2, window: 4, read: ReadOptions::default(), serial_reads: true };
+        let cfg = Config {
+            workers: 2,
+            window: 4,
+            read: ReadOptions::default(),
+            serial_reads: true,
+            modify_window_ns: 0,
+        };
         let mut count = 0;
         run(
             &cfg,

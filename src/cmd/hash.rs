@@ -96,8 +96,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
             for p in &paths {
                 let path = Path::new(p);
                 if p == "-" {
-                    let work =
-                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone(), unless: None };
+                    let work = Work {
+                        path: path.into(),
+                        mode: OpenMode::Stdin,
+                        algos: algo_arc.clone(),
+                        unless: None,
+                    };
                     if !push(Task { payload: Entry::File(b"-".to_vec()), work: Some(work) }) {
                         return;
                     }
@@ -130,8 +134,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         return;
                     }
                 } else {
-                    let work =
-                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone(), unless: None };
+                    let work = Work {
+                        path: path.into(),
+                        mode: OpenMode::Named,
+                        algos: algo_arc.clone(),
+                        unless: None,
+                    };
                     if !push(Task { payload: Entry::File(p.as_bytes().to_vec()), work: Some(work) })
                     {
                         return;

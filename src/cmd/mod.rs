@@ -3,7 +3,10 @@
 
 mod algorithms;
 mod check;
+mod export;
 mod hash;
+mod scrub;
+mod status;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
 use fixity::pipeline::Config;
@@ -27,6 +30,12 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Hash(a) => hash::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
+        Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),
+        Command::Verify(a) => {
+            scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration)
+        }
+        Command::Status(a) => status::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

@@ -36,6 +36,28 @@ pub fn write_check(name: &[u8], algo: &str, status: &str, detail: Option<&str>, 
     push(obj, out);
 }
 
+/// A classified file from `scan`/`verify`:
+/// `{"path": ..., "class": "corrupt", "moved_from": ..., "note": ...}`.
+pub fn write_finding(
+    name: &[u8],
+    class: &str,
+    moved_from: Option<&[u8]>,
+    note: Option<&str>,
+    out: &mut Vec<u8>,
+) {
+    let mut obj = path_fields(name);
+    obj.insert("class".into(), Value::from(class));
+    if let Some(from) = moved_from {
+        for (k, v) in path_fields(from) {
+            obj.insert(format!("moved_from{}", k.strip_prefix("path").unwrap_or(&k)), v);
+        }
+    }
+    if let Some(n) = note {
+        obj.insert("note".into(), Value::from(n));
+    }
+    push(obj, out);
+}
+
 fn path_fields(name: &[u8]) -> Map<String, Value> {
     let mut obj = Map::new();
     match std::str::from_utf8(name) {

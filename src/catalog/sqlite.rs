@@ -1,0 +1,811 @@
+//! The SQLite catalog: one row per file (path as raw bytes, size, mtime, inode, digest,
+//! first seen, last verified, last checked, last result, missing since), a `runs` table
+//! with one row per run, and a `meta` table (algorithm, creation time). WAL journaling
+//! and batched transactions: a run killed at any moment leaves the database consistent,
+//! with everything up to the last committed batch, and the next run simply continues.
+//!
+//! The schema is versioned with `PRAGMA user_version`; [`MIGRATIONS`] takes any older
+//! catalog forward, and a catalog from a newer fixity is refused rather than damaged.
+
+use super::Class;
+use crate::algo::{self, Algorithm};
+use crate::read::Stamp;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Schema steps, in order; step `i` takes `user_version` from `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE files (
+         path BLOB PRIMARY KEY,
+         size INTEGER NOT NULL,
+         mtime_ns INTEGER NOT NULL,
+         dev INTEGER,
+         ino INTEGER,
+         digest BLOB NOT NULL,
+         first_seen INTEGER NOT NULL,
+         last_verified INTEGER NOT NULL,
+         last_checked INTEGER NOT NULL,
+         last_result TEXT NOT NULL,
+         missing_since INTEGER,
+         moved_from BLOB,
+         note TEXT
+     ) WITHOUT ROWID;
+     CREATE INDEX files_by_verified ON files (last_verified, path);
+     CREATE INDEX files_by_digest ON files (digest);
+     CREATE TABLE runs (
+         id INTEGER PRIMARY KEY,
+         command TEXT NOT NULL,
+         started INTEGER NOT NULL,
+         finished INTEGER,
+         complete INTEGER,
+         summary TEXT
+     );",
+];
+
+/// Errors opening or using a catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// No catalog where one was expected.
+    #[error("no catalog at {0} (run `fixity scan` first)")]
+    NotFound(PathBuf),
+    /// Written by a newer fixity.
+    #[error("catalog {0} has schema version {1}; this fixity knows up to {2}")]
+    TooNew(PathBuf, i64, usize),
+    /// The catalog records another algorithm than the one asked for.
+    #[error("catalog {0} holds {1} digests; drop -a or pass -a {1}")]
+    AlgorithmMismatch(PathBuf, &'static str),
+    /// The catalog names an algorithm this fixity does not have.
+    #[error("catalog {0} uses unknown algorithm {1:?}")]
+    UnknownAlgorithm(PathBuf, String),
+    /// SQLite said no.
+    #[error("catalog {0}: {1}")]
+    Sqlite(PathBuf, rusqlite::Error),
+    /// Creating the catalog's directory failed.
+    #[error("cannot create {0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// Result of catalog operations.
+pub type Result<T> = std::result::Result<T, CatalogError>;
+
+/// One file as the catalog records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Path relative to the tree's root, raw bytes.
+    pub path: Vec<u8>,
+    /// Size and mtime when the digest was taken.
+    pub stamp: Stamp,
+    /// Digest of the content (the catalog's algorithm).
+    pub digest: Vec<u8>,
+    /// When the file was first recorded (ms since the epoch).
+    pub first_seen: i64,
+    /// When its content last matched (or was hashed), ms; 0 if never.
+    pub last_verified: i64,
+    /// When a run last looked at it, ms.
+    pub last_checked: i64,
+    /// What that run found.
+    pub last_result: Class,
+    /// Since when it has been missing, if it is.
+    pub missing_since: Option<i64>,
+}
+
+const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since";
+
+fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let result: String = r.get(7)?;
+    Ok(Row {
+        path: r.get(0)?,
+        stamp: Stamp { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get::<_, i64>(2)? as i128 },
+        digest: r.get(3)?,
+        first_seen: r.get(4)?,
+        last_verified: r.get(5)?,
+        last_checked: r.get(6)?,
+        last_result: Class::from_name(&result).unwrap_or(Class::Ok),
+        missing_since: r.get(8)?,
+    })
+}
+
+/// Receives (path, class, moved-from path, note) for each reported file.
+pub type ReportFn<'a> = dyn FnMut(&[u8], Class, Option<&[u8]>, Option<&str>) + 'a;
+
+/// An open catalog.
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+    algo: &'static Algorithm,
+}
+
+/// Counts and times for `fixity status`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Summary {
+    /// Files present (not missing).
+    pub files: u64,
+    /// Their total size.
+    pub bytes: u64,
+    /// Files recorded as missing.
+    pub missing: u64,
+    /// Present files per last result.
+    pub by_result: Vec<(String, u64)>,
+    /// The least recently verified present file and when (ms).
+    pub oldest_verified: Option<(Vec<u8>, i64)>,
+    /// Present files verified within the last 1, 7 and 30 days.
+    pub verified_within: [(u32, u64); 3],
+    /// Files whose last result is corrupt or unreadable (first 100).
+    pub problems: Vec<(Vec<u8>, String)>,
+    /// The last few runs: command, started, finished, complete, summary JSON.
+    pub runs: Vec<RunInfo>,
+}
+
+/// One row of the `runs` table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunInfo {
+    /// `scan` or `verify`.
+    pub command: String,
+    /// Start, ms since the epoch.
+    pub started: i64,
+    /// End, if it ended normally.
+    pub finished: Option<i64>,
+    /// Whether it covered everything it set out to (a slice may stop early).
+    pub complete: Option<bool>,
+    /// Its counts, as JSON.
+    pub summary: Option<String>,
+}
+
+impl Catalog {
+    /// Where a tree's catalog lives unless `--catalog` says otherwise.
+    pub fn default_path(root: &Path) -> PathBuf {
+        root.join(".fixity").join("catalog.db")
+    }
+
+    /// Opens the catalog at `path`. With `create` it is made if absent, recording
+    /// `algo` (or the default algorithm); an existing catalog keeps its algorithm and
+    /// refuses a different explicit one.
+    pub fn open(path: &Path, create: bool, algo: Option<&'static Algorithm>) -> Result<Catalog> {
+        let exists = path.exists();
+        if !exists && !create {
+            return Err(CatalogError::NotFound(path.to_path_buf()));
+        }
+        if !exists && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| CatalogError::Io(dir.to_path_buf(), e))?;
+        }
+        let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+        let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
+        // WAL: readers (status, export, the walk's cursor) never block the writer and a
+        // crash rolls back to the last commit. FULL syncs the log at each commit.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+        migrate(&conn).map_err(|e| match e {
+            MigrateError::TooNew(v) => {
+                CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
+            }
+            MigrateError::Sqlite(e) => sql(e),
+        })?;
+        let stored: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'algorithm'", [], |r| r.get(0))
+            .optional()
+            .map_err(sql)?;
+        let algo = match stored {
+            Some(name) => {
+                let a = algo::lookup(&name)
+                    .ok_or_else(|| CatalogError::UnknownAlgorithm(path.to_path_buf(), name))?;
+                if algo.is_some_and(|want| want.name != a.name) {
+                    return Err(CatalogError::AlgorithmMismatch(path.to_path_buf(), a.name));
+                }
+                a
+            }
+            None => {
+                let a = algo.unwrap_or_else(algo::default_algorithm);
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
+                    params![a.name, super::now_ms().to_string()],
+                )
+                .map_err(sql)?;
+                a
+            }
+        };
+        Ok(Catalog { conn, path: path.to_path_buf(), algo })
+    }
+
+    /// A second, read-only connection, for a thread that reads while this one writes.
+    pub fn reader(&self) -> Result<Reader> {
+        let sql = |e| CatalogError::Sqlite(self.path.clone(), e);
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql)?;
+        conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
+        Ok(Reader { conn })
+    }
+
+    /// The catalog's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The algorithm of every digest in the catalog.
+    pub fn algorithm(&self) -> &'static Algorithm {
+        self.algo
+    }
+
+    fn err(&self, e: rusqlite::Error) -> CatalogError {
+        CatalogError::Sqlite(self.path.clone(), e)
+    }
+
+    /// Starts recording a run; returns its id.
+    pub fn start_run(&self, command: &str, started: i64) -> Result<i64> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (command, started) VALUES (?1, ?2)",
+                params![command, started],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the end of run `id`.
+    pub fn finish_run(&self, id: i64, complete: bool, summary: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished = ?1, complete = ?2, summary = ?3 WHERE id = ?4",
+                params![super::now_ms(), complete, summary, id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A batching writer: statements go into transactions of a few thousand rows (or
+    /// one second), each committed whole.
+    pub fn writer(&self) -> Writer<'_> {
+        Writer { cat: self, pending: 0, since: Instant::now() }
+    }
+
+    /// Rows recorded as missing, with the time they went missing.
+    pub fn missing(&self) -> Result<Vec<Row>> {
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT {ROW_COLUMNS} FROM files WHERE missing_since IS NOT NULL ORDER BY path"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = st.query_map([], row_of).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// Present files recorded as new since `since` (ms) with this size and digest: where
+    /// a missing file may have moved to.
+    pub fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Vec<u8>>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT path FROM files WHERE digest = ?1 AND size = ?2 AND missing_since IS NULL
+                 AND last_result = 'new' AND first_seen >= ?3 ORDER BY path",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![digest, size as i64, since], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// One row by path.
+    pub fn get(&self, path: &[u8]) -> Result<Option<Row>> {
+        self.conn
+            .query_row(&format!("SELECT {ROW_COLUMNS} FROM files WHERE path = ?1"), [path], row_of)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// What `fixity status` shows.
+    pub fn summary(&self, now: i64) -> Result<Summary> {
+        let e = |e| self.err(e);
+        let c = &self.conn;
+        let (files, bytes): (i64, i64) = c
+            .query_row(
+                "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE missing_since IS NULL",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(e)?;
+        let missing: i64 = c
+            .query_row("SELECT count(*) FROM files WHERE missing_since IS NOT NULL", [], |r| {
+                r.get(0)
+            })
+            .map_err(e)?;
+        let mut st = c
+            .prepare(
+                "SELECT last_result, count(*) FROM files WHERE missing_since IS NULL
+                 GROUP BY last_result ORDER BY last_result",
+            )
+            .map_err(e)?;
+        let by_result = st
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        let oldest_verified = c
+            .query_row(
+                "SELECT path, last_verified FROM files WHERE missing_since IS NULL
+                 ORDER BY last_verified, path LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(e)?;
+        let mut verified_within = [(1u32, 0u64), (7, 0), (30, 0)];
+        for (days, n) in verified_within.iter_mut() {
+            let since = now - i64::from(*days) * 86_400_000;
+            *n = c
+                .query_row(
+                    "SELECT count(*) FROM files WHERE missing_since IS NULL AND last_verified >= ?1",
+                    [since],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(e)? as u64;
+        }
+        let mut st = c
+            .prepare(
+                "SELECT path, last_result FROM files WHERE last_result IN ('corrupt', 'unreadable')
+                 AND missing_since IS NULL ORDER BY path LIMIT 100",
+            )
+            .map_err(e)?;
+        let problems = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        let mut st = c
+            .prepare(
+                "SELECT command, started, finished, complete, summary FROM runs
+                 ORDER BY id DESC LIMIT 5",
+            )
+            .map_err(e)?;
+        let runs = st
+            .query_map([], |r| {
+                Ok(RunInfo {
+                    command: r.get(0)?,
+                    started: r.get(1)?,
+                    finished: r.get(2)?,
+                    complete: r.get(3)?,
+                    summary: r.get(4)?,
+                })
+            })
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        Ok(Summary {
+            files: files as u64,
+            bytes: bytes as u64,
+            missing: missing as u64,
+            by_result,
+            oldest_verified,
+            verified_within,
+            problems,
+            runs,
+        })
+    }
+
+    /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
+    /// path order: (path, class, moved-from path, note). Streams from the database, so a
+    /// report of any size costs no memory.
+    pub fn report(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT path, last_result, moved_from, note FROM files
+                 WHERE last_checked = ?1 AND last_result != 'ok' ORDER BY path",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([run_start]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let path: Vec<u8> = r.get(0).map_err(|e| self.err(e))?;
+            let class: String = r.get(1).map_err(|e| self.err(e))?;
+            let from: Option<Vec<u8>> = r.get(2).map_err(|e| self.err(e))?;
+            let note: Option<String> = r.get(3).map_err(|e| self.err(e))?;
+            let Some(class) = Class::from_name(&class) else { continue };
+            each(&path, class, from.as_deref(), note.as_deref());
+        }
+        Ok(())
+    }
+
+    /// Forgets every file recorded as missing (what a scan does after reporting them);
+    /// returns how many.
+    pub fn forget_missing(&self) -> Result<u64> {
+        let n = self
+            .conn
+            .execute("DELETE FROM files WHERE missing_since IS NOT NULL", [])
+            .map_err(|e| self.err(e))?;
+        Ok(n as u64)
+    }
+
+    /// Present files not looked at since `pass_start`: what later slices still have to do.
+    pub fn stale_count(&self, pass_start: i64) -> Result<(u64, u64)> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(size), 0) FROM files
+                 WHERE missing_since IS NULL AND last_checked < ?1",
+                [pass_start],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// A value from the `meta` table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Sets (or with `None` removes) a `meta` value.
+    pub fn set_meta(&self, key: &str, value: Option<&str>) -> Result<()> {
+        match value {
+            Some(v) => self.conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = ?2",
+                params![key, v],
+            ),
+            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
+        }
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The latest start time of any run (so a new run can start strictly after it).
+    pub fn last_run_start(&self) -> Result<i64> {
+        self.conn
+            .query_row("SELECT coalesce(max(started), 0) FROM runs", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// `PRAGMA integrity_check`: "ok" for a sound database.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+}
+
+/// A read-only connection used to stream rows in order while another connection writes.
+pub struct Reader {
+    conn: Connection,
+}
+
+impl Reader {
+    /// Up to `limit` rows (present or missing) with paths after `after`, in byte order of
+    /// their paths: the order a sorted walk of the tree visits them.
+    pub fn by_path(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2"
+        ))?;
+        let rows = st.query_map(params![after, limit as i64], row_of)?;
+        rows.collect()
+    }
+
+    /// Up to `limit` present rows not looked at since `pass_start` (the start of the
+    /// current verification pass), least recently verified first (ties by path), after
+    /// the key `after`: the order of a scrub slice.
+    pub fn stale(
+        &self,
+        pass_start: i64,
+        after: Option<(i64, &[u8])>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files
+             WHERE missing_since IS NULL AND last_checked < ?1
+               AND (?2 IS NULL OR (last_verified, path) > (?2, ?3))
+             ORDER BY last_verified, path LIMIT ?4"
+        ))?;
+        let (t, p) = match after {
+            Some((t, p)) => (Some(t), Some(p)),
+            None => (None, None),
+        };
+        let rows = st.query_map(params![pass_start, t, p, limit as i64], row_of)?;
+        rows.collect()
+    }
+}
+
+/// Writes into the catalog in batches (see [`Catalog::writer`]). Call
+/// [`Writer::finish`] to commit the last batch; dropping without it rolls the batch back.
+pub struct Writer<'a> {
+    cat: &'a Catalog,
+    pending: usize,
+    since: Instant,
+}
+
+impl Writer<'_> {
+    fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<()> {
+        if self.pending == 0 {
+            self.cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| self.cat.err(e))?;
+            self.since = Instant::now();
+        }
+        self.cat
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut st| st.execute(p))
+            .map_err(|e| self.cat.err(e))?;
+        self.pending += 1;
+        if self.pending >= 4096 || self.since.elapsed() > Duration::from_secs(1) {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Commits the current batch.
+    pub fn commit(&mut self) -> Result<()> {
+        if self.pending > 0 {
+            self.pending = 0;
+            self.cat.conn.execute_batch("COMMIT").map_err(|e| self.cat.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Commits what is pending.
+    pub fn finish(mut self) -> Result<()> {
+        self.commit()
+    }
+
+    /// Records a file hashed for the first time.
+    pub fn insert(
+        &mut self,
+        path: &[u8],
+        stamp: Stamp,
+        file_id: Option<(u64, u64)>,
+        digest: &[u8],
+        now: i64,
+    ) -> Result<()> {
+        let (dev, ino) = split_id(file_id);
+        self.exec(
+            "INSERT INTO files (path, size, mtime_ns, dev, ino, digest, first_seen, last_verified,
+                                last_checked, last_result, missing_since)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, 'new', NULL)
+             ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
+                digest = ?6, last_verified = ?7, last_checked = ?7, last_result = 'new',
+                missing_since = NULL, moved_from = NULL, note = NULL",
+            params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
+        )
+    }
+
+    /// Records a new digest for a known file (an edit): `class` is what the run found.
+    pub fn rehashed(
+        &mut self,
+        path: &[u8],
+        stamp: Stamp,
+        file_id: Option<(u64, u64)>,
+        digest: &[u8],
+        class: Class,
+        now: i64,
+    ) -> Result<()> {
+        let (dev, ino) = split_id(file_id);
+        self.exec(
+            "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
+                last_verified = ?7, last_checked = ?7, last_result = ?8, missing_since = NULL,
+                moved_from = NULL, note = NULL
+             WHERE path = ?1",
+            params![
+                path,
+                stamp.size as i64,
+                stamp.mtime_ns as i64,
+                dev,
+                ino,
+                digest,
+                now,
+                class.name()
+            ],
+        )
+    }
+
+    /// Records a check of a known file that leaves its digest alone: ok (content matched:
+    /// also the last-verified time), corrupt or unreadable.
+    pub fn checked(
+        &mut self,
+        path: &[u8],
+        class: Class,
+        now: i64,
+        note: Option<&str>,
+    ) -> Result<()> {
+        self.exec(
+            "UPDATE files SET last_checked = ?2, last_result = ?3, note = ?4, moved_from = NULL,
+                last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END
+             WHERE path = ?1",
+            params![path, now, class.name(), note],
+        )
+    }
+
+    /// A file recorded as missing is back (unchanged).
+    pub fn present(&mut self, path: &[u8]) -> Result<()> {
+        self.exec(
+            "UPDATE files SET missing_since = NULL, last_result = 'ok' WHERE path = ?1",
+            params![path],
+        )
+    }
+
+    /// Records that a file is gone (keeping when it first went missing).
+    pub fn missing(&mut self, path: &[u8], now: i64) -> Result<()> {
+        self.exec(
+            "UPDATE files SET missing_since = coalesce(missing_since, ?2), last_checked = ?2,
+                last_result = 'missing'
+             WHERE path = ?1",
+            params![path, now],
+        )
+    }
+
+    /// Forgets a file.
+    pub fn delete(&mut self, path: &[u8]) -> Result<()> {
+        self.exec("DELETE FROM files WHERE path = ?1", params![path])
+    }
+
+    /// Records that the file at `from` (missing) now lives at `to`: the row at `to`
+    /// inherits `from`'s history and `from` is forgotten.
+    pub fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
+        self.exec(
+            "UPDATE files SET last_result = 'moved', moved_from = ?1,
+                first_seen = min(first_seen, (SELECT first_seen FROM files WHERE path = ?1))
+             WHERE path = ?2",
+            params![from, to],
+        )?;
+        self.delete(from)
+    }
+}
+
+fn split_id(id: Option<(u64, u64)>) -> (Option<i64>, Option<i64>) {
+    match id {
+        Some((d, i)) => (Some(d as i64), Some(i as i64)),
+        None => (None, None),
+    }
+}
+
+enum MigrateError {
+    TooNew(i64),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(e: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(e)
+    }
+}
+
+/// Brings the schema to the newest version, one transaction per step.
+fn migrate(conn: &Connection) -> std::result::Result<(), MigrateError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > MIGRATIONS.len() as i64 {
+        return Err(MigrateError::TooNew(version));
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {step}; PRAGMA user_version = {}; COMMIT;",
+            i + 1
+        ))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(size: u64, mtime_ns: i128) -> Stamp {
+        Stamp { size, mtime_ns }
+    }
+
+    #[test]
+    fn create_reopen_and_algorithm_is_fixed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x/catalog.db");
+        assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::NotFound(_))));
+        let sha = algo::lookup("sha256");
+        let c = Catalog::open(&p, true, sha).unwrap();
+        assert_eq!(c.algorithm().name, "sha256");
+        drop(c);
+        assert_eq!(Catalog::open(&p, false, None).unwrap().algorithm().name, "sha256");
+        let other = Catalog::open(&p, false, algo::lookup("md5"));
+        assert!(matches!(other, Err(CatalogError::AlgorithmMismatch(_, "sha256"))));
+        let c = Catalog::open(&p, false, None).unwrap();
+        assert_eq!(c.integrity_check().unwrap(), "ok");
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.db");
+        drop(Catalog::open(&p, true, None).unwrap());
+        let conn = Connection::open(&p).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::TooNew(_, 99, _))));
+    }
+
+    #[test]
+    fn rows_stream_in_byte_order_and_stale_order() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+        let mut w = c.writer();
+        // Byte order: "a.txt" < "a/b" ('.' < '/'), and non-UTF-8 bytes sort last.
+        for (i, name) in [&b"a/b"[..], b"a.txt", b"\xff\xfe", b"B"].iter().enumerate() {
+            w.insert(name, stamp(i as u64, 5), None, &[i as u8; 4], 1000 + i as i64).unwrap();
+        }
+        w.finish().unwrap();
+        let r = c.reader().unwrap();
+        let all: Vec<_> = r.by_path(None, 100).unwrap().into_iter().map(|r| r.path).collect();
+        assert_eq!(
+            all,
+            vec![b"B".to_vec(), b"a.txt".to_vec(), b"a/b".to_vec(), b"\xff\xfe".to_vec()]
+        );
+        let page: Vec<_> =
+            r.by_path(Some(b"a.txt"), 1).unwrap().into_iter().map(|r| r.path).collect();
+        assert_eq!(page, vec![b"a/b".to_vec()]);
+        // Stale order: least recently verified first; rows checked in this run are left out.
+        let mut w = c.writer();
+        w.checked(b"a/b", Class::Ok, 5000, None).unwrap();
+        w.finish().unwrap();
+        let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
+        assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
+        let rest: Vec<_> = r
+            .stale(5000, Some((1001, b"a.txt")), 100)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        assert_eq!(rest, vec![b"\xff\xfe".to_vec(), b"B".to_vec()]);
+    }
+
+    #[test]
+    fn corrupt_keeps_the_digest_and_the_last_verified_time() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+        let mut w = c.writer();
+        w.insert(b"f", stamp(3, 7), Some((1, 2)), b"good", 100).unwrap();
+        w.checked(b"f", Class::Corrupt, 200, Some("x")).unwrap();
+        w.finish().unwrap();
+        let row = c.get(b"f").unwrap().unwrap();
+        assert_eq!(row.digest, b"good");
+        assert_eq!(
+            (row.last_verified, row.last_checked, row.last_result),
+            (100, 200, Class::Corrupt)
+        );
+    }
+
+    #[test]
+    fn a_move_keeps_first_seen_and_forgets_the_old_path() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+        let mut w = c.writer();
+        w.insert(b"old", stamp(3, 7), None, b"dig", 100).unwrap();
+        w.missing(b"old", 500).unwrap();
+        w.insert(b"new", stamp(3, 9), None, b"dig", 500).unwrap();
+        w.finish().unwrap();
+        assert_eq!(c.missing().unwrap().len(), 1);
+        assert_eq!(c.move_candidates(3, b"dig", 500).unwrap(), vec![b"new".to_vec()]);
+        assert!(c.move_candidates(3, b"dig", 501).unwrap().is_empty());
+        let mut w = c.writer();
+        w.moved(b"old", b"new").unwrap();
+        w.finish().unwrap();
+        assert!(c.get(b"old").unwrap().is_none());
+        let row = c.get(b"new").unwrap().unwrap();
+        assert_eq!((row.first_seen, row.last_result), (100, Class::Moved));
+    }
+
+    #[test]
+    fn summary_counts_present_missing_and_problems() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+        let now = 100 * 86_400_000;
+        let mut w = c.writer();
+        w.insert(b"a", stamp(10, 1), None, b"1", now - 2 * 86_400_000).unwrap();
+        w.insert(b"b", stamp(20, 1), None, b"2", now - 10).unwrap();
+        w.insert(b"c", stamp(30, 1), None, b"3", now - 10).unwrap();
+        w.checked(b"b", Class::Corrupt, now, None).unwrap();
+        w.missing(b"c", now).unwrap();
+        w.finish().unwrap();
+        let s = c.summary(now).unwrap();
+        assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
+        assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));
+        assert_eq!(s.verified_within, [(1, 1), (7, 2), (30, 2)]);
+        assert_eq!(s.problems, vec![(b"b".to_vec(), "corrupt".to_string())]);
+    }
+}

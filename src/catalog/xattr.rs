@@ -1,0 +1,300 @@
+//! Digests kept with each file, in extended attributes. fixity's own attributes:
+//!
+//! | attribute              | value                                                   |
+//! |------------------------|---------------------------------------------------------|
+//! | `user.fixity.ALGO`     | the digest in lowercase hex, e.g. `user.fixity.blake3`  |
+//! | `user.fixity.ts`       | the mtime the digest was taken at, `SSSSSSSSSS.NNNNNNNNN` |
+//! | `user.fixity.size`     | the size it was taken at, decimal                       |
+//! | `user.fixity.verified` | when the content last matched, ms since the epoch       |
+//!
+//! It also reads what cshatag (and the Python shatag) write: `user.shatag.sha256` (hex)
+//! and `user.shatag.ts` (the same timestamp layout; shatag's float may carry fewer
+//! fraction digits, compared at the precision it has), and keeps them up to date when it
+//! re-hashes such a file, so both tools keep agreeing. Setting attributes changes a file's
+//! ctime, never its mtime.
+//!
+//! The tree's root directory holds `user.fixity.cursor`: where the last time-boxed slice
+//! stopped, so the next one continues from there.
+
+use crate::algo::{self, Algorithm};
+use crate::digest::Digest;
+use crate::read::Stamp;
+use std::io;
+use std::path::Path;
+
+/// Prefix of fixity's attributes.
+pub const PREFIX: &str = "user.fixity.";
+const TS: &str = "user.fixity.ts";
+const SIZE: &str = "user.fixity.size";
+const VERIFIED: &str = "user.fixity.verified";
+/// The slice cursor on the root directory.
+pub const CURSOR: &str = "user.fixity.cursor";
+const SHATAG_SHA256: &str = "user.shatag.sha256";
+const SHATAG_TS: &str = "user.shatag.ts";
+
+/// Where a file's recorded digest came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `user.fixity.*`.
+    Fixity,
+    /// `user.shatag.*` (cshatag, shatag).
+    Shatag,
+}
+
+/// A file's recorded digest and the version of the file it describes.
+#[derive(Clone, Debug)]
+pub struct Attrs {
+    /// The algorithm of `digest`.
+    pub algo: &'static Algorithm,
+    /// The recorded digest.
+    pub digest: Digest,
+    /// The mtime it was taken at, in ns, and how many fraction digits the record has
+    /// (9 for fixity and cshatag).
+    pub mtime_ns: i128,
+    /// Fraction digits in the recorded time.
+    pub precision: u32,
+    /// The size it was taken at, when recorded (shatag does not record it).
+    pub size: Option<u64>,
+    /// When the content last matched, ms.
+    pub verified: Option<i64>,
+    /// Which attributes these came from.
+    pub source: Source,
+    /// Whether shatag attributes are present too (and so are kept up to date).
+    pub has_shatag: bool,
+}
+
+impl Attrs {
+    /// Whether the file's current `stamp` is the version these attributes describe:
+    /// same size (when recorded) and same mtime at the recorded precision, within
+    /// `window_ns`.
+    pub fn describes(&self, stamp: &Stamp, window_ns: i128) -> bool {
+        if self.size.is_some_and(|s| s != stamp.size) {
+            return false;
+        }
+        let unit = 10i128.pow(9 - self.precision.min(9));
+        let now = stamp.mtime_ns.div_euclid(unit) * unit;
+        (now - self.mtime_ns).abs() <= window_ns.max(0)
+    }
+}
+
+/// Formats an mtime the way cshatag does: `%010d.%09d`.
+pub fn format_ts(mtime_ns: i128) -> String {
+    format!("{:010}.{:09}", mtime_ns.div_euclid(1_000_000_000), mtime_ns.rem_euclid(1_000_000_000))
+}
+
+/// Parses `SECONDS[.FRACTION]` into (ns, fraction digits). Fractions longer than 9
+/// digits are cut to nanoseconds.
+pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
+    let text =
+        std::str::from_utf8(text).ok()?.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    let (secs, frac) = match text.split_once('.') {
+        Some((s, f)) => (s, f),
+        None => (text, ""),
+    };
+    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let s: i128 = secs.parse().ok()?;
+    let digits = frac.len().min(9);
+    let mut ns: i128 = 0;
+    for b in frac.bytes().take(9) {
+        ns = ns * 10 + i128::from(b - b'0');
+    }
+    ns *= 10i128.pow(9 - digits as u32);
+    Some((s * 1_000_000_000 + ns, digits as u32))
+}
+
+fn get(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
+    xattr::get(path, name)
+}
+
+fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
+    let hex = v.strip_suffix(b"\0").unwrap_or(v);
+    Digest::from_hex(hex).filter(|d| d.as_bytes().len() == algo.len)
+}
+
+/// Reads a file's recorded digest: fixity's attribute for `prefer` first, then any
+/// other `user.fixity.ALGO` the file carries, then cshatag's. `Ok(None)` when it has none.
+pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
+    let mut found: Option<(&'static Algorithm, Digest)> = None;
+    if let Some(v) = get(path, &format!("{PREFIX}{}", prefer.name))? {
+        found = parse_digest(prefer, &v).map(|d| (prefer, d));
+    }
+    if found.is_none() {
+        for name in xattr::list(path)? {
+            let Some(name) = name.to_str() else { continue };
+            let Some(algo_name) = name.strip_prefix(PREFIX) else { continue };
+            let Some(a) = algo::lookup(algo_name).filter(|a| a.name == algo_name) else {
+                continue;
+            };
+            if let Some(v) = get(path, name)?
+                && let Some(d) = parse_digest(a, &v)
+            {
+                found = Some((a, d));
+                break;
+            }
+        }
+    }
+    let shatag = get(path, SHATAG_SHA256)?;
+    let has_shatag = shatag.is_some();
+    if let Some((algo, digest)) = found
+        && let Some((mtime_ns, precision)) = get(path, TS)?.as_deref().and_then(parse_ts)
+    {
+        let size = get(path, SIZE)?.and_then(|v| std::str::from_utf8(&v).ok()?.trim().parse().ok());
+        let verified =
+            get(path, VERIFIED)?.and_then(|v| std::str::from_utf8(&v).ok()?.trim().parse().ok());
+        return Ok(Some(Attrs {
+            algo,
+            digest,
+            mtime_ns,
+            precision,
+            size,
+            verified,
+            source: Source::Fixity,
+            has_shatag,
+        }));
+    }
+    let sha256 = algo::lookup("sha256").expect("registered");
+    if let Some(v) = shatag
+        && let Some(digest) = parse_digest(sha256, &v)
+        && let Some((mtime_ns, precision)) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts)
+    {
+        return Ok(Some(Attrs {
+            algo: sha256,
+            digest,
+            mtime_ns,
+            precision,
+            size: None,
+            verified: None,
+            source: Source::Shatag,
+            has_shatag: true,
+        }));
+    }
+    Ok(None)
+}
+
+/// Records `digest` as the content of `path` at `stamp`, verified at `verified_ms`.
+/// With `shatag` (the file had cshatag attributes and `algo` is SHA-256), cshatag's
+/// attributes are rewritten too.
+pub fn write(
+    path: &Path,
+    algo: &'static Algorithm,
+    digest: &Digest,
+    stamp: Stamp,
+    verified_ms: i64,
+    shatag: bool,
+) -> io::Result<()> {
+    let ts = format_ts(stamp.mtime_ns);
+    xattr::set(path, format!("{PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
+    xattr::set(path, TS, ts.as_bytes())?;
+    xattr::set(path, SIZE, stamp.size.to_string().as_bytes())?;
+    xattr::set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
+    if shatag && algo.name == "sha256" {
+        xattr::set(path, SHATAG_TS, ts.as_bytes())?;
+        xattr::set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Records only a successful verification time.
+pub fn mark_verified(path: &Path, verified_ms: i64) -> io::Result<()> {
+    xattr::set(path, VERIFIED, verified_ms.to_string().as_bytes())
+}
+
+/// Fails with a message naming the file system when `dir`'s file system does not take
+/// user extended attributes.
+pub fn probe(dir: &Path) -> Result<(), String> {
+    const PROBE: &str = "user.fixity.probe";
+    match xattr::set(dir, PROBE, b"1") {
+        Ok(()) => {
+            let _ = xattr::remove(dir, PROBE);
+            Ok(())
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(format!(
+            "{}: the {} file system here does not support user extended attributes \
+             (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
+            crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
+            fs_type(dir).unwrap_or_else(|| "unknown".into())
+        )),
+        // Other failures (a read-only root directory, say) show up per file later.
+        Err(_) => Ok(()),
+    }
+}
+
+/// The type of the file system holding `path` (from /proc/self/mountinfo: the longest
+/// mount point that contains it).
+pub fn fs_type(path: &Path) -> Option<String> {
+    let abs = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for line in info.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else { continue };
+        let (Some(mount), Some(fstype)) = (fields.get(4), fields.get(sep + 1)) else { continue };
+        let mount = mount.replace("\\040", " ");
+        if abs.starts_with(&mount) && best.as_ref().is_none_or(|(len, _)| mount.len() >= *len) {
+            best = Some((mount.len(), fstype.to_string()));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// The slice cursor stored on the root directory, if any.
+pub fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
+    get(root, CURSOR)
+}
+
+/// Stores (or with `None` clears) the slice cursor.
+pub fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
+    match cursor {
+        Some(c) => xattr::set(root, CURSOR, c),
+        None => match xattr::remove(root, CURSOR) {
+            Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
+            r => r,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_round_trip_in_cshatag_layout() {
+        let ns = 1_560_177_334_020_775_051i128;
+        assert_eq!(format_ts(ns), "1560177334.020775051");
+        assert_eq!(parse_ts(b"1560177334.020775051"), Some((ns, 9)));
+        assert_eq!(format_ts(5_000_000_007), "0000000005.000000007");
+        assert_eq!(parse_ts(b"0000000005.000000007"), Some((5_000_000_007, 9)));
+        // Python shatag writes a float: fewer digits.
+        assert_eq!(parse_ts(b"1560177334.020775"), Some((1_560_177_334_020_775_000, 6)));
+        assert_eq!(parse_ts(b"1560177334"), Some((1_560_177_334_000_000_000, 0)));
+        assert_eq!(parse_ts(b"12.3456789012"), Some((12_345_678_901, 9)));
+        assert_eq!(parse_ts(b"x.1"), None);
+        assert_eq!(parse_ts(b"1.x"), None);
+        assert_eq!(parse_ts(b""), None);
+    }
+
+    #[test]
+    fn a_coarse_timestamp_matches_at_its_own_precision() {
+        let a = Attrs {
+            algo: algo::lookup("sha256").unwrap(),
+            digest: Digest::new(&[0; 32]),
+            mtime_ns: 1_560_177_334_020_775_000,
+            precision: 6,
+            size: None,
+            verified: None,
+            source: Source::Shatag,
+            has_shatag: true,
+        };
+        let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
+        assert!(a.describes(&stamp(1_560_177_334_020_775_051), 0));
+        assert!(!a.describes(&stamp(1_560_177_334_020_776_051), 0));
+        assert!(a.describes(&stamp(1_560_177_335_020_775_051), 1_000_000_000));
+        let sized = Attrs { size: Some(8), precision: 9, ..a };
+        assert!(!sized.describes(&stamp(1_560_177_334_020_775_000), 0));
+    }
+}

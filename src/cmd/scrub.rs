@@ -1,0 +1,327 @@
+//! `fixity scan` and `fixity verify`: run the scrub engine over a tree with its catalog
+//! (or its extended attributes), then list every file that is not ok and a summary.
+
+use super::{Status, engine_config};
+use crate::cli::{ScrubArgs, Store};
+use crate::ui::{self, Progress};
+use anyhow::{Context, bail};
+use fixity::algo;
+use fixity::catalog::sqlite::Catalog;
+use fixity::catalog::{Class, RunLock, format_rfc3339, human_bytes, parse_duration, parse_size};
+use fixity::formats::json;
+use fixity::pathtext::{path_bytes, quote_env};
+use fixity::scrub::{self, Finding, Mode, Notice, Options, Report};
+use fixity::walk::Exclude;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The name of the ignore file read from the tree's root.
+pub const IGNORE_FILE: &str = ".fixityignore";
+
+pub fn run(
+    mode: Mode,
+    args: ScrubArgs,
+    max_bytes: Option<String>,
+    max_duration: Option<String>,
+) -> anyhow::Result<Status> {
+    let root = args.path.clone();
+    if !std::fs::metadata(&root).is_ok_and(|m| m.is_dir()) {
+        bail!("{}: not a directory", quote_env(path_bytes(&root)));
+    }
+    let max_bytes = match max_bytes {
+        Some(t) => {
+            Some(parse_size(&t).with_context(|| format!("bad --max-bytes {t:?} (try 500G)"))?)
+        }
+        None => None,
+    };
+    let max_duration = match max_duration {
+        Some(t) => {
+            Some(parse_duration(&t).with_context(|| format!("bad --max-duration {t:?} (try 2h)"))?)
+        }
+        None => None,
+    };
+    if !(args.modify_window.is_finite() && args.modify_window >= 0.0) {
+        bail!("bad --modify-window: give seconds, 0 or more");
+    }
+    let algo = match &args.algorithm {
+        Some(name) => {
+            Some(algo::lookup(name).with_context(|| format!("unknown algorithm {name:?}"))?)
+        }
+        None => None,
+    };
+
+    let catalog_path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+    let mut patterns = args.exclude.clone();
+    patterns.extend(ignore_file_patterns(&root)?);
+    if args.store == Store::Sqlite {
+        // The tree's own .fixity directory is never part of the tree's content.
+        patterns.push("./.fixity".into());
+        if let Some(dir) = catalog_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", quote_env(path_bytes(dir))))?;
+        }
+        patterns.extend(catalog_patterns(&root, &catalog_path));
+    }
+    let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
+
+    let mut engine = engine_config(Some(&root), &args.read);
+    engine.modify_window_ns = (args.modify_window * 1e9) as i128;
+    let progress = Progress::new(args.read.progress, !args.read.no_progress);
+    engine.read.progress = progress.counter();
+    let opts = Options { mode, follow: args.follow, exclude, max_bytes, max_duration, engine };
+
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut buf = Vec::new();
+    let quiet = args.quiet;
+    let mut notice = |n: Notice| match n {
+        Notice::Skipped(rel, why) if !quiet => ui::error(&format!("{}: {why}", quote_env(&rel))),
+        Notice::Skipped(..) => {}
+    };
+    let shown = |class: Class| !quiet || class.is_failure() || class == Class::Missing;
+
+    let report = match args.store {
+        Store::Sqlite => {
+            let lock_path = lock_path(&catalog_path);
+            let _lock = match RunLock::acquire(&lock_path, args.wait)
+                .with_context(|| format!("cannot lock {}", quote_env(path_bytes(&lock_path))))?
+            {
+                Some(l) => l,
+                None => bail!(
+                    "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
+                    quote_env(path_bytes(&catalog_path))
+                ),
+            };
+            let cat = Catalog::open(&catalog_path, mode == Mode::Scan, algo)?;
+            let report = scrub::run_catalog(&root, &cat, &opts, &mut notice)?;
+            progress.finish();
+            // The catalog's findings, merged in path order with those only in memory.
+            let mut extra = report.extra.clone();
+            extra.sort_by(|a, b| a.path.cmp(&b.path));
+            let mut extra = extra.into_iter().peekable();
+            let mut write_err = None;
+            cat.report(report.started_ms, &mut |path, class, from, note| {
+                while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
+                    if shown(f.class) {
+                        finding_line(
+                            &f.path,
+                            f.class,
+                            None,
+                            f.note.as_deref(),
+                            args.json,
+                            &mut buf,
+                        );
+                    }
+                }
+                if shown(class) {
+                    finding_line(path, class, from, note, args.json, &mut buf);
+                }
+                if buf.len() > 64 * 1024 {
+                    write_err = out.write_all(&buf).err().or(write_err.take());
+                    buf.clear();
+                }
+            })?;
+            for f in extra {
+                if shown(f.class) {
+                    finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, &mut buf);
+                }
+            }
+            if let Some(e) = write_err {
+                return Err(e).context("write error");
+            }
+            if mode == Mode::Scan {
+                // Reported above; a scan accepts that they are gone.
+                cat.forget_missing()?;
+            }
+            report
+        }
+        Store::Xattr => {
+            let prefer = algo.unwrap_or_else(algo::default_algorithm);
+            let mut found = |f: Finding| {
+                if shown(f.class) {
+                    finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, &mut buf);
+                }
+            };
+            let report = scrub::run_xattr(&root, prefer, &opts, &mut found, &mut notice)?;
+            progress.finish();
+            report
+        }
+    };
+
+    let problems = report.failed() || report.count(Class::Missing) > 0;
+    if args.json {
+        let summary = serde_json::json!({ "summary": &report, "root": String::from_utf8_lossy(path_bytes(&root)) });
+        serde_json::to_writer(&mut buf, &summary)?;
+        buf.push(b'\n');
+    } else if !quiet || problems {
+        summary_text(&root, &report, &mut buf);
+    }
+    out.write_all(&buf).context("write error")?;
+    out.flush().context("write error")?;
+    if let Some(log) = &args.log {
+        append_log(log, &root, &report)
+            .with_context(|| format!("cannot append to {}", quote_env(path_bytes(log))))?;
+    }
+    Ok(if report.failed() { Status::Failed } else { Status::Ok })
+}
+
+/// The lock file beside a catalog.
+fn lock_path(catalog: &Path) -> PathBuf {
+    let mut name = catalog.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Patterns from `ROOT/.fixityignore`: one glob per line, `#` comments and blank lines
+/// ignored (the same syntax as `--exclude`).
+fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
+    let path = root.join(IGNORE_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", quote_env(path_bytes(&path)))),
+    }
+}
+
+/// Keeps the catalog (and SQLite's journal files, and the lock) out of the tree's walk
+/// when it lives inside the tree.
+fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
+    let (Ok(root), Some(dir), Some(name)) = (
+        std::fs::canonicalize(root),
+        catalog.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }),
+        catalog.file_name(),
+    ) else {
+        return Vec::new();
+    };
+    let Ok(dir) = std::fs::canonicalize(dir) else { return Vec::new() };
+    let Ok(rel) = dir.join(name).strip_prefix(&root).map(Path::to_path_buf) else {
+        return Vec::new();
+    };
+    let Some(text) = rel.to_str() else { return Vec::new() };
+    if rel.parent().is_some_and(|p| p == Path::new(".fixity")) {
+        return Vec::new();
+    }
+    let escaped: String = text
+        .chars()
+        .map(|c| if "*?[]{}\\".contains(c) { format!("[{c}]") } else { c.to_string() })
+        .collect();
+    // A pattern with '/' matches the path below the root; make sure it has one.
+    vec![format!("./{escaped}"), format!("./{escaped}-*"), format!("./{escaped}.lock")]
+}
+
+fn label(class: Class) -> &'static str {
+    match class {
+        Class::Ok => "ok",
+        Class::Modified => "modified",
+        Class::Corrupt => "CORRUPT",
+        Class::Missing => "missing",
+        Class::New => "new",
+        Class::Moved => "moved",
+        Class::Unreadable => "unreadable",
+    }
+}
+
+/// One line per file that is not ok: `CORRUPT     path (recorded ..., now ...)`.
+fn finding_line(
+    path: &[u8],
+    class: Class,
+    from: Option<&[u8]>,
+    note: Option<&str>,
+    as_json: bool,
+    out: &mut Vec<u8>,
+) {
+    if as_json {
+        json::write_finding(path, class.name(), from, note, out);
+        return;
+    }
+    let mut line = format!("{:<11} ", label(class));
+    if let Some(from) = from {
+        line.push_str(&quote_env(from));
+        line.push_str(" -> ");
+    }
+    line.push_str(&quote_env(path));
+    match (class, note) {
+        (Class::Unreadable, Some(n)) => {
+            line.push_str(": ");
+            line.push_str(n);
+        }
+        (_, Some(n)) => {
+            line.push_str(" (");
+            line.push_str(n);
+            line.push(')');
+        }
+        _ => {}
+    }
+    line.push('\n');
+    out.extend_from_slice(line.as_bytes());
+}
+
+fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
+    let rate = if r.seconds > 0.0 { r.bytes_read as f64 / r.seconds } else { 0.0 };
+    let mut s = format!(
+        "{} {}: {} files read ({}) in {:.1} s, {}/s\n",
+        r.command,
+        quote_env(path_bytes(root)),
+        r.files_read,
+        human_bytes(r.bytes_read),
+        r.seconds,
+        human_bytes(rate as u64)
+    );
+    let counts: Vec<String> =
+        Class::ALL.iter().map(|c| format!("{} {}", label(*c), r.count(*c))).collect();
+    s.push_str(&counts.join(", "));
+    if r.skipped > 0 {
+        s.push_str(&format!(", skipped {}", r.skipped));
+    }
+    s.push('\n');
+    if let Some(why) = r.stopped_by {
+        s.push_str(&format!(
+            "slice stopped at --{why}; {} files ({}) wait for the next run\n",
+            r.remaining_files,
+            human_bytes(r.remaining_bytes)
+        ));
+    }
+    if r.command == "verify"
+        && r.complete
+        && r.pass_started_ms > 0
+        && r.pass_started_ms < r.started_ms
+    {
+        s.push_str(&format!(
+            "verification pass complete: every file looked at since {} UTC\n",
+            fixity::catalog::format_time(r.pass_started_ms)
+        ));
+    }
+    if r.count(Class::Corrupt) > 0 {
+        s.push_str(
+            "CORRUPT files changed content without a change of size or mtime: restore them from a \
+             backup (the catalog keeps the good digest)\n",
+        );
+    }
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Appends `TIME COMMAND ROOT key=value ...` to the log.
+fn append_log(log: &Path, root: &Path, r: &Report) -> io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+    let counts: Vec<String> =
+        Class::ALL.iter().map(|c| format!("{}={}", c.name(), r.count(*c))).collect();
+    let line = format!(
+        "{} {} {} files_read={} bytes_read={} seconds={:.3} {} skipped={} complete={}\n",
+        format_rfc3339(r.started_ms),
+        r.command,
+        quote_env(path_bytes(root)),
+        r.files_read,
+        r.bytes_read,
+        r.seconds,
+        counts.join(" "),
+        r.skipped,
+        if r.complete { "yes" } else { "no" }
+    );
+    f.write_all(line.as_bytes())?;
+    f.sync_data()
+}

@@ -1,0 +1,910 @@
+//! `scan` and `verify` over a catalog: walk the tree beside the catalog's rows (both in
+//! byte order of their paths, so they merge in one pass with bounded memory), classify
+//! every file (see [`Class`]), and update the catalog as it goes.
+//!
+//! - **scan** records the tree as it is now: new files are hashed, files whose size or
+//!   mtime changed are re-hashed, unchanged files are only `stat`ed (no reads), and files
+//!   gone are reported and forgotten (after looking for where they moved).
+//! - **verify** does the same bookkeeping, keeps missing files on record (they are
+//!   reported by every verify until a scan accepts their loss), and then re-reads files
+//!   whose size and mtime did not change, least recently verified first, comparing
+//!   their content with the catalog: a difference there is corruption. `max_bytes` and
+//!   `max_duration` make it a slice; the next slice continues with what this one left.
+//!
+//! With the xattr store ([`run_xattr`]) each file carries its own record: the same
+//! classes except missing and moved (nothing remembers a file that is gone), and slices
+//! continue from a cursor kept on the root directory.
+
+use crate::algo::Algorithm;
+use crate::catalog::sqlite::{self, Catalog, CatalogError, Row};
+use crate::catalog::xattr as xa;
+use crate::catalog::{Class, now_ms};
+use crate::digest::Digest;
+use crate::pathtext::path_bytes;
+use crate::pipeline::{self, Config, Task, Work};
+use crate::read::{Hashed, OpenMode, ReadError, Stamp, io_message};
+use crate::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use std::collections::{HashSet, VecDeque};
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Which command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Record changes; read only new and changed files.
+    Scan,
+    /// Record changes, then re-read unchanged files and compare.
+    Verify,
+}
+
+impl Mode {
+    /// The command's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Scan => "scan",
+            Mode::Verify => "verify",
+        }
+    }
+}
+
+/// How to run.
+#[derive(Clone)]
+pub struct Options {
+    /// scan or verify.
+    pub mode: Mode,
+    /// Follow symlinks inside the tree.
+    pub follow: bool,
+    /// Paths to leave out (besides the catalog itself).
+    pub exclude: Exclude,
+    /// Stop starting new reads after this many bytes (a slice).
+    pub max_bytes: Option<u64>,
+    /// Stop starting new reads after this long (a slice).
+    pub max_duration: Option<Duration>,
+    /// The read engine's settings (workers, serial reads, mtime window).
+    pub engine: Config,
+}
+
+/// Something to tell the user as it happens (not a classification).
+#[derive(Debug)]
+pub enum Notice {
+    /// An entry skipped on purpose: a symlink not followed, a FIFO, a device.
+    Skipped(Vec<u8>, &'static str),
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Report {
+    /// `scan` or `verify`.
+    pub command: &'static str,
+    /// Files per class, indexed like [`Class::ALL`].
+    #[serde(serialize_with = "counts_by_name")]
+    pub counts: [u64; 7],
+    /// Files read and hashed.
+    pub files_read: u64,
+    /// Bytes read and hashed.
+    pub bytes_read: u64,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// Whether every file due was looked at (false when a slice stopped early).
+    pub complete: bool,
+    /// What stopped a slice: "max-bytes" or "max-duration".
+    pub stopped_by: Option<&'static str>,
+    /// Files (and bytes) left for later slices.
+    pub remaining_files: u64,
+    /// Their size.
+    pub remaining_bytes: u64,
+    /// Entries skipped on purpose (symlinks, special files).
+    pub skipped: u64,
+    /// When the verification pass this run worked on began (ms; 0 for a scan).
+    pub pass_started_ms: i64,
+    /// When the run started (ms since the epoch); the catalog marks what it touched with it.
+    pub started_ms: i64,
+    /// Problems the catalog cannot hold (a file never recorded that could not be read, a
+    /// directory that could not be listed), to list beside the catalog's report.
+    #[serde(skip)]
+    pub extra: Vec<Finding>,
+}
+
+impl Report {
+    /// Count for one class.
+    pub fn count(&self, c: Class) -> u64 {
+        self.counts[c as usize]
+    }
+
+    fn add(&mut self, c: Class) {
+        self.counts[c as usize] += 1;
+    }
+
+    fn sub(&mut self, c: Class) {
+        self.counts[c as usize] = self.counts[c as usize].saturating_sub(1);
+    }
+
+    /// Whether anything was found that means data may be lost (the exit status).
+    pub fn failed(&self) -> bool {
+        Class::ALL.iter().any(|c| c.is_failure() && self.count(*c) > 0)
+    }
+}
+
+fn counts_by_name<S: serde::Serializer>(counts: &[u64; 7], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(counts.len()))?;
+    for c in Class::ALL {
+        m.serialize_entry(c.name(), &counts[c as usize])?;
+    }
+    m.end()
+}
+
+/// Errors of a run: the catalog failed, or the store cannot work here.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrubError {
+    /// A catalog error.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The tree's root or its attributes.
+    #[error("{0}")]
+    Store(String),
+}
+
+/// The relative path of `full` under `root`, as bytes.
+fn rel_of<'a>(root: &Path, full: &'a Path) -> &'a [u8] {
+    match full.strip_prefix(root) {
+        Ok(r) => path_bytes(r),
+        Err(_) => path_bytes(full),
+    }
+}
+
+/// Whether `rel` (or a directory above it) is excluded.
+fn excluded(ex: &Exclude, rel: &[u8]) -> bool {
+    if ex.is_empty() {
+        return false;
+    }
+    let mut start = 0;
+    loop {
+        let next = rel[start..].iter().position(|&b| b == b'/').map_or(rel.len(), |i| start + i);
+        let name = Path::new(OsStr::from_bytes(&rel[start..next]));
+        if ex.matches(name, Path::new(OsStr::from_bytes(&rel[..next]))) {
+            return true;
+        }
+        if next >= rel.len() {
+            return false;
+        }
+        start = next + 1;
+    }
+}
+
+/// Streams the catalog's rows in path order, a page at a time.
+struct RowStream {
+    reader: sqlite::Reader,
+    page: VecDeque<Row>,
+    last: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl RowStream {
+    fn peek(&mut self) -> Option<&Row> {
+        if self.page.is_empty() && !self.done {
+            match self.reader.by_path(self.last.as_deref(), 1024) {
+                Ok(rows) if !rows.is_empty() => {
+                    self.last = rows.last().map(|r| r.path.clone());
+                    self.page.extend(rows);
+                }
+                _ => self.done = true,
+            }
+        }
+        self.page.front()
+    }
+
+    fn next(&mut self) -> Option<Row> {
+        self.peek()?;
+        self.page.pop_front()
+    }
+}
+
+/// What the walk-and-merge producer hands the sink.
+enum Item {
+    /// A file in the tree, with its row if the catalog knows it.
+    File(Vec<u8>, Option<Row>),
+    /// A catalog row with no file in the tree.
+    Gone(Row),
+    /// A row under a directory that could not be read: its fate is unknown.
+    Unreachable(Row, String),
+    /// A walk error (an unreadable directory).
+    WalkError(Vec<u8>, String),
+    /// An entry skipped on purpose.
+    Skipped(Vec<u8>, &'static str),
+    /// Phase two: a known, unchanged file to re-read and compare.
+    Check(Row),
+}
+
+/// Runs `scan` or `verify` over the tree at `root` with the SQLite catalog `cat`.
+/// Classified files are not reported as they are found: they are recorded in the catalog
+/// and listed afterwards in path order with [`Catalog::report`] (moves are only known at
+/// the end). `notice` gets skipped entries as they come.
+pub fn run_catalog(
+    root: &Path,
+    cat: &Catalog,
+    opts: &Options,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
+    let started = Instant::now();
+    let now = now_ms().max(cat.last_run_start()? + 1);
+    let algo = cat.algorithm();
+    let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
+    let mut report =
+        Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
+    let run_id = cat.start_run(opts.mode.name(), now)?;
+    let window = opts.engine.modify_window_ns;
+    let follow = opts.follow;
+    let mut writer = cat.writer();
+    let mut failure: Option<CatalogError> = None;
+
+    // Phase one: the walk merged with the catalog.
+    {
+        let mut rows =
+            RowStream { reader: cat.reader()?, page: VecDeque::new(), last: None, done: false };
+        let walk_opts = WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4 };
+        let exclude = opts.exclude.clone();
+        let algos = algos.clone();
+        pipeline::run(
+            &opts.engine,
+            move |push| {
+                // Rows before `rel` in path order have no file: gone, or unreachable when
+                // under a directory the walk could not read.
+                let mut unreadable_dir: Option<(Vec<u8>, String)> = None;
+                let drain_before = |rel: Option<&[u8]>,
+                                    rows: &mut RowStream,
+                                    unreadable_dir: &Option<(Vec<u8>, String)>,
+                                    push: &mut dyn FnMut(Task<Item>) -> bool|
+                 -> bool {
+                    while let Some(r) = rows.peek() {
+                        if rel.is_some_and(|rel| r.path.as_slice() >= rel) {
+                            break;
+                        }
+                        let row = rows.next().expect("peeked");
+                        if excluded(&exclude, &row.path) {
+                            continue;
+                        }
+                        let item = match unreadable_dir {
+                            Some((dir, why))
+                                if row.path.starts_with(dir)
+                                    && row.path.get(dir.len()) == Some(&b'/') =>
+                            {
+                                Item::Unreachable(row, why.clone())
+                            }
+                            _ => Item::Gone(row),
+                        };
+                        if !push(Task { payload: item, work: None }) {
+                            return false;
+                        }
+                    }
+                    true
+                };
+                let mut go_on = true;
+                walk(root, &walk_opts, &mut |ev| {
+                    let (full, item_kind) = match &ev {
+                        WalkEvent::File(f) => (f.clone(), 0),
+                        WalkEvent::Skipped(f, _) => (f.clone(), 1),
+                        WalkEvent::Error(f, _) => (f.clone(), 2),
+                    };
+                    let rel = rel_of(root, &full).to_vec();
+                    if !drain_before(Some(&rel), &mut rows, &unreadable_dir, push) {
+                        go_on = false;
+                        return false;
+                    }
+                    let known = match rows.peek() {
+                        Some(r) if r.path == rel => rows.next(),
+                        _ => None,
+                    };
+                    let task = match (ev, item_kind) {
+                        (WalkEvent::File(f), _) => {
+                            let unless = known.as_ref().map(|r| r.stamp);
+                            Task {
+                                payload: Item::File(rel, known),
+                                work: Some(Work {
+                                    path: f,
+                                    mode: OpenMode::Walked { follow },
+                                    algos: algos.clone(),
+                                    unless,
+                                }),
+                            }
+                        }
+                        (WalkEvent::Skipped(_, why), _) => {
+                            if let Some(row) = known
+                                && !push(Task { payload: Item::Gone(row), work: None })
+                            {
+                                go_on = false;
+                                return false;
+                            }
+                            Task { payload: Item::Skipped(rel, why), work: None }
+                        }
+                        (WalkEvent::Error(_, e), _) => {
+                            let why = io_message(&e);
+                            unreadable_dir = Some((rel.clone(), why.clone()));
+                            if let Some(row) = known
+                                && !push(Task {
+                                    payload: Item::Unreachable(row, why.clone()),
+                                    work: None,
+                                })
+                            {
+                                go_on = false;
+                                return false;
+                            }
+                            Task { payload: Item::WalkError(rel, why), work: None }
+                        }
+                    };
+                    go_on = push(task);
+                    go_on
+                });
+                if go_on {
+                    drain_before(None, &mut rows, &unreadable_dir, push);
+                }
+            },
+            |item, outcome| {
+                let r = sink(item, outcome, now, window, &mut writer, &mut report, notice);
+                if let Err(e) = r {
+                    failure = Some(e);
+                    return false;
+                }
+                true
+            },
+        );
+    }
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    writer.commit()?;
+
+    // Moves: a missing file whose content now lives at a path new in the tree.
+    let mut taken: HashSet<Vec<u8>> = HashSet::new();
+    for m in cat.missing()? {
+        if m.stamp.size == 0 {
+            continue; // every empty file looks alike
+        }
+        let since = m.missing_since.unwrap_or(now);
+        let cands: Vec<Vec<u8>> = cat
+            .move_candidates(m.stamp.size, &m.digest, since)?
+            .into_iter()
+            .filter(|c| !taken.contains(c))
+            .collect();
+        let base = |p: &[u8]| p.rsplit(|&b| b == b'/').next().map(<[u8]>::to_vec);
+        let pick =
+            cands.iter().find(|c| base(c) == base(&m.path)).or_else(|| cands.first()).cloned();
+        if let Some(to) = pick {
+            writer.moved(&m.path, &to)?;
+            taken.insert(to);
+            report.sub(Class::Missing);
+            report.sub(Class::New);
+            report.add(Class::Moved);
+        }
+    }
+    writer.commit()?;
+
+    // Phase two (verify): re-read unchanged files, least recently verified first. A run
+    // without a budget is a whole pass by itself; slices share a pass recorded in the
+    // catalog, which ends when every file has been looked at since it began.
+    if opts.mode == Mode::Verify {
+        let sliced = opts.max_bytes.is_some() || opts.max_duration.is_some();
+        let pass_start = match cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok()) {
+            Some(p) if sliced => p,
+            _ => now,
+        };
+        cat.set_meta(PASS_KEY, Some(&pass_start.to_string()))?;
+        report.pass_started_ms = pass_start;
+        let reader = cat.reader()?;
+        let max_bytes = opts.max_bytes;
+        let max_duration = opts.max_duration;
+        let already = report.bytes_read;
+        let mut stopped: Option<&'static str> = None;
+        let stopped_ref = &mut stopped;
+        let algos = algos.clone();
+        pipeline::run(
+            &opts.engine,
+            move |push| {
+                let mut after: Option<(i64, Vec<u8>)> = None;
+                let mut budget_used = already;
+                loop {
+                    let page = match reader.stale(
+                        pass_start,
+                        after.as_ref().map(|(t, p)| (*t, p.as_slice())),
+                        1024,
+                    ) {
+                        Ok(p) if !p.is_empty() => p,
+                        _ => return,
+                    };
+                    after = page.last().map(|r| (r.last_verified, r.path.clone()));
+                    for row in page {
+                        if max_bytes.is_some_and(|m| budget_used >= m) {
+                            *stopped_ref = Some("max-bytes");
+                            return;
+                        }
+                        if max_duration.is_some_and(|d| started.elapsed() >= d) {
+                            *stopped_ref = Some("max-duration");
+                            return;
+                        }
+                        budget_used += row.stamp.size;
+                        let path = root.join(OsStr::from_bytes(&row.path));
+                        let work = Work {
+                            path,
+                            mode: OpenMode::Walked { follow },
+                            algos: algos.clone(),
+                            unless: None,
+                        };
+                        if !push(Task { payload: Item::Check(row), work: Some(work) }) {
+                            return;
+                        }
+                    }
+                }
+            },
+            |item, outcome| {
+                let r = sink(item, outcome, now, window, &mut writer, &mut report, notice);
+                if let Err(e) = r {
+                    failure = Some(e);
+                    return false;
+                }
+                true
+            },
+        );
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
+        writer.commit()?;
+        let (files, bytes) = cat.stale_count(pass_start)?;
+        report.remaining_files = files;
+        report.remaining_bytes = bytes;
+        if let Some(why) = stopped {
+            report.stopped_by = Some(why);
+        }
+        if files == 0 {
+            cat.set_meta(PASS_KEY, None)?;
+            cat.set_meta("last_pass_completed", Some(&now_ms().to_string()))?;
+        } else {
+            report.complete = false;
+        }
+    }
+    writer.finish()?;
+    report.seconds = started.elapsed().as_secs_f64();
+    let summary = serde_json::to_string(&report).unwrap_or_default();
+    cat.finish_run(run_id, report.complete, &summary)?;
+    Ok(report)
+}
+
+/// The `meta` key holding the start of the verification pass that slices are working
+/// through.
+pub const PASS_KEY: &str = "pass_started";
+
+/// After the report is printed, a scan forgets the files it found missing.
+pub fn forget_missing(cat: &Catalog) -> Result<u64, CatalogError> {
+    cat.forget_missing()
+}
+
+/// Classifies one finished task and records it.
+fn sink(
+    item: Item,
+    outcome: pipeline::Outcome,
+    now: i64,
+    window: i128,
+    w: &mut sqlite::Writer<'_>,
+    report: &mut Report,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<(), CatalogError> {
+    match (item, outcome) {
+        (Item::Skipped(rel, why), _) => {
+            report.skipped += 1;
+            notice(Notice::Skipped(rel, why));
+        }
+        (Item::WalkError(rel, why), _) => {
+            // Known files below it are reported one by one as unreachable; the directory
+            // itself is listed once.
+            report.add(Class::Unreadable);
+            report.extra.push(Finding { path: rel, class: Class::Unreadable, note: Some(why) });
+        }
+        (Item::Unreachable(row, why), _) => {
+            w.checked(
+                &row.path,
+                Class::Unreadable,
+                now,
+                Some(&format!("directory unreadable: {why}")),
+            )?;
+            report.add(Class::Unreadable);
+        }
+        (Item::Gone(row), _) => {
+            w.missing(&row.path, now)?;
+            report.add(Class::Missing);
+        }
+        (Item::File(rel, known), Some(Ok(h))) if h.digests.is_empty() => {
+            // Unchanged by size and mtime; not read.
+            if known.as_ref().is_some_and(|r| r.missing_since.is_some()) {
+                w.present(&rel)?;
+            }
+            if report.command == "scan" {
+                report.add(Class::Ok);
+            }
+        }
+        (Item::File(rel, known), Some(Ok(h))) => {
+            report.files_read += 1;
+            report.bytes_read += h.size;
+            let stamp = stamp_of(&h);
+            match known {
+                None => {
+                    w.insert(&rel, stamp, h.file_id, h.digests[0].as_bytes(), now)?;
+                    report.add(Class::New);
+                }
+                Some(row) => record_content(&row, &h, stamp, now, window, w, report)?,
+            }
+        }
+        (Item::Check(row), Some(Ok(h))) => {
+            report.files_read += 1;
+            report.bytes_read += h.size;
+            let stamp = stamp_of(&h);
+            record_content(&row, &h, stamp, now, window, w, report)?;
+        }
+        (Item::File(rel, known), Some(Err(e))) => {
+            let row_path = known.as_ref().map(|r| r.path.clone());
+            failed_read(&rel, row_path.is_some(), e, now, w, report)?;
+        }
+        (Item::Check(row), Some(Err(e))) => failed_read(&row.path, true, e, now, w, report)?,
+        (Item::File(..) | Item::Check(_), None) => unreachable!("files carry work"),
+    }
+    Ok(())
+}
+
+fn stamp_of(h: &Hashed) -> Stamp {
+    Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) }
+}
+
+/// A known file was read: same version with the same content is ok, same version with
+/// other content is corruption, another version is an edit.
+fn record_content(
+    row: &Row,
+    h: &Hashed,
+    stamp: Stamp,
+    now: i64,
+    window: i128,
+    w: &mut sqlite::Writer<'_>,
+    report: &mut Report,
+) -> Result<(), CatalogError> {
+    let digest = h.digests[0];
+    let same_content = Digest::new(&row.digest).ct_eq(&digest);
+    if stamp.matches(&row.stamp, window) {
+        if same_content {
+            w.checked(&row.path, Class::Ok, now, None)?;
+            report.add(Class::Ok);
+        } else {
+            let note =
+                format!("recorded {}, now {}", Digest::new(&row.digest).to_hex(), digest.to_hex());
+            w.checked(&row.path, Class::Corrupt, now, Some(&note))?;
+            report.add(Class::Corrupt);
+        }
+    } else {
+        w.rehashed(&row.path, stamp, h.file_id, digest.as_bytes(), Class::Modified, now)?;
+        report.add(Class::Modified);
+    }
+    Ok(())
+}
+
+fn failed_read(
+    rel: &[u8],
+    known: bool,
+    e: ReadError,
+    now: i64,
+    w: &mut sqlite::Writer<'_>,
+    report: &mut Report,
+) -> Result<(), CatalogError> {
+    let gone = match &e {
+        ReadError::Io(io) => io.kind() == io::ErrorKind::NotFound,
+        ReadError::NotRegular(_) | ReadError::Symlink => true,
+        _ => false,
+    };
+    if gone {
+        // Vanished (or stopped being a regular file) between the walk and the read.
+        if known {
+            w.missing(rel, now)?;
+            report.add(Class::Missing);
+        }
+        return Ok(());
+    }
+    if matches!(e, ReadError::OwnOutput) {
+        return Ok(());
+    }
+    report.add(Class::Unreadable);
+    if known {
+        w.checked(rel, Class::Unreadable, now, Some(&e.message()))?;
+    } else {
+        // Never recorded (there is no digest to keep): listed from memory instead.
+        report.extra.push(Finding {
+            path: rel.to_vec(),
+            class: Class::Unreadable,
+            note: Some(e.message()),
+        });
+    }
+    Ok(())
+}
+
+/// Where a file under `root` is, as a path.
+pub fn full_path(root: &Path, rel: &[u8]) -> PathBuf {
+    root.join(OsStr::from_bytes(rel))
+}
+
+// ---------------------------------------------------------------------------------------
+// The xattr store.
+
+/// What the xattr producer hands its sink.
+enum XItem {
+    /// A file whose attributes say it is unchanged (scan): nothing to read.
+    Unchanged,
+    /// A file with no record: hash and record.
+    New(Vec<u8>),
+    /// A file whose record describes another version: re-hash and record.
+    Outdated(Vec<u8>, xa::Attrs),
+    /// A file to re-read and compare with its record.
+    Check(Vec<u8>, xa::Attrs),
+    /// Attributes could not be read.
+    AttrError(Vec<u8>, String),
+    /// Skipped on purpose.
+    Skipped(Vec<u8>, &'static str),
+    /// The walk failed here.
+    WalkError(Vec<u8>, String),
+}
+
+/// One classified file from the xattr store (reported as found, in path order).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// Path relative to the root.
+    pub path: Vec<u8>,
+    /// What was found.
+    pub class: Class,
+    /// Details (the error, or recorded and actual digests).
+    pub note: Option<String>,
+}
+
+/// Runs `scan` or `verify` with digests in extended attributes. `prefer` is the
+/// algorithm for files without a record; files with one are checked with theirs.
+/// `found` gets every file that is not ok, in path order, as it is classified.
+pub fn run_xattr(
+    root: &Path,
+    prefer: &'static Algorithm,
+    opts: &Options,
+    found: &mut dyn FnMut(Finding),
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
+    xa::probe(root).map_err(ScrubError::Store)?;
+    let started = Instant::now();
+    let now = now_ms();
+    let mut report =
+        Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
+    let window = opts.engine.modify_window_ns;
+    let follow = opts.follow;
+    let verify = opts.mode == Mode::Verify;
+    // A slice continues after the last file the previous slice took.
+    let cursor = if verify { xa::read_cursor(root).ok().flatten() } else { None };
+    let mut stopped: Option<&'static str> = None;
+    let mut last_taken: Option<Vec<u8>> = None;
+    let walk_opts = WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4 };
+    let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
+    {
+        let (stopped, last_taken) = (&mut stopped, &mut last_taken);
+        let cursor = cursor.clone();
+        pipeline::run(
+            &opts.engine,
+            move |push| {
+                let mut budget_used = 0u64;
+                walk(root, &walk_opts, &mut |ev| {
+                    let task = match ev {
+                        WalkEvent::Skipped(f, why) => Task {
+                            payload: XItem::Skipped(rel_of(root, &f).to_vec(), why),
+                            work: None,
+                        },
+                        WalkEvent::Error(f, e) => Task {
+                            payload: XItem::WalkError(rel_of(root, &f).to_vec(), io_message(&e)),
+                            work: None,
+                        },
+                        WalkEvent::File(f) => {
+                            let rel = rel_of(root, &f).to_vec();
+                            let attrs = match xa::read(&f, prefer) {
+                                Ok(a) => a,
+                                Err(e) => {
+                                    let payload = XItem::AttrError(rel, io_message(&e));
+                                    return push(Task { payload, work: None });
+                                }
+                            };
+                            let stamp = std::fs::symlink_metadata(&f).ok().map(|m| Stamp::of(&m));
+                            let payload = match attrs {
+                                None => XItem::New(rel),
+                                Some(a) if !stamp.is_some_and(|s| a.describes(&s, window)) => {
+                                    XItem::Outdated(rel, a)
+                                }
+                                Some(_) if !verify => XItem::Unchanged,
+                                Some(_)
+                                    if stopped.is_some()
+                                        || cursor
+                                            .as_ref()
+                                            .is_some_and(|c| rel.as_slice() <= c.as_slice()) =>
+                                {
+                                    XItem::Unchanged
+                                }
+                                Some(_) if max_bytes.is_some_and(|m| budget_used >= m) => {
+                                    *stopped = Some("max-bytes");
+                                    XItem::Unchanged
+                                }
+                                Some(_) if max_duration.is_some_and(|d| started.elapsed() >= d) => {
+                                    *stopped = Some("max-duration");
+                                    XItem::Unchanged
+                                }
+                                Some(a) => {
+                                    budget_used += stamp.map_or(0, |s| s.size);
+                                    *last_taken = Some(rel.clone());
+                                    XItem::Check(rel, a)
+                                }
+                            };
+                            let algo = match &payload {
+                                XItem::Unchanged => return push(Task { payload, work: None }),
+                                XItem::Outdated(_, a) | XItem::Check(_, a) => a.algo,
+                                _ => prefer,
+                            };
+                            let work = Work {
+                                path: f,
+                                mode: OpenMode::Walked { follow },
+                                algos: Arc::from(vec![algo]),
+                                unless: None,
+                            };
+                            Task { payload, work: Some(work) }
+                        }
+                    };
+                    push(task)
+                });
+            },
+            |item, outcome| {
+                xattr_sink(
+                    root,
+                    prefer,
+                    item,
+                    outcome,
+                    now,
+                    window,
+                    verify,
+                    &mut report,
+                    found,
+                    notice,
+                );
+                true
+            },
+        );
+    }
+    if verify {
+        let result = match stopped {
+            Some(why) => {
+                report.complete = false;
+                report.stopped_by = Some(why);
+                match last_taken.or(cursor) {
+                    Some(c) => xa::write_cursor(root, Some(&c)),
+                    None => Ok(()),
+                }
+            }
+            None => xa::write_cursor(root, None),
+        };
+        if let Err(e) = result {
+            return Err(ScrubError::Store(format!(
+                "cannot store the slice cursor on {}: {}",
+                crate::pathtext::quote_env(path_bytes(root)),
+                io_message(&e)
+            )));
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn found_one(
+    report: &mut Report,
+    found: &mut dyn FnMut(Finding),
+    path: Vec<u8>,
+    class: Class,
+    note: Option<String>,
+) {
+    report.add(class);
+    if class != Class::Ok {
+        found(Finding { path, class, note });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn xattr_sink(
+    root: &Path,
+    prefer: &'static Algorithm,
+    item: XItem,
+    outcome: pipeline::Outcome,
+    now: i64,
+    window: i128,
+    verify: bool,
+    report: &mut Report,
+    found: &mut dyn FnMut(Finding),
+    notice: &mut dyn FnMut(Notice),
+) {
+    let store_error = |e: io::Error| Some(format!("cannot store attributes: {}", io_message(&e)));
+    match (item, outcome) {
+        (XItem::Unchanged, _) => {
+            if !verify {
+                report.add(Class::Ok);
+            }
+        }
+        (XItem::Skipped(rel, why), _) => {
+            report.skipped += 1;
+            notice(Notice::Skipped(rel, why));
+        }
+        (XItem::WalkError(rel, why) | XItem::AttrError(rel, why), _) => {
+            found_one(report, found, rel, Class::Unreadable, Some(why));
+        }
+        (XItem::New(rel) | XItem::Outdated(rel, _) | XItem::Check(rel, _), Some(Err(e))) => {
+            let vanished = matches!(&e, ReadError::Io(io) if io.kind() == io::ErrorKind::NotFound);
+            if !e.is_skip() && !vanished {
+                found_one(report, found, rel, Class::Unreadable, Some(e.message()));
+            }
+        }
+        (XItem::New(rel), Some(Ok(h))) => {
+            report.files_read += 1;
+            report.bytes_read += h.size;
+            let path = full_path(root, &rel);
+            match xa::write(&path, prefer, &h.digests[0], stamp_of(&h), now, false) {
+                Ok(()) => found_one(report, found, rel, Class::New, None),
+                Err(e) => found_one(report, found, rel, Class::Unreadable, store_error(e)),
+            }
+        }
+        (XItem::Outdated(rel, a), Some(Ok(h))) => {
+            report.files_read += 1;
+            report.bytes_read += h.size;
+            let path = full_path(root, &rel);
+            match xa::write(&path, a.algo, &h.digests[0], stamp_of(&h), now, a.has_shatag) {
+                Ok(()) => found_one(report, found, rel, Class::Modified, None),
+                Err(e) => found_one(report, found, rel, Class::Unreadable, store_error(e)),
+            }
+        }
+        (XItem::Check(rel, a), Some(Ok(h))) => {
+            report.files_read += 1;
+            report.bytes_read += h.size;
+            let path = full_path(root, &rel);
+            let stamp = stamp_of(&h);
+            let class = if !a.describes(&stamp, window) {
+                xa::write(&path, a.algo, &h.digests[0], stamp, now, a.has_shatag)
+                    .map(|()| Class::Modified)
+            } else if a.digest.ct_eq(&h.digests[0]) {
+                let r = if a.source == xa::Source::Shatag {
+                    // Switching from cshatag: add fixity's own record beside it.
+                    xa::write(&path, a.algo, &h.digests[0], stamp, now, true)
+                } else {
+                    xa::mark_verified(&path, now)
+                };
+                r.map(|()| Class::Ok)
+            } else {
+                let note = format!("recorded {}, now {}", a.digest.to_hex(), h.digests[0].to_hex());
+                found_one(report, found, rel, Class::Corrupt, Some(note));
+                return;
+            };
+            match class {
+                Ok(c) => found_one(report, found, rel, c, None),
+                Err(e) => found_one(report, found, rel, Class::Unreadable, store_error(e)),
+            }
+        }
+        (_, None) => unreachable!("files carry work"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclusion_applies_to_every_directory_above() {
+        let ex = Exclude::new(&["*.tmp".into(), ".git".into(), "build/out".into()]).unwrap();
+        assert!(excluded(&ex, b"a/b/c.tmp"));
+        assert!(excluded(&ex, b"x/.git/config"));
+        assert!(excluded(&ex, b".git"));
+        assert!(excluded(&ex, b"build/out/a.o"));
+        assert!(!excluded(&ex, b"a/b/c.txt"));
+        assert!(!excluded(&ex, b"src/build/out"));
+        assert!(!excluded(&Exclude::default(), b"a.tmp"));
+    }
+}
