@@ -178,33 +178,49 @@ impl Catalog {
         // crash rolls back to the last commit. FULL syncs the log at each commit.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
-        migrate(&conn).map_err(|e| match e {
-            MigrateError::TooNew(v) => {
-                CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
-            }
-            MigrateError::Sqlite(e) => sql(e),
-        })?;
-        let stored: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'algorithm'", [], |r| r.get(0))
-            .optional()
-            .map_err(sql)?;
-        let algo = match stored {
-            Some(name) => {
-                let a = algo::lookup(&name)
-                    .ok_or_else(|| CatalogError::UnknownAlgorithm(path.to_path_buf(), name))?;
-                if algo.is_some_and(|want| want.name != a.name) {
-                    return Err(CatalogError::AlgorithmMismatch(path.to_path_buf(), a.name));
+        // Schema steps and the algorithm record go in one transaction, so a catalog
+        // killed while being created is either complete or empty.
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+        let result = (|| {
+            migrate(&conn).map_err(|e| match e {
+                MigrateError::TooNew(v) => {
+                    CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
                 }
+                MigrateError::Sqlite(e) => sql(e),
+            })?;
+            let stored: Option<String> = conn
+                .query_row("SELECT value FROM meta WHERE key = 'algorithm'", [], |r| r.get(0))
+                .optional()
+                .map_err(sql)?;
+            match stored {
+                Some(name) => {
+                    let a = algo::lookup(&name)
+                        .ok_or_else(|| CatalogError::UnknownAlgorithm(path.to_path_buf(), name))?;
+                    if algo.is_some_and(|want| want.name != a.name) {
+                        return Err(CatalogError::AlgorithmMismatch(path.to_path_buf(), a.name));
+                    }
+                    Ok(a)
+                }
+                None if !create => Err(CatalogError::NotFound(path.to_path_buf())),
+                None => {
+                    let a = algo.unwrap_or_else(algo::default_algorithm);
+                    conn.execute(
+                        "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
+                        params![a.name, super::now_ms().to_string()],
+                    )
+                    .map_err(sql)?;
+                    Ok(a)
+                }
+            }
+        })();
+        let algo = match result {
+            Ok(a) => {
+                conn.execute_batch("COMMIT").map_err(sql)?;
                 a
             }
-            None => {
-                let a = algo.unwrap_or_else(algo::default_algorithm);
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
-                    params![a.name, super::now_ms().to_string()],
-                )
-                .map_err(sql)?;
-                a
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
             }
         };
         Ok(Catalog { conn, path: path.to_path_buf(), algo })
@@ -670,17 +686,14 @@ impl From<rusqlite::Error> for MigrateError {
     }
 }
 
-/// Brings the schema to the newest version, one transaction per step.
+/// Brings the schema to the newest version (inside the caller's transaction).
 fn migrate(conn: &Connection) -> std::result::Result<(), MigrateError> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > MIGRATIONS.len() as i64 {
         return Err(MigrateError::TooNew(version));
     }
     for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {step}; PRAGMA user_version = {}; COMMIT;",
-            i + 1
-        ))?;
+        conn.execute_batch(&format!("{step}; PRAGMA user_version = {};", i + 1))?;
     }
     Ok(())
 }
