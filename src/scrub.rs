@@ -176,24 +176,38 @@ fn excluded(ex: &Exclude, rel: &[u8]) -> bool {
     }
 }
 
-/// Streams the catalog's rows in path order, a page at a time.
+/// Streams the catalog's rows in path order. A thread of its own reads pages ahead
+/// (bounded), so decoding rows overlaps with the walk.
 struct RowStream {
-    reader: sqlite::Reader,
+    pages: crossbeam_channel::Receiver<Vec<Row>>,
     page: VecDeque<Row>,
-    last: Option<Vec<u8>>,
-    done: bool,
 }
 
 impl RowStream {
-    fn peek(&mut self) -> Option<&Row> {
-        if self.page.is_empty() && !self.done {
-            match self.reader.by_path(self.last.as_deref(), 1024) {
-                Ok(rows) if !rows.is_empty() => {
-                    self.last = rows.last().map(|r| r.path.clone());
-                    self.page.extend(rows);
+    fn new(reader: sqlite::Reader) -> RowStream {
+        let (tx, rx) = crossbeam_channel::bounded::<Vec<Row>>(4);
+        std::thread::spawn(move || {
+            let mut last: Option<Vec<u8>> = None;
+            loop {
+                match reader.by_path(last.as_deref(), 2048) {
+                    Ok(rows) if !rows.is_empty() => {
+                        last = rows.last().map(|r| r.path.clone());
+                        if tx.send(rows).is_err() {
+                            return;
+                        }
+                    }
+                    _ => return,
                 }
-                _ => self.done = true,
             }
+        });
+        RowStream { pages: rx, page: VecDeque::new() }
+    }
+
+    fn peek(&mut self) -> Option<&Row> {
+        if self.page.is_empty()
+            && let Ok(rows) = self.pages.recv()
+        {
+            self.page.extend(rows);
         }
         self.page.front()
     }
@@ -218,6 +232,8 @@ enum Item {
     Skipped(Vec<u8>, &'static str),
     /// Phase two: a known, unchanged file to re-read and compare.
     Check(Row),
+    /// A known file whose size and mtime are unchanged (seen by the walk's stat).
+    Unchanged,
 }
 
 /// Runs `scan` or `verify` over the tree at `root` with the SQLite catalog `cat`.
@@ -244,9 +260,9 @@ pub fn run_catalog(
 
     // Phase one: the walk merged with the catalog.
     {
-        let mut rows =
-            RowStream { reader: cat.reader()?, page: VecDeque::new(), last: None, done: false };
-        let walk_opts = WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4 };
+        let mut rows = RowStream::new(cat.reader()?);
+        let walk_opts =
+            WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4, stat: true };
         let exclude = opts.exclude.clone();
         let algos = algos.clone();
         pipeline::run(
@@ -286,7 +302,7 @@ pub fn run_catalog(
                 let mut go_on = true;
                 walk(root, &walk_opts, &mut |ev| {
                     let (full, item_kind) = match &ev {
-                        WalkEvent::File(f) => (f.clone(), 0),
+                        WalkEvent::File(f, _) => (f.clone(), 0),
                         WalkEvent::Skipped(f, _) => (f.clone(), 1),
                         WalkEvent::Error(f, _) => (f.clone(), 2),
                     };
@@ -300,7 +316,15 @@ pub fn run_catalog(
                         _ => None,
                     };
                     let task = match (ev, item_kind) {
-                        (WalkEvent::File(f), _) => {
+                        (WalkEvent::File(f, stamp), _) => {
+                            // Unchanged by size and mtime: nothing to read, no worker.
+                            if let (Some(row), Some(stamp)) = (&known, stamp)
+                                && row.missing_since.is_none()
+                                && stamp.matches(&row.stamp, window)
+                            {
+                                go_on = push(Task { payload: Item::Unchanged, work: None });
+                                return go_on;
+                            }
                             let unless = known.as_ref().map(|r| r.stamp);
                             Task {
                                 payload: Item::File(rel, known),
@@ -492,6 +516,11 @@ fn sink(
     notice: &mut dyn FnMut(Notice),
 ) -> Result<(), CatalogError> {
     match (item, outcome) {
+        (Item::Unchanged, _) => {
+            if report.command == "scan" {
+                report.add(Class::Ok);
+            }
+        }
         (Item::Skipped(rel, why), _) => {
             report.skipped += 1;
             notice(Notice::Skipped(rel, why));
@@ -683,7 +712,7 @@ pub fn run_xattr(
     let cursor = if verify { xa::read_cursor(root).ok().flatten() } else { None };
     let mut stopped: Option<&'static str> = None;
     let mut last_taken: Option<Vec<u8>> = None;
-    let walk_opts = WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4 };
+    let walk_opts = WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4, stat: true };
     let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
     {
         let (stopped, last_taken) = (&mut stopped, &mut last_taken);
@@ -702,7 +731,7 @@ pub fn run_xattr(
                             payload: XItem::WalkError(rel_of(root, &f).to_vec(), io_message(&e)),
                             work: None,
                         },
-                        WalkEvent::File(f) => {
+                        WalkEvent::File(f, walk_stamp) => {
                             let rel = rel_of(root, &f).to_vec();
                             let attrs = match xa::read(&f, prefer) {
                                 Ok(a) => a,
@@ -711,7 +740,7 @@ pub fn run_xattr(
                                     return push(Task { payload, work: None });
                                 }
                             };
-                            let stamp = std::fs::symlink_metadata(&f).ok().map(|m| Stamp::of(&m));
+                            let stamp = walk_stamp;
                             let payload = match attrs {
                                 None => XItem::New(rel),
                                 Some(a) if !stamp.is_some_and(|s| a.describes(&s, window)) => {

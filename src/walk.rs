@@ -13,6 +13,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::read::Stamp;
+
 /// What to walk and how.
 #[derive(Clone)]
 pub struct WalkOptions {
@@ -22,6 +24,9 @@ pub struct WalkOptions {
     pub exclude: Exclude,
     /// Threads listing directories ahead of the walk (0: none).
     pub threads: usize,
+    /// `stat` each file while listing its directory (relative to the directory's open
+    /// descriptor, as `find` does, so no path lookup), and hand the stamp over with it.
+    pub stat: bool,
 }
 
 /// Exclusion globs: a pattern without `/` matches any path component's name (`*.tmp`,
@@ -69,8 +74,9 @@ impl Exclude {
 /// One thing found by the walk.
 #[derive(Debug)]
 pub enum WalkEvent {
-    /// A file to hash (a regular file, or with `follow`, a symlink's target).
-    File(PathBuf),
+    /// A file to hash (a regular file, or with `follow`, a symlink's target), with its
+    /// size and mtime when the walk was asked to `stat`.
+    File(PathBuf, Option<Stamp>),
     /// An entry that is not hashed on purpose: a symlink not followed, a FIFO, a socket,
     /// a device, a directory loop. The text says which.
     Skipped(PathBuf, &'static str),
@@ -89,6 +95,7 @@ struct Frame {
 struct Child {
     name: std::ffi::OsString,
     kind: Kind,
+    stamp: Option<Stamp>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,9 +144,13 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
         };
         let path = frame.path.join(&child.name);
         let mut kind = child.kind;
+        let mut stamp = child.stamp;
         if kind == Kind::Symlink && opts.follow {
             kind = match std::fs::metadata(&path) {
-                Ok(md) => Kind::of(md.file_type()),
+                Ok(md) => {
+                    stamp = opts.stat.then(|| Stamp::of(&md));
+                    Kind::of(md.file_type())
+                }
                 Err(e) => {
                     if !emit(WalkEvent::Error(path, e)) {
                         return;
@@ -149,7 +160,7 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
             };
         }
         let event = match kind {
-            Kind::File => WalkEvent::File(path),
+            Kind::File => WalkEvent::File(path, stamp),
             Kind::Symlink => {
                 WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)")
             }
@@ -199,7 +210,13 @@ fn list(
             }
         }
         let kind = Kind::of(entry.file_type()?);
-        children.push(Child { name, kind });
+        // DirEntry::metadata is fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW): no path walk.
+        let stamp = if opts.stat && kind == Kind::File {
+            entry.metadata().ok().filter(|m| m.is_file()).map(|m| Stamp::of(&m))
+        } else {
+            None
+        };
+        children.push(Child { name, kind, stamp });
     }
     children.sort_by(sort_key_cmp);
     for c in &children {
@@ -288,7 +305,7 @@ mod tests {
         let mut out = Vec::new();
         walk(root, opts, &mut |e| {
             out.push(match e {
-                WalkEvent::File(p) => format!("F {}", p.display()),
+                WalkEvent::File(p, _) => format!("F {}", p.display()),
                 WalkEvent::Skipped(p, why) => format!("S {} {why}", p.display()),
                 WalkEvent::Error(p, e) => format!("E {} {e}", p.display()),
             });
@@ -298,7 +315,7 @@ mod tests {
     }
 
     fn opts() -> WalkOptions {
-        WalkOptions { follow: false, exclude: Exclude::default(), threads: 2 }
+        WalkOptions { follow: false, exclude: Exclude::default(), threads: 2, stat: false }
     }
 
     #[test]

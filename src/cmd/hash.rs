@@ -68,7 +68,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     cfg.read.skip_inodes = skip;
 
     let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
-    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4 };
+    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
     cfg.read.progress = progress.counter();
     if let Some(bar) = progress.handle() {
@@ -111,7 +111,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                     let mut go_on = true;
                     walk(path, &walk_opts, &mut |ev| {
                         let task = match ev {
-                            WalkEvent::File(f) => Task {
+                            WalkEvent::File(f, _) => Task {
                                 payload: Entry::File(path_bytes(&f).to_vec()),
                                 work: Some(Work {
                                     path: f,
@@ -224,7 +224,7 @@ fn count_sizes(paths: Vec<OsString>, opts: WalkOptions, bar: indicatif::Progress
             let path = Path::new(p);
             match std::fs::metadata(path) {
                 Ok(md) if md.is_dir() => walk(path, &opts, &mut |ev| {
-                    if let WalkEvent::File(f) = ev {
+                    if let WalkEvent::File(f, _) = ev {
                         total += std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
                         bar.set_length(total);
                     }
