@@ -107,8 +107,14 @@ pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
     Some((s * 1_000_000_000 + ns, digits as u32))
 }
 
+// The `_deref` calls follow a final symlink: paths reach here only from a walk, which
+// yields symlinks solely under -L, and then the target is the file meant.
 fn get(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
-    xattr::get(path, name)
+    xattr::get_deref(path, name)
+}
+
+fn set(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
+    xattr::set_deref(path, name, value)
 }
 
 fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
@@ -124,7 +130,7 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
     }
     if found.is_none() {
-        for name in xattr::list(path)? {
+        for name in xattr::list_deref(path)? {
             let Some(name) = name.to_str() else { continue };
             let Some(algo_name) = name.strip_prefix(PREFIX) else { continue };
             let Some(a) = algo::lookup(algo_name).filter(|a| a.name == algo_name) else {
@@ -188,20 +194,20 @@ pub fn write(
     shatag: bool,
 ) -> io::Result<()> {
     let ts = format_ts(stamp.mtime_ns);
-    xattr::set(path, format!("{PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
-    xattr::set(path, TS, ts.as_bytes())?;
-    xattr::set(path, SIZE, stamp.size.to_string().as_bytes())?;
-    xattr::set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
+    set(path, &format!("{PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
+    set(path, TS, ts.as_bytes())?;
+    set(path, SIZE, stamp.size.to_string().as_bytes())?;
+    set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
     if shatag && algo.name == "sha256" {
-        xattr::set(path, SHATAG_TS, ts.as_bytes())?;
-        xattr::set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
+        set(path, SHATAG_TS, ts.as_bytes())?;
+        set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
     }
     Ok(())
 }
 
 /// Records only a successful verification time.
 pub fn mark_verified(path: &Path, verified_ms: i64) -> io::Result<()> {
-    xattr::set(path, VERIFIED, verified_ms.to_string().as_bytes())
+    set(path, VERIFIED, verified_ms.to_string().as_bytes())
 }
 
 /// Fails with a message naming the file system when `dir`'s file system does not take
@@ -250,8 +256,8 @@ pub fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
 /// Stores (or with `None` clears) the slice cursor.
 pub fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
     match cursor {
-        Some(c) => xattr::set(root, CURSOR, c),
-        None => match xattr::remove(root, CURSOR) {
+        Some(c) => set(root, CURSOR, c),
+        None => match xattr::remove_deref(root, CURSOR) {
             Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
             r => r,
         },
