@@ -367,14 +367,7 @@ pub fn run_catalog(
                     drain_before(None, &mut rows, &unreadable_dir, push);
                 }
             },
-            |item, outcome| {
-                let r = sink(item, outcome, now, window, &mut writer, &mut report, notice);
-                if let Err(e) = r {
-                    failure = Some(e);
-                    return false;
-                }
-                true
-            },
+            recorder(now, window, &mut writer, &mut report, &mut *notice, &mut failure),
         );
     }
     if let Some(e) = failure {
@@ -463,14 +456,7 @@ pub fn run_catalog(
                     }
                 }
             },
-            |item, outcome| {
-                let r = sink(item, outcome, now, window, &mut writer, &mut report, notice);
-                if let Err(e) = r {
-                    failure = Some(e);
-                    return false;
-                }
-                true
-            },
+            recorder(now, window, &mut writer, &mut report, &mut *notice, &mut failure),
         );
         if let Some(e) = failure {
             return Err(e.into());
@@ -503,6 +489,25 @@ pub const PASS_KEY: &str = "pass_started";
 /// After the report is printed, a scan forgets the files it found missing.
 pub fn forget_missing(cat: &Catalog) -> Result<u64, CatalogError> {
     cat.forget_missing()
+}
+
+/// The pipeline's sink for a catalog run: [`sink`] for each task, stopping the run at the
+/// first catalog error (kept in `failure`).
+fn recorder<'a, 'c>(
+    now: i64,
+    window: i128,
+    writer: &'a mut sqlite::Writer<'c>,
+    report: &'a mut Report,
+    notice: &'a mut dyn FnMut(Notice),
+    failure: &'a mut Option<CatalogError>,
+) -> impl FnMut(Item, pipeline::Outcome) -> bool + 'a {
+    move |item, outcome| match sink(item, outcome, now, window, writer, report, notice) {
+        Ok(()) => true,
+        Err(e) => {
+            *failure = Some(e);
+            false
+        }
+    }
 }
 
 /// Classifies one finished task and records it.
