@@ -28,6 +28,65 @@ pub enum Command {
     Status(StatusArgs),
     /// Write the catalog out as a checksum manifest.
     Export(ExportArgs),
+    /// Measure algorithms and tools on this machine, with the method built in.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// In-memory throughput of each algorithm at each message size.
+    Algorithms(BenchAlgorithmsArgs),
+    /// Hash a file or tree with each algorithm (and with the peer tools): seconds, MB/s,
+    /// files/s, manifest size, and the plain-read ceiling.
+    Tree(BenchTreeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchAlgorithmsArgs {
+    /// Algorithms (comma-separated; default: all).
+    #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
+    pub algorithm: Option<String>,
+    /// Message sizes (K = 1000, Ki = 1024).
+    #[arg(long, default_value = "1K,10K,100K,1M,10M,100M")]
+    pub sizes: String,
+    /// Threads for algorithms that use several on one message (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Timed runs per cell (after one warm-up).
+    #[arg(long, default_value = "5")]
+    pub runs: usize,
+    /// table, markdown, json or csv.
+    #[arg(long, default_value = "table")]
+    pub format: String,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchTreeArgs {
+    /// Algorithms (comma-separated; default: md5,sha1,sha256,blake2b,blake3,xxh3,crc32).
+    #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
+    pub algorithm: Option<String>,
+    /// Timed runs per row (min / median / max), after one warm-up.
+    #[arg(long, default_value = "3")]
+    pub runs: usize,
+    /// Empty the page cache before every run (drop_caches as root, else fadvise), and
+    /// check with mincore that it worked.
+    #[arg(long)]
+    pub cold: bool,
+    /// Also run the peer tools found on PATH and check their digests against fixity's.
+    #[arg(long)]
+    pub compare: bool,
+    /// table, markdown, json or csv.
+    #[arg(long, default_value = "table")]
+    pub format: String,
+    /// Also write an SVG bar chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// A file or directory.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
 }
 
 /// Where digests are kept between runs.

@@ -11,10 +11,12 @@
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
+//! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`scrub`]: `scan` and `verify`: classify files against the catalog, in slices.
 #![deny(unsafe_code)]
 
 pub mod algo;
+pub mod bench;
 pub mod catalog;
 pub mod digest;
 pub mod formats;

@@ -497,6 +497,63 @@ fn mostly_resident(ptr: *mut libc::c_void, len: usize) -> bool {
     resident * 10 >= samples * 9
 }
 
+/// Asks the kernel to drop `path`'s pages from the page cache
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)`; works without root, for clean pages only).
+pub fn evict(path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let file = File::open(path)?;
+    // SAFETY: plain syscalls on a descriptor we own.
+    let r = unsafe {
+        libc::fdatasync(file.as_raw_fd());
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+    };
+    if r != 0 { Err(io::Error::from_raw_os_error(r)) } else { Ok(()) }
+}
+
+/// The fraction of `path`'s pages in the page cache (sampled with `mincore` over at most
+/// 256 pages): how cold a "cold" run really is. 0 for an empty file.
+pub fn resident_fraction(path: &Path) -> io::Result<f64> {
+    use std::os::fd::AsRawFd;
+    let file = File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    if len == 0 {
+        return Ok(0.0);
+    }
+    // SAFETY: a read-only private mapping of a file we opened, used only for mincore
+    // (which reads page-table state, never the data) and unmapped before returning.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    let pages = len.div_ceil(page);
+    let samples = pages.min(256);
+    let mut resident = 0usize;
+    for i in 0..samples {
+        let p = i * pages / samples;
+        let mut v = 0u8;
+        // SAFETY: page `p` lies inside the live mapping; `v` receives one status byte.
+        let r = unsafe { libc::mincore((ptr as *mut u8).add(p * page).cast(), 1, &mut v) };
+        if r == 0 && v & 1 == 1 {
+            resident += 1;
+        }
+    }
+    // SAFETY: unmapping exactly the mapping made above.
+    unsafe { libc::munmap(ptr, len) };
+    Ok(resident as f64 / samples as f64)
+}
+
 fn advise_sequential(file: &File, len: u64) {
     use std::os::fd::AsRawFd;
     if len > 256 * 1024 {

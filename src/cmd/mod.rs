@@ -2,6 +2,7 @@
 //! options, and the exit status.
 
 mod algorithms;
+mod bench;
 mod check;
 mod export;
 mod hash;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
+        Command::Bench(b) => bench::run(b),
     }
 }
 

@@ -1,0 +1,168 @@
+//! In-memory throughput of each algorithm at each message size: how fast the hash
+//! function itself is here, without any I/O. One thread, and for an algorithm that can
+//! use several on one input (BLAKE3), all threads too.
+
+use super::Stats;
+use crate::algo::Algorithm;
+use serde::Serialize;
+use std::time::Instant;
+
+/// One measured (algorithm, size, threads) cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct AlgoRow {
+    /// Algorithm name.
+    pub algorithm: &'static str,
+    /// Message size in bytes.
+    pub size: usize,
+    /// Threads used on one message.
+    pub threads: usize,
+    /// Seconds per message (min / median / max over the runs).
+    pub per_call: Stats,
+    /// Throughput at the best run, MB/s (10^6 bytes).
+    pub best_mbps: f64,
+    /// Throughput at the median run, MB/s.
+    pub median_mbps: f64,
+}
+
+/// How long one timed run should take at least (many calls for small messages).
+const RUN_TARGET_SECS: f64 = 0.02;
+
+/// Measures every algorithm in `algos` at every size, `runs` timed runs each after one
+/// warm-up; `threads` sets the pool for the multi-threaded variant (default: all cores).
+/// `on_row` sees each row as it is measured (for a progress display).
+pub fn run(
+    algos: &[&'static Algorithm],
+    sizes: &[usize],
+    threads: Option<usize>,
+    runs: usize,
+    on_row: &mut dyn FnMut(&AlgoRow),
+) -> Vec<AlgoRow> {
+    let max = sizes.iter().copied().max().unwrap_or(0);
+    // Deterministic, incompressible-looking content.
+    let data: Vec<u8> =
+        (0..max as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pool_threads = threads.unwrap_or(cores).max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(pool_threads).build().ok();
+    let mut rows = Vec::new();
+    for &a in algos {
+        for &size in sizes {
+            let msg = &data[..size];
+            let row = measure(a, msg, 1, runs, &|| {
+                let mut h = a.hasher();
+                h.update(msg);
+                std::hint::black_box(h.finish());
+            });
+            on_row(&row);
+            rows.push(row);
+            if a.multithreaded
+                && pool_threads > 1
+                && size >= 256 * 1024
+                && let Some(pool) = &pool
+            {
+                let row = pool.install(|| {
+                    measure(a, msg, pool_threads, runs, &|| {
+                        let mut h = a.hasher();
+                        h.update_parallel(msg);
+                        std::hint::black_box(h.finish());
+                    })
+                });
+                on_row(&row);
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+fn measure(
+    a: &'static Algorithm,
+    msg: &[u8],
+    threads: usize,
+    runs: usize,
+    call: &dyn Fn(),
+) -> AlgoRow {
+    // Calibrate: how many calls make one run of about RUN_TARGET_SECS.
+    let t = Instant::now();
+    call();
+    let one = t.elapsed().as_secs_f64().max(1e-9);
+    let calls = ((RUN_TARGET_SECS / one).ceil() as usize).clamp(1, 1_000_000);
+    // Warm-up run, then the timed runs.
+    for _ in 0..calls {
+        call();
+    }
+    let samples: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..calls {
+                call();
+            }
+            t.elapsed().as_secs_f64() / calls as f64
+        })
+        .collect();
+    let per_call = Stats::of(&samples).expect("at least one run");
+    let mbps = |secs: f64| if secs > 0.0 { msg.len() as f64 / secs / 1e6 } else { 0.0 };
+    AlgoRow {
+        algorithm: a.name,
+        size: msg.len(),
+        threads,
+        per_call,
+        best_mbps: mbps(per_call.min),
+        median_mbps: mbps(per_call.median),
+    }
+}
+
+/// Parses a list of sizes such as `1K,10K,100K,1M` (powers of 1000 or, with `i`, 1024:
+/// `4Ki`). Plain numbers are bytes.
+pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|t| {
+            let t = t.trim();
+            let (num, mult) = if let Some(n) = t.strip_suffix("Ki") {
+                (n, 1024)
+            } else if let Some(n) = t.strip_suffix("Mi") {
+                (n, 1024 * 1024)
+            } else if let Some(n) = t.strip_suffix(['K', 'k']) {
+                (n, 1000)
+            } else if let Some(n) = t.strip_suffix('M') {
+                (n, 1_000_000)
+            } else if let Some(n) = t.strip_suffix('G') {
+                (n, 1_000_000_000)
+            } else {
+                (t, 1)
+            };
+            num.parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_mul(mult))
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("bad size {t:?} (try 1K,1M,100M)"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::lookup;
+
+    #[test]
+    fn sizes_parse_with_decimal_and_binary_suffixes() {
+        assert_eq!(parse_sizes("1K,10K,1M").unwrap(), vec![1000, 10_000, 1_000_000]);
+        assert_eq!(parse_sizes("4Ki, 1Mi,7").unwrap(), vec![4096, 1 << 20, 7]);
+        assert!(parse_sizes("1X").is_err());
+        assert!(parse_sizes("0").is_err());
+    }
+
+    #[test]
+    fn rows_cover_every_algorithm_size_and_thread_variant() {
+        let algos = [lookup("crc32").unwrap(), lookup("blake3").unwrap()];
+        let mut seen = 0;
+        let rows = run(&algos, &[1000, 300_000], Some(2), 2, &mut |_| seen += 1);
+        // crc32 at two sizes; blake3 at two sizes plus the 2-thread run of the large one.
+        assert_eq!(rows.len(), 5);
+        assert_eq!(seen, 5);
+        assert!(rows.iter().all(|r| r.per_call.runs == 2 && r.best_mbps >= r.median_mbps));
+        assert!(rows.iter().any(|r| r.algorithm == "blake3" && r.threads == 2));
+        assert!(rows.iter().all(|r| r.per_call.min > 0.0));
+    }
+}

@@ -1,0 +1,420 @@
+//! `bench tree`: fixity's own pipeline over a file or tree per algorithm, the plain-read
+//! ceiling measured the same way, the peers on the same data, warm or cold.
+
+use super::peers::{self, Agreement};
+use super::{Bound, Machine, Stats};
+use crate::algo::Algorithm;
+use crate::digest::Digest;
+use crate::formats::{self, Format, WriteOptions};
+use crate::pathtext::path_bytes;
+use crate::pipeline::{self, Config, Task, Work};
+use crate::read::{self, OpenMode};
+use crate::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What one pass over the data produced.
+#[derive(Debug, Default)]
+pub struct Pass {
+    /// Files read.
+    pub files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Size of the GNU-style manifest the pass would write.
+    pub manifest_bytes: u64,
+    /// Files that could not be read.
+    pub errors: u64,
+    /// Path -> digest, when asked for (to check peers against).
+    pub digests: Option<HashMap<Vec<u8>, Digest>>,
+}
+
+/// Reads every file under `path` once with fixity's pipeline, hashing with `algo` (or,
+/// with `None`, only reading: the ceiling, read with plain `read` calls into a buffer,
+/// as `cat` and `dd` do).
+pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect: bool) -> Pass {
+    let algos: Arc<[&'static Algorithm]> = Arc::from(algo.into_iter().collect::<Vec<_>>());
+    let mut cfg = cfg.clone();
+    if algo.is_none() {
+        cfg.read.mmap_threshold = None;
+    }
+    let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+    let mut out = Pass { digests: collect.then(HashMap::new), ..Pass::default() };
+    let mut line = Vec::with_capacity(256);
+    pipeline::run(
+        &cfg,
+        |push| {
+            let task = |p: PathBuf, mode| Task {
+                payload: path_bytes(&p).to_vec(),
+                work: Some(Work { path: p, mode, algos: algos.clone(), unless: None }),
+            };
+            if !is_dir {
+                push(task(path.to_path_buf(), OpenMode::Named));
+                return;
+            }
+            let opts =
+                WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: false };
+            walk(path, &opts, &mut |ev| match ev {
+                WalkEvent::File(f, _) => push(task(f, OpenMode::Walked { follow: false })),
+                _ => true,
+            });
+        },
+        |name, outcome| {
+            match outcome {
+                Some(Ok(h)) => {
+                    out.files += 1;
+                    out.bytes += h.size;
+                    if let (Some(a), Some(d)) = (algo, h.digests.first()) {
+                        line.clear();
+                        formats::write_record(
+                            Format::Gnu,
+                            WriteOptions::default(),
+                            a,
+                            d,
+                            &name,
+                            &mut line,
+                        );
+                        out.manifest_bytes += line.len() as u64;
+                        if let Some(map) = &mut out.digests {
+                            map.insert(name, *d);
+                        }
+                    }
+                }
+                _ => out.errors += 1,
+            }
+            true
+        },
+    );
+    out
+}
+
+/// How the page cache is emptied before a cold run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvictMethod {
+    /// `sync; echo 3 > /proc/sys/vm/drop_caches` (root).
+    DropCaches,
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` on every file (no root needed).
+    Fadvise,
+}
+
+impl EvictMethod {
+    /// The best method available to this process.
+    pub fn available() -> EvictMethod {
+        let writable =
+            std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+        if writable { EvictMethod::DropCaches } else { EvictMethod::Fadvise }
+    }
+
+    /// How the report describes it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            EvictMethod::DropCaches => "sync; echo 3 > /proc/sys/vm/drop_caches before each run",
+            EvictMethod::Fadvise => "posix_fadvise(DONTNEED) on every file before each run",
+        }
+    }
+}
+
+/// Empties the page cache of the data under `path` and checks (with `mincore` on up to 64
+/// files spread over the tree) that it worked. Returns the largest resident fraction seen.
+pub fn evict(path: &Path, method: EvictMethod) -> io::Result<f64> {
+    let files = list_files(path);
+    match method {
+        EvictMethod::DropCaches => {
+            // SAFETY: sync(2) has no preconditions.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::sync();
+            }
+            std::fs::write("/proc/sys/vm/drop_caches", b"3\n")?;
+        }
+        EvictMethod::Fadvise => {
+            for f in &files {
+                let _ = read::evict(f);
+            }
+        }
+    }
+    let step = (files.len() / 64).max(1);
+    let mut worst = 0f64;
+    for f in files.iter().step_by(step).take(64) {
+        if let Ok(r) = read::resident_fraction(f) {
+            worst = worst.max(r);
+        }
+    }
+    Ok(worst)
+}
+
+fn list_files(path: &Path) -> Vec<PathBuf> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return vec![path.to_path_buf()];
+    }
+    let mut v = Vec::new();
+    let opts = WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: false };
+    walk(path, &opts, &mut |ev| {
+        if let WalkEvent::File(f, _) = ev {
+            v.push(f);
+        }
+        true
+    });
+    v
+}
+
+/// One row of the results table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// `fixity`, `read (ceiling)`, or the peer's name.
+    pub tool: String,
+    /// Algorithm name (empty for the ceiling).
+    pub algorithm: String,
+    /// The shell command, for peers.
+    pub command: Option<String>,
+    /// Seconds over the runs.
+    pub seconds: Stats,
+    /// Throughput at the median, MB/s (10^6 bytes).
+    pub mbps: f64,
+    /// Files per second at the median.
+    pub files_per_s: f64,
+    /// Size of the manifest it writes (fixity: GNU lines; peers: their stdout).
+    pub manifest_bytes: Option<u64>,
+    /// I/O- or CPU-bound, against the ceiling.
+    pub bound: Option<Bound>,
+    /// Whether its digests agree with fixity's (peers only).
+    pub agreement: Option<Agreement>,
+}
+
+/// Settings of a tree benchmark.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Algorithms to measure.
+    pub algos: Vec<&'static Algorithm>,
+    /// Timed runs per row (after one warm-up when warm).
+    pub runs: usize,
+    /// Evict the data from the page cache before each run.
+    pub cold: bool,
+    /// Also run the peer tools.
+    pub compare: bool,
+    /// fixity's engine settings.
+    pub engine: Config,
+}
+
+/// The whole result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The data measured.
+    pub path: String,
+    /// Its file system type.
+    pub fs_type: Option<String>,
+    /// Files and bytes in it.
+    pub files: u64,
+    /// Total bytes.
+    pub bytes: u64,
+    /// `warm` or `cold`.
+    pub cache: &'static str,
+    /// How the cache was emptied, for cold runs.
+    pub eviction: Option<&'static str>,
+    /// Whether eviction was confirmed with mincore (false: the "cold" figures are not).
+    pub eviction_verified: Option<bool>,
+    /// Machine facts.
+    pub machine: Machine,
+    /// The plain-read ceiling.
+    pub ceiling: Row,
+    /// fixity and the peers, per algorithm.
+    pub rows: Vec<Row>,
+    /// Peer tools that would have run but are not installed.
+    pub not_installed: Vec<String>,
+    /// Anything the reader must know (load, unverified eviction, disagreements).
+    pub warnings: Vec<String>,
+}
+
+/// Progress events for a display.
+pub enum Event<'a> {
+    /// Starting a row.
+    Start(&'a str, &'a str),
+    /// Finished a run of the current row.
+    Run,
+}
+
+/// Runs the benchmark.
+pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> io::Result<Report> {
+    let mut machine = Machine::probe();
+    let is_dir = std::fs::metadata(path)?.is_dir();
+    let probe = pass(path, None, &opts.engine, false);
+    let (files, bytes) = (probe.files, probe.bytes);
+    let method = EvictMethod::available();
+    let mut worst_resident = 0f64;
+    let mut prepare = |worst: &mut f64| -> io::Result<()> {
+        if opts.cold {
+            *worst = worst.max(evict(path, method)?);
+        }
+        Ok(())
+    };
+    let runs = opts.runs.max(1);
+    let time_fixity = |algo: Option<&'static Algorithm>,
+                       prepare: &mut dyn FnMut(&mut f64) -> io::Result<()>,
+                       worst: &mut f64,
+                       progress: &mut dyn FnMut(Event<'_>)|
+     -> io::Result<(Stats, Pass)> {
+        // The warm-up also collects the digests the peers are checked against.
+        let first = pass(path, algo, &opts.engine, opts.compare);
+        let mut samples = Vec::new();
+        for _ in 0..runs {
+            prepare(worst)?;
+            let t = Instant::now();
+            let p = pass(path, algo, &opts.engine, false);
+            samples.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(p);
+            progress(Event::Run);
+        }
+        Ok((Stats::of(&samples).expect("runs >= 1"), first))
+    };
+    let row = |tool: &str, algo: &str, command: Option<String>, s: Stats| Row {
+        tool: tool.into(),
+        algorithm: algo.into(),
+        command,
+        seconds: s,
+        mbps: if s.median > 0.0 { bytes as f64 / s.median / 1e6 } else { 0.0 },
+        files_per_s: if s.median > 0.0 { files as f64 / s.median } else { 0.0 },
+        manifest_bytes: None,
+        bound: None,
+        agreement: None,
+    };
+
+    progress(Event::Start("read (ceiling)", ""));
+    let (ceiling_stats, _) = time_fixity(None, &mut prepare, &mut worst_resident, progress)?;
+    let ceiling = row("read (ceiling)", "", None, ceiling_stats);
+    let mut rows = Vec::new();
+    let mut not_installed = Vec::new();
+    let mut warnings = Vec::new();
+    let cwd = std::env::current_dir()?;
+    let path_text = String::from_utf8_lossy(path_bytes(path)).into_owned();
+    for &algo in &opts.algos {
+        progress(Event::Start("fixity", algo.name));
+        let (s, first) = time_fixity(Some(algo), &mut prepare, &mut worst_resident, progress)?;
+        let mut r = row("fixity", algo.name, None, s);
+        r.manifest_bytes = Some(first.manifest_bytes);
+        r.bound = Some(Bound::classify(s.median, ceiling.seconds.median));
+        rows.push(r);
+        if !opts.compare {
+            continue;
+        }
+        let ours = first.digests.unwrap_or_default();
+        for peer in peers::commands_for(algo, &path_text, is_dir, files, machine.cores) {
+            if !peer.installed {
+                let entry = format!("{} ({})", peer.name, peer.program);
+                if !not_installed.contains(&entry) {
+                    not_installed.push(entry);
+                }
+                continue;
+            }
+            progress(Event::Start(&peer.name, algo.name));
+            // The warm-up run's output is kept: its size and its digests.
+            prepare(&mut worst_resident)?;
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&peer.command)
+                .stderr(std::process::Stdio::null())
+                .output()?;
+            let theirs = peers::parse_output(&out.stdout, &cwd);
+            let agreement = Agreement::of(&ours, &theirs);
+            if agreement.disagrees() {
+                warnings.push(format!(
+                    "{} DISAGREES with fixity's {} digests: {}",
+                    peer.name,
+                    algo.name,
+                    agreement.mismatched.join(", ")
+                ));
+            }
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                prepare(&mut worst_resident)?;
+                let t = Instant::now();
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(&peer.command)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()?;
+                samples.push(t.elapsed().as_secs_f64());
+                progress(Event::Run);
+            }
+            let s = Stats::of(&samples).expect("runs >= 1");
+            let mut r = row(&peer.name, algo.name, Some(peer.command.clone()), s);
+            r.manifest_bytes = Some(out.stdout.len() as u64);
+            r.bound = Some(Bound::classify(s.median, ceiling.seconds.median));
+            r.agreement = Some(agreement);
+            rows.push(r);
+        }
+    }
+    machine.finish();
+    if let Some(w) = machine.load_warning() {
+        warnings.push(w);
+    }
+    let eviction_verified = opts.cold.then_some(worst_resident <= 0.05);
+    if eviction_verified == Some(false) {
+        warnings.push(format!(
+            "eviction NOT verified: up to {:.0}% of a file's pages stayed in the page cache \
+             after {}; the \"cold\" figures are not cold",
+            worst_resident * 100.0,
+            method.describe()
+        ));
+    }
+    Ok(Report {
+        path: path_text,
+        fs_type: crate::catalog::xattr::fs_type(path),
+        files,
+        bytes,
+        cache: if opts.cold { "cold" } else { "warm" },
+        eviction: opts.cold.then(|| method.describe()),
+        eviction_verified,
+        machine,
+        ceiling,
+        rows,
+        not_installed,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::lookup;
+
+    #[test]
+    fn a_pass_reads_everything_and_sizes_the_manifest() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("s")).unwrap();
+        std::fs::write(d.path().join("a"), b"hello").unwrap();
+        std::fs::write(d.path().join("s/b"), vec![7u8; 100_000]).unwrap();
+        let cfg = Config::for_storage(false);
+        let md5 = lookup("md5").unwrap();
+        let p = pass(d.path(), Some(md5), &cfg, true);
+        assert_eq!((p.files, p.bytes, p.errors), (2, 100_005, 0));
+        let root = d.path().to_string_lossy().len() as u64;
+        // "<32 hex>  <root>/a\n" and "<32 hex>  <root>/s/b\n"
+        assert_eq!(p.manifest_bytes, (32 + 2 + root + 2 + 1) + (32 + 2 + root + 4 + 1));
+        let digests = p.digests.unwrap();
+        assert_eq!(digests[&path_bytes(&d.path().join("a")).to_vec()], md5.digest(b"hello"));
+        let ceiling = pass(d.path(), None, &cfg, false);
+        assert_eq!((ceiling.files, ceiling.bytes, ceiling.manifest_bytes), (2, 100_005, 0));
+    }
+
+    #[test]
+    fn fadvise_eviction_is_checked_with_mincore() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+        std::fs::read(&f).unwrap();
+        // After fdatasync + DONTNEED the pages of a clean file leave the cache; tmpfs
+        // keeps them (they have nowhere else to live), which the check then reports.
+        let worst = evict(&f, EvictMethod::Fadvise).unwrap();
+        let tmpfs = crate::catalog::xattr::fs_type(d.path()).as_deref() == Some("tmpfs");
+        if tmpfs {
+            assert!(worst > 0.5);
+        } else {
+            assert!(worst <= 0.05, "resident {worst}");
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `fixity bench algorithms` and `fixity bench tree`: run the library's benchmarks, show
+//! progress on a terminal, write the report (and the chart).
+
+use super::{Status, engine_config};
+use crate::cli::{BenchAlgorithmsArgs, BenchCommand, BenchTreeArgs};
+use anyhow::{Context, bail};
+use fixity::algo::{self, ALGORITHMS, Algorithm};
+use fixity::bench::report::{self, Format};
+use fixity::bench::{Machine, algos, tree};
+use fixity::output::AtomicFile;
+use fixity::pathtext::{path_bytes, quote_env};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+pub fn run(cmd: BenchCommand) -> anyhow::Result<Status> {
+    match cmd {
+        BenchCommand::Algorithms(a) => run_algorithms(a),
+        BenchCommand::Tree(a) => run_tree(a),
+    }
+}
+
+fn format_of(s: &str) -> anyhow::Result<Format> {
+    Format::parse(s).with_context(|| format!("unknown format {s:?} (table, markdown, json, csv)"))
+}
+
+/// A spinner with a message on a terminal; nothing otherwise.
+fn spinner() -> Option<ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(125));
+        bar
+    })
+}
+
+fn run_algorithms(args: BenchAlgorithmsArgs) -> anyhow::Result<Status> {
+    let format = format_of(&args.format)?;
+    let list: Vec<&'static Algorithm> = match &args.algorithm {
+        Some(l) => algo::parse_list(l).map_err(anyhow::Error::msg)?,
+        None => ALGORITHMS.iter().collect(),
+    };
+    let sizes = algos::parse_sizes(&args.sizes).map_err(anyhow::Error::msg)?;
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let mut machine = Machine::probe();
+    let bar = spinner();
+    let rows = algos::run(&list, &sizes, args.threads, args.runs, &mut |r| {
+        if let Some(b) = &bar {
+            b.set_message(format!(
+                "{} {} B x{} thread(s): {:.0} MB/s",
+                r.algorithm, r.size, r.threads, r.median_mbps
+            ));
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    machine.finish();
+    std::io::stdout().lock().write_all(report::write_algos(&rows, &machine, format).as_bytes())?;
+    if let Some(w) = machine.load_warning() {
+        crate::ui::error(&w);
+    }
+    Ok(Status::Ok)
+}
+
+fn run_tree(args: BenchTreeArgs) -> anyhow::Result<Status> {
+    let format = format_of(&args.format)?;
+    let list: Vec<&'static Algorithm> = algo::parse_list(
+        args.algorithm.as_deref().unwrap_or("md5,sha1,sha256,blake2b,blake3,xxh3,crc32"),
+    )
+    .map_err(anyhow::Error::msg)?;
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if !args.path.exists() {
+        bail!("{}: No such file or directory", quote_env(path_bytes(&args.path)));
+    }
+    let engine = engine_config(Some(&args.path), &args.read);
+    let opts = tree::Options {
+        algos: list,
+        runs: args.runs,
+        cold: args.cold,
+        compare: args.compare,
+        engine,
+    };
+    let bar = spinner();
+    let mut current = String::new();
+    let mut done = 0u64;
+    let report = tree::run(&args.path, &opts, &mut |ev| {
+        let Some(b) = &bar else { return };
+        match ev {
+            tree::Event::Start(tool, algo) => {
+                current = format!("{tool} {algo}");
+                done = 0;
+            }
+            tree::Event::Run => done += 1,
+        }
+        b.set_message(format!("{current}: run {done}/{}", opts.runs));
+    })
+    .with_context(|| format!("benchmark of {} failed", quote_env(path_bytes(&args.path))))?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    std::io::stdout().lock().write_all(report::write_tree(&report, format).as_bytes())?;
+    if let Some(chart) = &args.chart {
+        let mut f = AtomicFile::create(chart)
+            .with_context(|| format!("cannot write {}", quote_env(path_bytes(chart))))?;
+        f.write_all(report::chart_svg(&report).as_bytes())?;
+        f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(chart))))?;
+    }
+    for w in &report.warnings {
+        crate::ui::error(w);
+    }
+    let disagree = report.rows.iter().any(|r| r.agreement.as_ref().is_some_and(|a| a.disagrees()));
+    Ok(if disagree { Status::Failed } else { Status::Ok })
+}
