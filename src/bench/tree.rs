@@ -211,7 +211,7 @@ pub struct Report {
     pub files: u64,
     /// Total bytes.
     pub bytes: u64,
-    /// `warm` or `cold`.
+    /// `warm`, `cold`, or `cold (unverified)` when eviction did not show in mincore.
     pub cache: &'static str,
     /// How the cache was emptied, for cold runs.
     pub eviction: Option<&'static str>,
@@ -366,7 +366,12 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
         fs_type: crate::catalog::xattr::fs_type(path),
         files,
         bytes,
-        cache: if opts.cold { "cold" } else { "warm" },
+        // A cold run whose eviction did not take is not reported as cold.
+        cache: match (opts.cold, eviction_verified) {
+            (false, _) => "warm",
+            (true, Some(true)) => "cold",
+            (true, _) => "cold (unverified)",
+        },
         eviction: opts.cold.then(|| method.describe()),
         eviction_verified,
         machine,
