@@ -88,6 +88,9 @@ pub struct Machine {
     pub load_end: Option<f64>,
     /// Kernel release.
     pub kernel: String,
+    /// Share of CPU time other processes used during half a second before the benchmark
+    /// started (from /proc/stat): the noise the load average only hints at.
+    pub busy_before: Option<f64>,
 }
 
 impl Machine {
@@ -113,6 +116,7 @@ impl Machine {
             load_start: load_average(),
             load_end: None,
             kernel,
+            busy_before: busy_fraction(std::time::Duration::from_millis(500)),
         }
     }
 
@@ -121,23 +125,39 @@ impl Machine {
         self.load_end = load_average();
     }
 
-    /// A warning when the machine was busy (load above half the cores): figures are noisy.
+    /// A warning when other work competed: the CPUs were more than a quarter busy just
+    /// before the start, or the load at the end exceeds what the benchmark alone makes
+    /// (one runnable thread per core). Figures are noisy then.
     pub fn load_warning(&self) -> Option<String> {
-        let limit = self.cores as f64 * 0.5;
-        let high: Vec<String> = [("start", self.load_start), ("end", self.load_end)]
-            .iter()
-            .filter_map(|(when, l)| {
-                l.filter(|l| *l > limit).map(|l| format!("{l:.2} at the {when}"))
-            })
-            .collect();
-        (!high.is_empty()).then(|| {
-            format!(
-                "warning: load average {} on {} cores: other work competed, figures are noisy",
-                high.join(" and "),
-                self.cores
-            )
+        let mut why = Vec::new();
+        if let Some(b) = self.busy_before.filter(|b| *b > 0.25) {
+            why.push(format!("the CPUs were {:.0}% busy before the start", b * 100.0));
+        }
+        if let Some(l) = self.load_end.filter(|l| *l > self.cores as f64 + 0.5) {
+            why.push(format!("load average {l:.2} at the end on {} cores", self.cores));
+        }
+        (!why.is_empty()).then(|| {
+            format!("warning: {}: other work competed, figures are noisy", why.join(" and "))
         })
     }
+}
+
+/// The share of CPU time spent busy (not idle or waiting for I/O) over `over`, from two
+/// readings of /proc/stat.
+pub fn busy_fraction(over: std::time::Duration) -> Option<f64> {
+    fn read() -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu = stat.lines().next()?.strip_prefix("cpu ")?;
+        let v: Vec<u64> = cpu.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        let total: u64 = v.iter().take(8).sum();
+        let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+        Some((total, idle))
+    }
+    let (t0, i0) = read()?;
+    std::thread::sleep(over);
+    let (t1, i1) = read()?;
+    let dt = t1.checked_sub(t0).filter(|d| *d > 0)?;
+    Some(1.0 - (i1.saturating_sub(i0)) as f64 / dt as f64)
 }
 
 /// The 1-minute load average.
@@ -198,14 +218,19 @@ mod tests {
     }
 
     #[test]
-    fn high_load_is_warned_about() {
+    fn competing_work_is_warned_about() {
         let mut m = Machine::probe();
         m.cores = 2;
-        m.load_start = Some(0.2);
-        m.load_end = Some(0.3);
-        assert!(m.load_warning().is_none());
-        m.load_end = Some(1.7);
+        m.busy_before = Some(0.1);
+        m.load_end = Some(2.3);
+        assert!(m.load_warning().is_none(), "the benchmark's own load is expected");
+        m.load_end = Some(3.7);
         let w = m.load_warning().unwrap();
-        assert!(w.contains("1.70 at the end") && w.contains("2 cores"), "{w}");
+        assert!(w.contains("3.70 at the end on 2 cores"), "{w}");
+        m.load_end = None;
+        m.busy_before = Some(0.6);
+        assert!(m.load_warning().unwrap().contains("60% busy before the start"));
+        let b = busy_fraction(std::time::Duration::from_millis(50)).unwrap();
+        assert!((0.0..=1.0).contains(&b));
     }
 }

@@ -81,9 +81,10 @@ fn header_lines(r: &Report) -> Vec<String> {
             if m.features.is_empty() { "-".into() } else { m.features.join(" ") }
         ),
         format!(
-            "load average: {} at start, {} at end; kernel {}",
+            "load average: {} at start, {} at end; CPUs {} busy just before the start; kernel {}",
             m.load_start.map_or("?".into(), |l| format!("{l:.2}")),
             m.load_end.map_or("?".into(), |l| format!("{l:.2}")),
+            m.busy_before.map_or("?".into(), |b| format!("{:.0}%", b * 100.0)),
             m.kernel
         ),
     ];

@@ -231,13 +231,45 @@ pub struct Report {
 
 /// Progress events for a display.
 pub enum Event<'a> {
-    /// Starting a row.
+    /// The untimed first run of a row (tool, algorithm).
     Start(&'a str, &'a str),
-    /// Finished a run of the current row.
-    Run,
+    /// A timed run: (tool, algorithm, round, rounds).
+    Timing(&'a str, &'a str, usize, usize),
 }
 
-/// Runs the benchmark.
+/// One thing being timed.
+enum Contestant {
+    /// fixity's pipeline with this algorithm (`None`: the read ceiling).
+    Fixity(Option<&'static Algorithm>),
+    /// A peer's shell command.
+    Peer(String),
+}
+
+impl Contestant {
+    fn time(&self, path: &Path, engine: &Config) -> io::Result<f64> {
+        let t = Instant::now();
+        match self {
+            Contestant::Fixity(algo) => {
+                std::hint::black_box(pass(path, *algo, engine, false));
+            }
+            Contestant::Peer(command) => {
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(command)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()?;
+            }
+        }
+        Ok(t.elapsed().as_secs_f64())
+    }
+}
+
+/// Runs the benchmark. Every row first gets its untimed run (a warm-up when warm, and the
+/// run whose output is checked); then the timed runs go in rounds, each round timing
+/// every row once, so a slow drift of the machine (another tenant, thermal limits)
+/// spreads over all rows and shows in each row's min..max instead of favouring whoever
+/// ran first.
 pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> io::Result<Report> {
     let mut machine = Machine::probe();
     let is_dir = std::fs::metadata(path)?.is_dir();
@@ -245,58 +277,42 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
     let (files, bytes) = (probe.files, probe.bytes);
     let method = EvictMethod::available();
     let mut worst_resident = 0f64;
-    let mut prepare = |worst: &mut f64| -> io::Result<()> {
+    let prepare = |worst: &mut f64| -> io::Result<()> {
         if opts.cold {
             *worst = worst.max(evict(path, method)?);
         }
         Ok(())
     };
     let runs = opts.runs.max(1);
-    let time_fixity = |algo: Option<&'static Algorithm>,
-                       prepare: &mut dyn FnMut(&mut f64) -> io::Result<()>,
-                       worst: &mut f64,
-                       progress: &mut dyn FnMut(Event<'_>)|
-     -> io::Result<(Stats, Pass)> {
-        // The warm-up also collects the digests the peers are checked against.
-        let first = pass(path, algo, &opts.engine, opts.compare);
-        let mut samples = Vec::new();
-        for _ in 0..runs {
-            prepare(worst)?;
-            let t = Instant::now();
-            let p = pass(path, algo, &opts.engine, false);
-            samples.push(t.elapsed().as_secs_f64());
-            std::hint::black_box(p);
-            progress(Event::Run);
-        }
-        Ok((Stats::of(&samples).expect("runs >= 1"), first))
-    };
-    let row = |tool: &str, algo: &str, command: Option<String>, s: Stats| Row {
+    let row = |tool: &str, algo: &str, command: Option<String>| Row {
         tool: tool.into(),
         algorithm: algo.into(),
         command,
-        seconds: s,
-        mbps: if s.median > 0.0 { bytes as f64 / s.median / 1e6 } else { 0.0 },
-        files_per_s: if s.median > 0.0 { files as f64 / s.median } else { 0.0 },
+        seconds: Stats { min: 0.0, median: 0.0, max: 0.0, runs: 0 },
+        mbps: 0.0,
+        files_per_s: 0.0,
         manifest_bytes: None,
         bound: None,
         agreement: None,
     };
 
-    progress(Event::Start("read (ceiling)", ""));
-    let (ceiling_stats, _) = time_fixity(None, &mut prepare, &mut worst_resident, progress)?;
-    let ceiling = row("read (ceiling)", "", None, ceiling_stats);
-    let mut rows = Vec::new();
+    // The untimed runs: what each row is, its manifest size, and the peers' agreement.
+    let mut rows: Vec<(Row, Contestant)> = Vec::new();
     let mut not_installed = Vec::new();
     let mut warnings = Vec::new();
     let cwd = std::env::current_dir()?;
     let path_text = String::from_utf8_lossy(path_bytes(path)).into_owned();
+    progress(Event::Start("read (ceiling)", ""));
+    prepare(&mut worst_resident)?;
+    pass(path, None, &opts.engine, false);
+    rows.push((row("read (ceiling)", "", None), Contestant::Fixity(None)));
     for &algo in &opts.algos {
         progress(Event::Start("fixity", algo.name));
-        let (s, first) = time_fixity(Some(algo), &mut prepare, &mut worst_resident, progress)?;
-        let mut r = row("fixity", algo.name, None, s);
+        prepare(&mut worst_resident)?;
+        let first = pass(path, Some(algo), &opts.engine, opts.compare);
+        let mut r = row("fixity", algo.name, None);
         r.manifest_bytes = Some(first.manifest_bytes);
-        r.bound = Some(Bound::classify(s.median, ceiling.seconds.median));
-        rows.push(r);
+        rows.push((r, Contestant::Fixity(Some(algo))));
         if !opts.compare {
             continue;
         }
@@ -310,15 +326,13 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
                 continue;
             }
             progress(Event::Start(&peer.name, algo.name));
-            // The warm-up run's output is kept: its size and its digests.
             prepare(&mut worst_resident)?;
             let out = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(&peer.command)
                 .stderr(std::process::Stdio::null())
                 .output()?;
-            let theirs = peers::parse_output(&out.stdout, &cwd);
-            let agreement = Agreement::of(&ours, &theirs);
+            let agreement = Agreement::of(&ours, &peers::parse_output(&out.stdout, &cwd));
             if agreement.disagrees() {
                 warnings.push(format!(
                     "{} DISAGREES with fixity's {} digests: {}",
@@ -327,27 +341,38 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
                     agreement.mismatched.join(", ")
                 ));
             }
-            let mut samples = Vec::new();
-            for _ in 0..runs {
-                prepare(&mut worst_resident)?;
-                let t = Instant::now();
-                std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(&peer.command)
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .status()?;
-                samples.push(t.elapsed().as_secs_f64());
-                progress(Event::Run);
-            }
-            let s = Stats::of(&samples).expect("runs >= 1");
-            let mut r = row(&peer.name, algo.name, Some(peer.command.clone()), s);
+            let mut r = row(&peer.name, algo.name, Some(peer.command.clone()));
             r.manifest_bytes = Some(out.stdout.len() as u64);
-            r.bound = Some(Bound::classify(s.median, ceiling.seconds.median));
             r.agreement = Some(agreement);
-            rows.push(r);
+            rows.push((r, Contestant::Peer(peer.command)));
         }
     }
+
+    // The timed runs, in rounds.
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); rows.len()];
+    for round in 0..runs {
+        for (i, (r, c)) in rows.iter().enumerate() {
+            progress(Event::Timing(&r.tool, &r.algorithm, round + 1, runs));
+            prepare(&mut worst_resident)?;
+            samples[i].push(c.time(path, &opts.engine)?);
+        }
+    }
+    let mut finished: Vec<Row> = rows
+        .into_iter()
+        .zip(samples)
+        .map(|((mut r, _), s)| {
+            let st = Stats::of(&s).expect("runs >= 1");
+            r.seconds = st;
+            r.mbps = if st.median > 0.0 { bytes as f64 / st.median / 1e6 } else { 0.0 };
+            r.files_per_s = if st.median > 0.0 { files as f64 / st.median } else { 0.0 };
+            r
+        })
+        .collect();
+    let ceiling = finished.remove(0);
+    for r in &mut finished {
+        r.bound = Some(Bound::classify(r.seconds.median, ceiling.seconds.median));
+    }
+
     machine.finish();
     if let Some(w) = machine.load_warning() {
         warnings.push(w);
@@ -376,7 +401,7 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
         eviction_verified,
         machine,
         ceiling,
-        rows,
+        rows: finished,
         not_installed,
         warnings,
     })

@@ -88,18 +88,14 @@ fn run_tree(args: BenchTreeArgs) -> anyhow::Result<Status> {
         engine,
     };
     let bar = spinner();
-    let mut current = String::new();
-    let mut done = 0u64;
     let report = tree::run(&args.path, &opts, &mut |ev| {
         let Some(b) = &bar else { return };
-        match ev {
-            tree::Event::Start(tool, algo) => {
-                current = format!("{tool} {algo}");
-                done = 0;
+        b.set_message(match ev {
+            tree::Event::Start(tool, algo) => format!("first run: {tool} {algo}"),
+            tree::Event::Timing(tool, algo, round, rounds) => {
+                format!("round {round}/{rounds}: {tool} {algo}")
             }
-            tree::Event::Run => done += 1,
-        }
-        b.set_message(format!("{current}: run {done}/{}", opts.runs));
+        });
     })
     .with_context(|| format!("benchmark of {} failed", quote_env(path_bytes(&args.path))))?;
     if let Some(b) = bar {
