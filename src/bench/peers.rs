@@ -19,6 +19,9 @@ pub struct PeerCommand {
     pub program: &'static str,
     /// The shell command (run with `sh -c`).
     pub command: String,
+    /// The command whose output is checked against fixity's digests: the same tool
+    /// without `xargs -P`, whose processes would interleave partial lines in one pipe.
+    pub check_command: String,
     /// Whether `program` was found (and accepts this algorithm).
     pub installed: bool,
 }
@@ -68,7 +71,8 @@ pub fn commands_for(
     let jobs = cores.max(2);
     let mut out = Vec::new();
     let mut add = |name: String, program: &'static str, command: String| {
-        out.push(PeerCommand { name, program, command, installed: false });
+        let check_command = serial(&command);
+        out.push(PeerCommand { name, program, command, check_command, installed: false });
     };
     let coreutils = match algo.name {
         "md5" => Some("md5sum"),
@@ -150,6 +154,18 @@ pub fn commands_for(
         c.installed = if c.program == "cksum" { has_cksum_a } else { installed(c.program) };
     }
     out
+}
+
+/// `command` with its `xargs -P N -n M` made plain `xargs` (one process at a time).
+fn serial(command: &str) -> String {
+    let mut words: Vec<&str> = command.split(' ').collect();
+    if let Some(i) = words.iter().position(|w| w.starts_with("-P")) {
+        words.remove(i);
+        if words.get(i) == Some(&"-n") {
+            words.drain(i..i + 2);
+        }
+    }
+    words.join(" ")
 }
 
 /// Reads the digests out of a peer's output: GNU, BSD-tag, SFV, xxhsum and openssl `-r`
@@ -328,6 +344,8 @@ mod tests {
         assert!(names("xxh3").contains(&"xxhsum -H3 (xargs -P2)".to_string()));
         let cmd = &commands_for(lookup("md5").unwrap(), "D 1", true, 1000, 2)[1].command;
         assert_eq!(cmd, "find 'D 1' -type f -print0 | xargs -0 -P2 -n 62 md5sum");
+        let check = &commands_for(lookup("md5").unwrap(), "D 1", true, 1000, 2)[1].check_command;
+        assert_eq!(check, "find 'D 1' -type f -print0 | xargs -0 md5sum", "no interleaved output");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
     }
 }

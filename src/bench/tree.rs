@@ -327,11 +327,21 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
             }
             progress(Event::Start(&peer.name, algo.name));
             prepare(&mut worst_resident)?;
+            // The untimed run checks the digests (serially, so the lines come out whole)
+            // and doubles as the warm-up of the timed command.
             let out = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(&peer.command)
+                .arg(&peer.check_command)
                 .stderr(std::process::Stdio::null())
                 .output()?;
+            if peer.check_command != peer.command {
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(&peer.command)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()?;
+            }
             let agreement = Agreement::of(&ours, &peers::parse_output(&out.stdout, &cwd));
             if agreement.disagrees() {
                 warnings.push(format!(
