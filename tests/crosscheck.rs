@@ -433,6 +433,46 @@ fn rhash_blake2b() {
 fn rhash_sha224() {
     rhash_same_digests("sha224", "--sha224", "SHA-224");
 }
+#[test]
+fn rhash_md4() {
+    rhash_same_digests("md4", "--md4", "MD4");
+}
+#[test]
+fn rhash_sha3_224() {
+    rhash_same_digests("sha3-224", "--sha3-224", "SHA3-224");
+}
+#[test]
+fn rhash_sha3_384() {
+    rhash_same_digests("sha3-384", "--sha3-384", "SHA3-384");
+}
+#[test]
+fn rhash_ripemd160() {
+    rhash_same_digests("ripemd160", "--ripemd160", "RIPEMD-160");
+}
+#[test]
+fn rhash_whirlpool() {
+    rhash_same_digests("whirlpool", "--whirlpool", "WHIRLPOOL");
+}
+#[test]
+fn rhash_tiger() {
+    rhash_same_digests("tiger", "--tiger", "TIGER");
+}
+#[test]
+fn rhash_gost94() {
+    rhash_same_digests("gost94", "--gost94", "GOST94");
+}
+#[test]
+fn rhash_gost94_cryptopro() {
+    rhash_same_digests("gost94-cryptopro", "--gost94-cryptopro", "GOST94-CRYPTOPRO");
+}
+#[test]
+fn rhash_gost12_256() {
+    rhash_same_digests("gost12-256", "--gost12-256", "GOST12-256");
+}
+#[test]
+fn rhash_gost12_512() {
+    rhash_same_digests("gost12-512", "--gost12-512", "GOST12-512");
+}
 
 // ------------------------------------------------------------------ xxhsum
 
@@ -465,6 +505,10 @@ fn xxhsum_same_digests(algo: &str, variant: &str) {
     assert_same_digests(&format!("fixity hash -a {algo} vs xxhsum {variant}"), &peer, &ours);
 }
 
+#[test]
+fn xxhsum_h0() {
+    xxhsum_same_digests("xxh32", "-H0");
+}
 #[test]
 fn xxhsum_xxh64() {
     xxhsum_same_digests("xxh64", "-H1");

@@ -113,6 +113,36 @@ pub(super) fn sha3_256() -> Box<dyn Hasher> {
 pub(super) fn sha3_512() -> Box<dyn Hasher> {
     rust_crypto::<sha3::Sha3_512>()
 }
+pub(super) fn sha3_224() -> Box<dyn Hasher> {
+    rust_crypto::<sha3::Sha3_224>()
+}
+pub(super) fn sha3_384() -> Box<dyn Hasher> {
+    rust_crypto::<sha3::Sha3_384>()
+}
+pub(super) fn md4() -> Box<dyn Hasher> {
+    rust_crypto::<md4::Md4>()
+}
+pub(super) fn ripemd160() -> Box<dyn Hasher> {
+    rust_crypto::<ripemd::Ripemd160>()
+}
+pub(super) fn whirlpool() -> Box<dyn Hasher> {
+    rust_crypto::<whirlpool::Whirlpool>()
+}
+pub(super) fn tiger() -> Box<dyn Hasher> {
+    rust_crypto::<tiger::Tiger>()
+}
+pub(super) fn gost94() -> Box<dyn Hasher> {
+    rust_crypto::<gost94::Gost94Test>()
+}
+pub(super) fn gost94_cryptopro() -> Box<dyn Hasher> {
+    rust_crypto::<gost94::Gost94CryptoPro>()
+}
+pub(super) fn gost12_256() -> Box<dyn Hasher> {
+    rust_crypto::<streebog::Streebog256>()
+}
+pub(super) fn gost12_512() -> Box<dyn Hasher> {
+    rust_crypto::<streebog::Streebog512>()
+}
 pub(super) fn blake2b() -> Box<dyn Hasher> {
     rust_crypto::<blake2::Blake2b512>()
 }
@@ -176,6 +206,21 @@ pub(super) fn crc32c() -> Box<dyn Hasher> {
 }
 
 /// XXH64, seed 0, in xxhsum's canonical (big-endian) form.
+struct Xxh32(xxhash_rust::xxh32::Xxh32);
+
+impl Hasher for Xxh32 {
+    fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+    fn finish(&self) -> Digest {
+        Digest::new(&self.0.digest().to_be_bytes())
+    }
+}
+
+pub(super) fn xxh32() -> Box<dyn Hasher> {
+    Box::new(Xxh32(xxhash_rust::xxh32::Xxh32::new(0)))
+}
+
 struct Xxh64(xxhash_rust::xxh64::Xxh64);
 
 impl Hasher for Xxh64 {

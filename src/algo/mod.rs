@@ -144,6 +144,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["crc32c"],
         impls::crc32c
     ),
+    algo!("md4", "MD4", 16, Broken, ["md4sum"], ["md4"], impls::md4),
     algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5),
     algo!(
         "sha1",
@@ -190,6 +191,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha512", "sha512sum", "sha512sums"],
         impls::sha512
     ),
+    algo!("sha3-224", "SHA3-224", 28, Cryptographic, ["sha3224"], ["sha3-224"], impls::sha3_224),
     algo!(
         "sha3-256",
         "SHA3-256",
@@ -199,7 +201,63 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha3-256", "sha3"],
         impls::sha3_256
     ),
+    algo!("sha3-384", "SHA3-384", 48, Cryptographic, ["sha3384"], ["sha3-384"], impls::sha3_384),
     algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512),
+    algo!(
+        "ripemd160",
+        "RMD160",
+        20,
+        Cryptographic,
+        ["rmd160", "ripemd", "rmd"],
+        ["rmd160", "ripemd160", "rmd"],
+        impls::ripemd160
+    ),
+    algo!(
+        "whirlpool",
+        "WHIRLPOOL",
+        64,
+        Cryptographic,
+        ["whirl"],
+        ["whirlpool", "wrpl"],
+        impls::whirlpool
+    ),
+    algo!("tiger", "TIGER", 24, Cryptographic, ["tiger192"], ["tiger"], impls::tiger),
+    algo!(
+        "gost94",
+        "GOST94",
+        32,
+        Cryptographic,
+        ["gost", "gostr341194", "gost94test"],
+        ["gost94", "gost"],
+        impls::gost94
+    ),
+    algo!(
+        "gost94-cryptopro",
+        "GOST94-CRYPTOPRO",
+        32,
+        Cryptographic,
+        ["gostcryptopro", "gost94cp"],
+        ["gost94-cryptopro"],
+        impls::gost94_cryptopro
+    ),
+    algo!(
+        "gost12-256",
+        "GOST12-256",
+        32,
+        Cryptographic,
+        ["streebog256", "stribog256", "gostr34112012256"],
+        ["gost12-256"],
+        impls::gost12_256
+    ),
+    algo!(
+        "gost12-512",
+        "GOST12-512",
+        64,
+        Cryptographic,
+        ["streebog512", "stribog512", "streebog", "gostr34112012512"],
+        ["gost12-512"],
+        impls::gost12_512
+    ),
     algo!(
         "blake2b",
         "BLAKE2b",
@@ -228,6 +286,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         impls::blake3,
         true
     ),
+    algo!("xxh32", "XXH32", 4, Checksum, ["xxhash32"], ["xxh32"], impls::xxh32),
     algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64),
     algo!(
         "xxh3",

@@ -247,6 +247,64 @@ static KATS: &[Kat] = &[
     kat("xxh3", "xsum_sanity_check len 2240", Input::XxhSanity(2240), "6e73a90539cf2948"),
     kat("xxh3", "xsum_sanity_check len 2367", Input::XxhSanity(2367), "cb37aeb9e5d361ed"),
     kat("xxh3", "empty", EMPTY, "2d06800538d394c2"),
+    // --- MD4: RFC 1320 appendix A.5. 1,000,000 x 'a' from rhash (no published vector).
+    kat("md4", "RFC 1320: \"\"", EMPTY, "31d6cfe0d16ae931b73c59d7e0c089c0"),
+    kat("md4", "RFC 1320: \"a\"", A, "bde52cb31de33e46245e05fbdbd6fb24"),
+    kat("md4", "RFC 1320: \"abc\"", ABC, "a448017aaf21d8525fc10ae87aa6729d"),
+    kat("md4", "RFC 1320: \"message digest\"", MESSAGE_DIGEST, "d9130a8164549fe818874806e1c7014b"),
+    kat("md4", "RFC 1320: alphabet", ALPHABET, "d79e1c308aa5bbcdeea8ed63df412da9"),
+    kat("md4", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "bbce80cc6bb65e5c6745e30d4eeca9a4"),
+
+    // --- SHA3-224 / SHA3-384: NIST FIPS 202 examples (empty, "abc"), 1,000,000 x 'a'
+    // as in the SHA-3 test vectors of di-mgt.com.au. Cross-checked: rhash, Python hashlib.
+    kat("sha3-224", "FIPS 202: \"\"", EMPTY, "6b4e03423667dbb73b6e15454f0eb1abd4597f9a1b078e3f5b5a6bc7"),
+    kat("sha3-224", "FIPS 202: \"abc\"", ABC, "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf"),
+    kat("sha3-224", "1,000,000 x 'a'", MILLION_A, "d69335b93325192e516a912e6d19a15cb51c6ed5c15243e7a7fd653c"),
+    kat("sha3-384", "FIPS 202: \"\"", EMPTY, "0c63a75b845e4f7d01107d852e4c2485c51a50aaaa94fc61995e71bbee983a2ac3713831264adb47fb6bd1e058d5f004"),
+    kat("sha3-384", "FIPS 202: \"abc\"", ABC, "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf228376d25"),
+    kat("sha3-384", "1,000,000 x 'a'", MILLION_A, "eee9e24d78c1855337983451df97c8ad9eedf256c6334f8e948d252d5e0e76847aa0774ddb90a842190d2c558b4b8340"),
+
+    // --- RIPEMD-160: the authors' test vectors (Bosselaers), incl. 1,000,000 x 'a'.
+    kat("ripemd160", "RIPEMD-160 page: \"\"", EMPTY, "9c1185a5c5e9fc54612808977ee8f548b2258d31"),
+    kat("ripemd160", "RIPEMD-160 page: \"abc\"", ABC, "8eb208f7e05d987a9b044a8e98c6b087f15a0bfc"),
+    kat("ripemd160", "RIPEMD-160 page: \"message digest\"", MESSAGE_DIGEST, "5d0689ef49d2fae572b881b123a85ffa21595f36"),
+    kat("ripemd160", "RIPEMD-160 page: 1,000,000 x 'a'", MILLION_A, "52783243c1697bdbe16d37f97f68f08325dc1528"),
+
+    // --- Whirlpool (ISO/IEC 10118-3:2004 version): NESSIE vectors.
+    kat("whirlpool", "NESSIE: \"\"", EMPTY, "19fa61d75522a4669b44e39c1d2e1726c530232130d407f89afee0964997f7a73e83be698b288febcf88e3e03c4f0757ea8964e59b63d93708b138cc42a66eb3"),
+    kat("whirlpool", "NESSIE: \"abc\"", ABC, "4e2448a4c6f486bb16b6562c73b4020bf3043e3a731bce721ae1b303d97e6d4c7181eebdb6c57e277d0e34957114cbd6c797fc9d95d8b582d225292076d4eef5"),
+    kat("whirlpool", "NESSIE: 1,000,000 x 'a'", MILLION_A, "0c99005beb57eff50a7cf005560ddf5d29057fd86b20bfd62deca0f1ccea4af51fc15490eddc47af32bb2b66c34ff9ad8c6008ad677f77126953b226e4ed8b01"),
+
+    // --- Tiger (the original, padding 0x01): NESSIE vectors, as rhash prints them.
+    kat("tiger", "NESSIE: \"\"", EMPTY, "3293ac630c13f0245f92bbb1766e16167a4e58492dde73f3"),
+    kat("tiger", "NESSIE: \"abc\"", ABC, "2aab1484e8c158f2bfb8c5ff41b57a525129131c957b5f93"),
+    kat("tiger", "NESSIE: 1,000,000 x 'a'", MILLION_A, "6db0e2729cbead93d715c6a7d36302e9b3cee0d2bc314b41"),
+
+    // --- GOST R 34.11-94 with the test parameters (RFC 5831 examples as rhash prints
+    // them) and with the CryptoPro parameters (RFC 4357). 1,000,000 x 'a' from rhash.
+    kat("gost94", "RFC 5831: \"\"", EMPTY, "ce85b99cc46752fffee35cab9a7b0278abb4c2d2055cff685af4912c49490f8d"),
+    kat("gost94", "RFC 5831: \"abc\"", ABC, "f3134348c44fb1b2a277729e2285ebb5cb5e0f29c975bc753b70497c06a4d51d"),
+    kat("gost94", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "5c00ccc2734cdd3332d3d4749576e3c1a7dbaf0e7ea74e9fa602413c90a129fa"),
+    kat("gost94-cryptopro", "\"\" (CryptoPro parameters)", EMPTY, "981e5f3ca30c841487830f84fb433e13ac1101569b9c13584ac483234cd656c0"),
+    kat("gost94-cryptopro", "\"abc\" (CryptoPro parameters)", ABC, "b285056dbf18d7392d7677369524dd14747459ed8143997e163b2986f92fd42c"),
+    kat("gost94-cryptopro", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "8693287aa62f9478f7cb312ec0866b6c4e4a0f11160441e8f4ffcd2715dd554f"),
+
+    // --- GOST R 34.11-2012 (Streebog), RFC 6986 example M1 (63 bytes "0123...012"), in
+    // the byte order rhash prints. Empty, "abc" and 1,000,000 x 'a' from rhash.
+    kat("gost12-256", "RFC 6986 M1", Input::Bytes(b"012345678901234567890123456789012345678901234567890123456789012"), "9d151eefd8590b89daa6ba6cb74af9275dd051026bb149a452fd84e5e57b5500"),
+    kat("gost12-256", "tool (rhash): \"\"", EMPTY, "3f539a213e97c802cc229d474c6aa32a825a360b2a933a949fd925208d9ce1bb"),
+    kat("gost12-256", "tool (rhash): \"abc\"", ABC, "4e2919cf137ed41ec4fb6270c61826cc4fffb660341e0af3688cd0626d23b481"),
+    kat("gost12-256", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "841af1a0b2f92a800fb1b7e4aabc8e48763153c448a0fc57c90ba830e130f152"),
+    kat("gost12-512", "RFC 6986 M1", Input::Bytes(b"012345678901234567890123456789012345678901234567890123456789012"), "1b54d01a4af5b9d5cc3d86d68d285462b19abc2475222f35c085122be4ba1ffa00ad30f8767b3a82384c6574f024c311e2a481332b08ef7f41797891c1646f48"),
+    kat("gost12-512", "tool (rhash): \"\"", EMPTY, "8e945da209aa869f0455928529bcae4679e9873ab707b55315f56ceb98bef0a7362f715528356ee83cda5f2aac4c6ad2ba3a715c1bcd81cb8e9f90bf4c1c1a8a"),
+    kat("gost12-512", "tool (rhash): \"abc\"", ABC, "28156e28317da7c98f4fe2bed6b542d0dab85bb224445fcedaf75d46e26d7eb8d5997f3e0915dd6b7f0aab08d9c8beb0d8c64bae2ab8b3c8c6bc53b3bf0db728"),
+    kat("gost12-512", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "d396a40b126b1f324465bfa7aa159859ab33fac02dcdd4515ad231206396a266d0102367e4c544ef47d2294064e1a25342d0cd25ae3d904b45abb1425ae41095"),
+
+    // --- XXH32, seed 0, big-endian hex as xxhsum -H0 prints it.
+    kat("xxh32", "xxhsum: \"\"", EMPTY, "02cc5d05"),
+    kat("xxh32", "xxhsum: \"abc\"", ABC, "32d153ff"),
+    kat("xxh32", "xxhsum: 1,000,000 x 'a'", MILLION_A, "e1155920"),
+
     kat("xxh3", "xxhsum: \"abc\"", ABC, "78af5f94892f3950"),
     kat("xxh3", "xxhsum: \"123456789\"", CHECK, "72dcb18b67a17dff"),
     kat("xxh3", "xxhsum: 1,000,000 x 'a'", MILLION_A, "b1fd6fae5285c4eb"),
@@ -502,6 +560,7 @@ macro_rules! per_algorithm {
 per_algorithm! {
     crc32 => "crc32",
     crc32c => "crc32c",
+    md4 => "md4",
     md5 => "md5",
     sha1 => "sha1",
     sha224 => "sha224",
@@ -509,7 +568,17 @@ per_algorithm! {
     sha384 => "sha384",
     sha512 => "sha512",
     sha3_256 => "sha3-256",
+    sha3_224 => "sha3-224",
+    sha3_384 => "sha3-384",
     sha3_512 => "sha3-512",
+    ripemd160 => "ripemd160",
+    whirlpool => "whirlpool",
+    tiger => "tiger",
+    gost94 => "gost94",
+    gost94_cryptopro => "gost94-cryptopro",
+    gost12_256 => "gost12-256",
+    gost12_512 => "gost12-512",
+    xxh32 => "xxh32",
     blake2b => "blake2b",
     blake2s => "blake2s",
     blake3 => "blake3",
@@ -569,7 +638,10 @@ fn every_row_produces_digests_of_its_declared_length() {
         assert!(by_len(a.len).any(|b| b == a), "{a}: by_len({}) misses it", a.len);
     }
     let len32: Vec<&str> = by_len(32).map(|a| a.name).collect();
-    assert_eq!(len32, ["sha256", "sha3-256", "blake2s", "blake3"]);
+    assert_eq!(
+        len32,
+        ["sha256", "sha3-256", "gost94", "gost94-cryptopro", "gost12-256", "blake2s", "blake3"]
+    );
     assert_eq!(by_len(3).count(), 0);
 }
 
@@ -679,7 +751,7 @@ fn lookup_accepts_user_spellings() {
 
 #[test]
 fn lookup_rejects_unknown_names() {
-    for typed in ["", "-", "nope", "sha257", "md4", "sha3-384", "blake", "xxh32", "crc16"] {
+    for typed in ["", "-", "nope", "sha257", "md2", "sha3-128", "blake", "xxh16", "crc16"] {
         assert_eq!(lookup(typed), None, "lookup({typed:?}) should find nothing");
     }
 }

@@ -95,8 +95,10 @@ pub fn commands_for(
         add(format!("cksum -a {a} (xargs)"), "cksum", format!("{list} | xargs -0 cksum -a {a}"));
     }
     let rhash = match algo.name {
-        "crc32" | "crc32c" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512"
-        | "sha3-256" | "sha3-512" | "blake2s" | "blake2b" => Some(algo.name),
+        "crc32" | "crc32c" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512"
+        | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "blake2s" | "blake2b"
+        | "ripemd160" | "whirlpool" | "tiger" | "gost94" | "gost94-cryptopro" | "gost12-256"
+        | "gost12-512" => Some(algo.name),
         _ => None,
     };
     if let Some(r) = rhash {
@@ -109,6 +111,7 @@ pub fn commands_for(
         add("b3sum (xargs)".into(), "b3sum", format!("{list} | xargs -0 b3sum"));
     }
     let xxh = match algo.name {
+        "xxh32" => Some(0),
         "xxh64" => Some(1),
         "xxh128" => Some(2),
         "xxh3" => Some(3),

@@ -21,11 +21,13 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         }
         return Ok(Status::Ok);
     }
-    writeln!(out, "{:<10} {:>5}  {:<9} {:<27} aliases", "name", "bits", "tag", "strength")?;
+    let nw = ALGORITHMS.iter().map(|a| a.name.len()).max().unwrap_or(4);
+    let tw = ALGORITHMS.iter().map(|a| a.tag.len()).max().unwrap_or(3);
+    writeln!(out, "{:<nw$} {:>5}  {:<tw$}  {:<27} aliases", "name", "bits", "tag", "strength")?;
     for a in ALGORITHMS {
         writeln!(
             out,
-            "{:<10} {:>5}  {:<9} {:<27} {}",
+            "{:<nw$} {:>5}  {:<tw$}  {:<27} {}",
             a.name,
             a.len * 8,
             a.tag,
