@@ -52,7 +52,11 @@ fn cells(r: &Row) -> [String; 10] {
         format!("{:.3}", r.seconds.median),
         format!("{:.3}", r.seconds.max),
         format!("{:.0}", r.mbps),
-        format!("{:.0}", r.files_per_s),
+        if r.files_per_s < 10.0 {
+            format!("{:.2}", r.files_per_s)
+        } else {
+            format!("{:.0}", r.files_per_s)
+        },
         r.manifest_bytes.map_or("-".into(), |b| b.to_string()),
         r.bound.map_or("-".into(), |b| b.label().to_string()),
         match (&r.agreement, r.tool.as_str()) {
