@@ -252,6 +252,10 @@ pub struct HashArgs {
     /// Write the manifest to FILE atomically (temp file, fsync, rename).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Never walk directories: a directory argument is an error ("Is a directory"), as
+    /// coreutils' *sum tools do (drop-in mode sets this).
+    #[arg(long, hide = true)]
+    pub no_walk: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     /// Files and directories; `-` or nothing means standard input.

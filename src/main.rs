@@ -10,6 +10,20 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Die quietly of SIGPIPE like coreutils when the reader of our output goes away.
     ui::restore_sigpipe();
+    // Drop-in mode: invoked as md5sum, sha256sum, b2sum ...
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next().unwrap_or_default();
+    if let Some((_, algo)) = cmd::dropin::tool_for(&argv0) {
+        // Diagnostics start with the name as invoked, as coreutils' do.
+        let name = argv0.to_string_lossy().into_owned();
+        return match cmd::dropin::run(&name, algo, argv.collect()) {
+            Ok(code) => ExitCode::from(code as u8),
+            Err(err) => {
+                ui::error(&format!("{err:#}"));
+                ExitCode::from(1)
+            }
+        };
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

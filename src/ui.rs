@@ -8,6 +8,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 static BAR: OnceLock<ProgressBar> = OnceLock::new();
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// Sets the name diagnostics start with (`sha256sum` in drop-in mode; `fixity` otherwise).
+pub fn set_program(name: &str) {
+    let _ = PROGRAM.set(name.to_string());
+}
+
+/// The name diagnostics start with.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("fixity", String::as_str)
+}
 
 /// Restores the default SIGPIPE action (Rust ignores it), so `fixity ... | head` ends the
 /// way `sha256sum ... | head` does.
@@ -21,7 +32,7 @@ pub fn restore_sigpipe() {
 
 /// Prints `fixity: MSG` on stderr.
 pub fn error(msg: &str) {
-    let line = format!("fixity: {msg}\n");
+    let line = format!("{}: {msg}\n", program());
     match BAR.get() {
         Some(bar) if !bar.is_hidden() => bar.suspend(|| eprint_raw(&line)),
         _ => eprint_raw(&line),

@@ -4,6 +4,7 @@ mod bench;
 mod catalog;
 mod check;
 mod crosscheck;
+mod dropin;
 mod golden;
 mod hash;
 mod roundtrip;

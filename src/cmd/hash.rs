@@ -107,7 +107,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                     }
                     continue;
                 }
-                if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                if !args.no_walk && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
                     let mut go_on = true;
                     walk(path, &walk_opts, &mut |ev| {
                         let task = match ev {

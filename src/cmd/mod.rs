@@ -4,6 +4,7 @@
 mod algorithms;
 mod bench;
 mod check;
+pub mod dropin;
 mod export;
 mod hash;
 mod scrub;

@@ -1,0 +1,355 @@
+//! Drop-in mode: when the binary runs under the name of a coreutils checksum tool
+//! (`ln -s fixity sha256sum`), it takes that tool's options and prints what that tool
+//! prints, diagnostics included (`sha256sum: FILE: No such file or directory`), with its
+//! exit codes (usage errors exit 1, as coreutils does).
+//!
+//! Options are parsed the GNU way: bundled short options (`-bc`), long options and their
+//! unambiguous prefixes (`--stat`), `--` ends the options.
+
+use super::Status;
+use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
+use crate::ui;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+
+/// Tool name -> algorithm, for every tool fixity can stand in for.
+pub const TOOLS: &[(&str, &str)] = &[
+    ("md5sum", "md5"),
+    ("sha1sum", "sha1"),
+    ("sha224sum", "sha224"),
+    ("sha256sum", "sha256"),
+    ("sha384sum", "sha384"),
+    ("sha512sum", "sha512"),
+    ("b2sum", "blake2b"),
+];
+
+/// The tool `argv0` names, if it is one of [`TOOLS`].
+pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<(&'static str, &'static str)> {
+    let base = argv0.as_bytes().rsplit(|&b| b == b'/').next()?;
+    TOOLS.iter().copied().find(|(t, _)| t.as_bytes() == base)
+}
+
+const LONG: &[&str] = &[
+    "binary",
+    "check",
+    "tag",
+    "text",
+    "zero",
+    "ignore-missing",
+    "quiet",
+    "status",
+    "strict",
+    "warn",
+    "length",
+    "help",
+    "version",
+];
+
+#[derive(Default)]
+struct Opts {
+    binary: Option<bool>,
+    check: bool,
+    tag: bool,
+    zero: bool,
+    ignore_missing: bool,
+    quiet: bool,
+    status: bool,
+    strict: bool,
+    warn: bool,
+    length: Option<String>,
+    help: bool,
+    version: bool,
+    files: Vec<OsString>,
+}
+
+/// A usage error: the message, then coreutils' "Try ..." line; exit 1.
+fn usage(tool: &str, msg: &str) -> Status {
+    ui::error(msg);
+    eprintln!("Try '{tool} --help' for more information.");
+    Status::Failed
+}
+
+fn parse(tool: &str, args: &[OsString]) -> Result<Opts, Status> {
+    let mut o = Opts::default();
+    let mut it = args.iter();
+    let mut only_files = false;
+    while let Some(arg) = it.next() {
+        let bytes = arg.as_bytes();
+        if only_files || bytes == b"-" || !bytes.starts_with(b"-") {
+            o.files.push(arg.clone());
+            continue;
+        }
+        if bytes == b"--" {
+            only_files = true;
+            continue;
+        }
+        if let Some(long) = bytes.strip_prefix(b"--") {
+            let text = String::from_utf8_lossy(long).into_owned();
+            let (name, value) = match text.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (text.clone(), None),
+            };
+            let exact = LONG.iter().find(|l| **l == name);
+            let matches: Vec<&&str> =
+                LONG.iter().filter(|l| l.starts_with(name.as_str())).collect();
+            let full = match (exact, matches.as_slice()) {
+                (Some(e), _) => *e,
+                (None, [one]) => **one,
+                (None, []) => return Err(usage(tool, &format!("unrecognized option '--{name}'"))),
+                (None, many) => {
+                    let list: Vec<String> = many.iter().map(|m| format!("'--{m}'")).collect();
+                    return Err(usage(
+                        tool,
+                        &format!(
+                            "option '--{name}' is ambiguous; possibilities: {}",
+                            list.join(" ")
+                        ),
+                    ));
+                }
+            };
+            if full == "length" {
+                let v = match value {
+                    Some(v) => v,
+                    None => match it.next() {
+                        Some(v) => v.to_string_lossy().into_owned(),
+                        None => {
+                            return Err(usage(tool, "option '--length' requires an argument"));
+                        }
+                    },
+                };
+                o.length = Some(v);
+                continue;
+            }
+            if value.is_some() {
+                return Err(usage(tool, &format!("option '--{full}' doesn't allow an argument")));
+            }
+            set(&mut o, full);
+            continue;
+        }
+        // Bundled short options.
+        let mut rest = &bytes[1..];
+        while let Some((&c, tail)) = rest.split_first() {
+            rest = tail;
+            let name = match c {
+                b'b' => "binary",
+                b'c' => "check",
+                b't' => "text",
+                b'z' => "zero",
+                b'w' => "warn",
+                b'l' if tool.ends_with("b2sum") => {
+                    let v = if !rest.is_empty() {
+                        String::from_utf8_lossy(rest).into_owned()
+                    } else {
+                        match it.next() {
+                            Some(v) => v.to_string_lossy().into_owned(),
+                            None => {
+                                return Err(usage(tool, "option requires an argument -- 'l'"));
+                            }
+                        }
+                    };
+                    o.length = Some(v);
+                    rest = &[];
+                    continue;
+                }
+                other => {
+                    return Err(usage(tool, &format!("invalid option -- '{}'", other as char)));
+                }
+            };
+            set(&mut o, name);
+        }
+    }
+    Ok(o)
+}
+
+fn set(o: &mut Opts, name: &str) {
+    match name {
+        "binary" => o.binary = Some(true),
+        "text" => o.binary = Some(false),
+        "check" => o.check = true,
+        "tag" => o.tag = true,
+        "zero" => o.zero = true,
+        "ignore-missing" => o.ignore_missing = true,
+        "quiet" => {
+            o.quiet = true;
+            o.status = false;
+            o.warn = false;
+        }
+        "status" => {
+            o.status = true;
+            o.quiet = false;
+            o.warn = false;
+        }
+        "warn" => {
+            o.warn = true;
+            o.quiet = false;
+            o.status = false;
+        }
+        "strict" => o.strict = true,
+        "help" => o.help = true,
+        _ => o.version = true,
+    }
+}
+
+fn read_defaults() -> ReadArgs {
+    ReadArgs {
+        jobs: None,
+        storage: Storage::Auto,
+        no_mmap: false,
+        progress: false,
+        no_progress: true,
+    }
+}
+
+/// Runs `args` (without argv[0]) as `tool` would.
+pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Result<Status> {
+    ui::set_program(tool);
+    let o = match parse(tool, &args) {
+        Ok(o) => o,
+        Err(status) => return Ok(status),
+    };
+    if o.help {
+        println!(
+            "Usage: {tool} [OPTION]... [FILE]...\n\
+             Print or check {} checksums, as GNU {tool} does (this is fixity in drop-in mode).\n\n\
+             With no FILE, or when FILE is -, read standard input.\n\
+             \x20 -b, --binary          read in binary mode\n\
+             \x20 -c, --check           read checksums from the FILEs and check them\n\
+             \x20     --tag             create a BSD-style checksum\n\
+             \x20 -t, --text            read in text mode (default)\n\
+             \x20 -z, --zero            end each output line with NUL, not newline\n\n\
+             The following five options are useful only when verifying checksums:\n\
+             \x20     --ignore-missing  don't fail or report status for missing files\n\
+             \x20     --quiet           don't print OK for each successfully verified file\n\
+             \x20     --status          don't output anything, status code shows success\n\
+             \x20     --strict          exit non-zero for improperly formatted checksum lines\n\
+             \x20 -w, --warn            warn about improperly formatted checksum lines\n\n\
+             \x20     --help            display this help and exit\n\
+             \x20     --version         output version information and exit",
+            algo.to_uppercase()
+        );
+        return Ok(Status::Ok);
+    }
+    if o.version {
+        println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
+        return Ok(Status::Ok);
+    }
+    if let Some(l) = &o.length {
+        // gnulib quotes with curly quotes in a UTF-8 locale and with ' otherwise.
+        let (lq, rq) =
+            if fixity::pathtext::utf8_locale() { ("\u{2018}", "\u{2019}") } else { ("'", "'") };
+        match l.parse::<u32>() {
+            Ok(0 | 512) => {}
+            Ok(n) if n % 8 != 0 || n > 512 => {
+                ui::error(&format!("invalid length: {lq}{l}{rq}"));
+                if n > 512 {
+                    ui::error(&format!("maximum digest length for {lq}BLAKE2b{rq} is 512 bits"));
+                } else {
+                    ui::error("length is not a multiple of 8");
+                }
+                return Ok(Status::Failed);
+            }
+            Ok(_) => {
+                ui::error(&format!(
+                    "-l {l}: only 512-bit BLAKE2b is available in this drop-in (fixity)"
+                ));
+                return Ok(Status::Failed);
+            }
+            Err(_) => {
+                ui::error(&format!("invalid length: {lq}{l}{rq}"));
+                return Ok(Status::Failed);
+            }
+        }
+    }
+    // coreutils' own order of option checks.
+    if o.zero && o.check {
+        return Ok(usage(tool, "the --zero option is not supported when verifying checksums"));
+    }
+    if o.tag && o.check {
+        return Ok(usage(tool, "the --tag option is meaningless when verifying checksums"));
+    }
+    if o.binary.is_some() && o.check {
+        return Ok(usage(
+            tool,
+            "the --binary and --text options are meaningless when verifying checksums",
+        ));
+    }
+    for (set, name) in [
+        (o.ignore_missing, "--ignore-missing"),
+        (o.status, "--status"),
+        (o.warn, "--warn"),
+        (o.quiet, "--quiet"),
+        (o.strict, "--strict"),
+    ] {
+        if set && !o.check {
+            return Ok(usage(
+                tool,
+                &format!("the {name} option is meaningful only when verifying checksums"),
+            ));
+        }
+    }
+    if o.tag && o.binary == Some(false) {
+        return Ok(usage(tool, "--tag does not support --text mode"));
+    }
+    let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
+    if o.check {
+        super::check::run(CheckArgs {
+            algorithm: Some(algo.to_string()),
+            quiet: o.quiet,
+            status: o.status,
+            strict: o.strict,
+            warn: o.warn,
+            ignore_missing: o.ignore_missing,
+            zero: false,
+            json: false,
+            read: read_defaults(),
+            manifests: files,
+        })
+    } else {
+        super::hash::run(HashArgs {
+            algorithm: Some(algo.to_string()),
+            tag: o.tag,
+            sfv: false,
+            json: false,
+            binary: o.binary == Some(true) && !o.tag,
+            text: o.binary == Some(false),
+            zero: o.zero,
+            recursive: false,
+            follow: false,
+            exclude: Vec::new(),
+            output: None,
+            no_walk: true,
+            read: read_defaults(),
+            paths: files,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn tools_are_recognized_by_base_name() {
+        assert_eq!(tool_for("/usr/local/bin/sha256sum".as_ref()), Some(("sha256sum", "sha256")));
+        assert_eq!(tool_for("b2sum".as_ref()), Some(("b2sum", "blake2b")));
+        assert_eq!(tool_for("fixity".as_ref()), None);
+    }
+
+    #[test]
+    fn options_parse_the_gnu_way() {
+        let o = parse("sha256sum", &os(&["-bc", "--stat", "x", "--", "-c"])).ok().unwrap();
+        assert!(o.check && o.status && o.binary == Some(true));
+        assert_eq!(o.files, os(&["x", "-c"]));
+        let o = parse("b2sum", &os(&["-l", "256", "--ignore", "f"])).ok().unwrap();
+        assert_eq!(o.length.as_deref(), Some("256"));
+        assert!(o.ignore_missing);
+        let o = parse("b2sum", &os(&["-l512", "--length=0"])).ok().unwrap();
+        assert_eq!(o.length.as_deref(), Some("0"));
+        let o = parse("md5sum", &os(&["--quiet", "--warn"])).ok().unwrap();
+        assert!(o.warn && !o.quiet, "the last of quiet/status/warn wins");
+    }
+}

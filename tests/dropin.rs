@@ -1,0 +1,131 @@
+//! Drop-in mode: `fixity` run through a link named like a coreutils tool must print what
+//! that tool prints (stdout, stderr) and exit as it does. Each case runs both, side by
+//! side, when the real tool is installed.
+
+use crate::util::{have, skip, tempdir, write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `program` with argv[0] set to `name` (diagnostics start with argv[0]).
+fn run(
+    program: &Path,
+    name: &str,
+    dir: &Path,
+    args: &[&str],
+    stdin: &[u8],
+) -> (Vec<u8>, Vec<u8>, Option<i32>) {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(program)
+        .arg0(name)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A run that does not read its input may have exited already.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
+    (out.stdout, out.stderr, out.status.code())
+}
+
+fn compare(tool: &str, cases: &[&[&str]]) {
+    if !have(tool) {
+        skip(&format!("drop-in {tool}"), "the real tool is not installed");
+        return;
+    }
+    let d = tempdir();
+    let dir = d.path().join("w");
+    write(&dir, "a", b"alpha\n");
+    write(&dir, "b c", b"with space");
+    write(&dir, "back\\slash", b"escaped name");
+    write(&dir, "sub/inner", b"x");
+    write(&dir, "empty", b"");
+    let links = d.path().join("bin");
+    std::fs::create_dir(&links).unwrap();
+    let fake = links.join(tool);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let real = which(tool);
+    // Manifests made by the real tool: good, one mismatch, malformed lines, a missing file.
+    let (good, _, _) = run(&real, tool, &dir, &["a", "b c", "back\\slash", "empty"], b"");
+    std::fs::write(dir.join("good.sum"), &good).unwrap();
+    let bad = String::from_utf8_lossy(&good).replacen(|c: char| c.is_ascii_hexdigit(), "0", 1);
+    std::fs::write(dir.join("bad.sum"), bad.as_bytes()).unwrap();
+    std::fs::write(dir.join("malformed.sum"), [&good[..], b"not a line\n"].concat()).unwrap();
+    let first_digest = good.split(|&b| b == b' ').next().unwrap();
+    std::fs::write(dir.join("missing.sum"), [&good[..], first_digest, b"  nothere\n"].concat())
+        .unwrap();
+    let mut failures = Vec::new();
+    for args in cases {
+        let want = run(&real, tool, &dir, args, b"from stdin\n");
+        let got = run(&fake, tool, &dir, args, b"from stdin\n");
+        if want != got {
+            failures.push(format!(
+                "{tool} {args:?}\n  real:   {:?} {:?} {:?}\n  fixity: {:?} {:?} {:?}",
+                String::from_utf8_lossy(&want.0),
+                String::from_utf8_lossy(&want.1),
+                want.2,
+                String::from_utf8_lossy(&got.0),
+                String::from_utf8_lossy(&got.1),
+                got.2,
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "drop-in differs from the real tool:\n{}", failures.join("\n"));
+}
+
+fn which(tool: &str) -> std::path::PathBuf {
+    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+const CASES: &[&[&str]] = &[
+    &["a", "b c"],
+    &["--tag", "a", "back\\slash"],
+    &["-b", "a", "empty"],
+    &["-z", "a"],
+    &["back\\slash"],
+    &["nothere", "a"],
+    &["sub"],
+    &[],
+    &["-", "a"],
+    &["-c", "good.sum"],
+    &["--check", "bad.sum"],
+    &["-c", "--quiet", "bad.sum"],
+    &["-c", "--status", "bad.sum"],
+    &["-c", "malformed.sum"],
+    &["-c", "-w", "malformed.sum"],
+    &["-c", "--strict", "malformed.sum"],
+    &["-c", "missing.sum"],
+    &["-c", "--ignore-missing", "missing.sum"],
+    &["-c", "nothere.sum"],
+    &["--bogus"],
+    &["-q", "a"],
+    &["--quiet", "a"],
+    &["--tag", "-c", "good.sum"],
+    &["-b", "-c", "good.sum"],
+    &["-c", "-z", "good.sum"],
+    &["--s", "-c", "good.sum"],
+    &["--tag", "-t", "a"],
+    &["--", "a"],
+];
+
+#[test]
+fn sha256sum_drop_in_matches_coreutils() {
+    compare("sha256sum", CASES);
+}
+
+#[test]
+fn md5sum_drop_in_matches_coreutils() {
+    compare("md5sum", CASES);
+}
+
+#[test]
+fn b2sum_drop_in_matches_coreutils() {
+    let mut cases = CASES.to_vec();
+    cases.extend_from_slice(&[&["-l", "512", "a"], &["--length=7", "a"], &["-l", "1024", "a"]]);
+    compare("b2sum", &cases);
+}
