@@ -290,6 +290,13 @@ pub struct CheckArgs {
     /// Print one JSON object per checked line instead of `name: OK` lines.
     #[arg(long)]
     pub json: bool,
+    /// Refuse lines whose path is absolute or climbs out with `..` (without it, such
+    /// lines are checked, as coreutils does, with one notice per manifest).
+    #[arg(long)]
+    pub confine: bool,
+    /// Drop-in mode: print exactly what coreutils prints (no notices of fixity's own).
+    #[arg(skip)]
+    pub coreutils: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     /// Manifests; `-` or nothing means standard input.

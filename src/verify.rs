@@ -45,6 +45,13 @@ pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     }
 }
 
+/// Whether a manifest's path reaches outside the directory it is checked from: an
+/// absolute path, or one with a `..` component. coreutils checks such lines (scripts rely
+/// on `sha256sum /etc/* > list`); fixity says so, and refuses them under `--confine`.
+pub fn reaches_outside(name: &[u8]) -> bool {
+    name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
+}
+
 /// Per-checksum-file counters, as coreutils keeps them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -62,6 +69,8 @@ pub struct Counts {
     pub ignored_missing: u64,
     /// Lines whose algorithm could not be decided.
     pub ambiguous: u64,
+    /// Lines refused by `--confine` (their path leaves the manifest's directory).
+    pub refused: u64,
 }
 
 impl Counts {
@@ -88,6 +97,16 @@ mod tests {
             digest: Digest::new(&vec![0u8; hex_len / 2]),
             name: b"f".to_vec(),
             format: Format::Gnu,
+        }
+    }
+
+    #[test]
+    fn outside_paths_are_absolute_or_climb() {
+        for p in [&b"/etc/passwd"[..], b"../x", b"a/../../b", b"a/..", b".."] {
+            assert!(reaches_outside(p), "{}", String::from_utf8_lossy(p));
+        }
+        for p in [&b"a/b"[..], b"..a", b"a..", b"./a", b"a/.../b", b"a/..b"] {
+            assert!(!reaches_outside(p), "{}", String::from_utf8_lossy(p));
         }
     }
 

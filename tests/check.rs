@@ -133,3 +133,37 @@ fn many_files_checked_in_manifest_order() {
     let want: String = (0..500).map(|i| format!("t/{i:04}: OK\n")).collect();
     assert_eq!(text(&out.stdout), want);
 }
+
+#[test]
+fn paths_outside_the_manifest_are_noticed_once_and_refused_with_confine() {
+    let d = tempdir();
+    write(d.path(), "top", b"t");
+    write(d.path(), "w/in", b"i");
+    let m = [
+        line("sha256", b"t", "../top"),
+        line("sha256", b"i", "in"),
+        line("sha256", b"t", "../top"),
+    ]
+    .concat();
+    write(d.path(), "w/list.sha256", m.as_bytes());
+    let w = d.path().join("w");
+    let out = run(&w, ["check", "list.sha256"]);
+    assert_eq!(text(&out.stdout), "../top: OK\nin: OK\n../top: OK\n");
+    assert_eq!(
+        text(&out.stderr),
+        "fixity: list.sha256: 1: note: this manifest names files outside its directory \
+         (absolute or ..); --confine refuses such lines\n"
+    );
+    assert!(out.status.success());
+    let out = run(&w, ["check", "--confine", "list.sha256"]);
+    assert_eq!(text(&out.stdout), "in: OK\n");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("list.sha256: 1: ../top: refused: the path leaves the manifest's directory"),
+        "{err}"
+    );
+    assert!(err.contains("WARNING: 2 lines were refused"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(&w, ["check", "--status", "list.sha256"]);
+    assert!(out.stderr.is_empty() && out.stdout.is_empty() && out.status.success());
+}

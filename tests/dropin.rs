@@ -56,6 +56,8 @@ fn compare(tool: &str, cases: &[&[&str]]) {
     std::fs::write(dir.join("bad.sum"), bad.as_bytes()).unwrap();
     std::fs::write(dir.join("malformed.sum"), [&good[..], b"not a line\n"].concat()).unwrap();
     let first_digest = good.split(|&b| b == b' ').next().unwrap();
+    // A path that climbs out: coreutils checks it silently, and so must the drop-in.
+    std::fs::write(dir.join("up.sum"), [first_digest, b"  ../w/a\n"].concat()).unwrap();
     std::fs::write(dir.join("missing.sum"), [&good[..], first_digest, b"  nothere\n"].concat())
         .unwrap();
     let mut failures = Vec::new();
@@ -111,6 +113,7 @@ const CASES: &[&[&str]] = &[
     &["--s", "-c", "good.sum"],
     &["--tag", "-t", "a"],
     &["--", "a"],
+    &["-c", "up.sum"],
 ];
 
 #[test]

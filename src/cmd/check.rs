@@ -11,7 +11,7 @@ use fixity::formats::{LineKind, Manifest, json};
 use fixity::pathtext::{bytes_path, escape_into, quote_env};
 use fixity::pipeline::{self, Task, Work};
 use fixity::read::{OpenMode, ReadError};
-use fixity::verify::{AlgoHints, Counts, Resolved, plural, resolve};
+use fixity::verify::{AlgoHints, Counts, Resolved, plural, reaches_outside, resolve};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -25,6 +25,11 @@ enum Item {
     Malformed { lineno: u64 },
     /// A line whose digest length fits several algorithms.
     Ambiguous { lineno: u64, fits: Vec<&'static Algorithm> },
+    /// The first line of a manifest whose path leaves the manifest's directory (noticed
+    /// once per manifest).
+    Outside { lineno: u64 },
+    /// A line refused by `--confine`.
+    Refused { lineno: u64, name: Vec<u8> },
     /// The manifest could not be opened (with the reason) or read (coreutils says only
     /// "read error" then, and skips the manifest's summary).
     ManifestError(Option<io::Error>),
@@ -92,6 +97,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 let mut buf = Vec::new();
                 let mut lineno = 0u64;
                 let mut read_failed = false;
+                let mut outside_said = false;
                 loop {
                     buf.clear();
                     match reader.read_until(delim, &mut buf) {
@@ -106,7 +112,25 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     if buf.last() == Some(&delim) {
                         buf.pop();
                     }
-                    let task = match parser.parse_line(&buf) {
+                    let parsed = parser.parse_line(&buf);
+                    if let LineKind::Record(r) = &parsed
+                        && reaches_outside(&r.name)
+                    {
+                        if args.confine {
+                            let name = r.name.clone();
+                            if !push(Task { payload: Item::Refused { lineno, name }, work: None }) {
+                                return;
+                            }
+                            continue;
+                        }
+                        if !outside_said && !args.coreutils && !args.status {
+                            outside_said = true;
+                            if !push(Task { payload: Item::Outside { lineno }, work: None }) {
+                                return;
+                            }
+                        }
+                    }
+                    let task = match parsed {
                         LineKind::Ignored => continue,
                         LineKind::Malformed => {
                             Task { payload: Item::Malformed { lineno }, work: None }
@@ -222,6 +246,29 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         ));
                     }
                 }
+                Item::Outside { lineno } => {
+                    ui::error(&format!(
+                        "{mname}: {lineno}: note: this manifest names files outside its \
+                         directory (absolute or ..); --confine refuses such lines"
+                    ));
+                }
+                Item::Refused { lineno, name } => {
+                    counts.refused += 1;
+                    counts.properly_formatted += 1;
+                    ui::error(&format!(
+                        "{mname}: {lineno}: {}: refused: the path leaves the manifest's directory",
+                        quote_env(&name)
+                    ));
+                    if args.json {
+                        json::write_check(
+                            &name,
+                            "",
+                            "refused",
+                            Some("outside the manifest's directory"),
+                            &mut line,
+                        );
+                    }
+                }
                 Item::ManifestError(e) => {
                     match e {
                         Some(e) => ui::error(&format!("{mname}: {}", fixity::read::io_message(&e))),
@@ -303,8 +350,15 @@ fn summarize(c: &Counts, mname: &str, args: &CheckArgs) -> Status {
         if args.ignore_missing && c.verified() == 0 {
             ui::error(&format!("{mname}: no file was verified"));
         }
+        if c.refused > 0 {
+            let (l, v) = (c.refused, plural(c.refused, "line was", "lines were"));
+            ui::error(&format!(
+                "WARNING: {l} {v} refused (paths outside the manifest's directory)"
+            ));
+        }
     }
-    let bad = c.mismatched > 0
+    let bad = c.refused > 0
+        || c.mismatched > 0
         || c.unreadable > 0
         || (args.strict && c.malformed > 0)
         || (args.ignore_missing && c.verified() == 0);

@@ -301,6 +301,8 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             ignore_missing: o.ignore_missing,
             zero: false,
             json: false,
+            confine: false,
+            coreutils: true,
             read: read_defaults(),
             manifests: files,
         })
