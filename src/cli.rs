@@ -252,6 +252,10 @@ pub struct HashArgs {
     /// Write the manifest to FILE atomically (temp file, fsync, rename).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What the manifest is for: `tamper` notes (never blocks) when an algorithm is
+    /// broken for that use (md4, md5, sha1) or is a plain checksum (CRC, xxHash).
+    #[arg(long = "for", value_name = "USE", value_enum)]
+    pub purpose: Option<Purpose>,
     /// Never walk directories: a directory argument is an error ("Is a directory"), as
     /// coreutils' *sum tools do (drop-in mode sets this).
     #[arg(long, hide = true)]
@@ -261,6 +265,15 @@ pub struct HashArgs {
     /// Files and directories; `-` or nothing means standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,
+}
+
+/// What a manifest is meant to detect.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// Accidental corruption (bitrot, bad copies): any algorithm will do.
+    Corruption,
+    /// Deliberate tampering: needs a cryptographic hash without known collisions.
+    Tamper,
 }
 
 #[derive(Args, Debug)]
@@ -309,6 +322,9 @@ pub struct AlgorithmsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Leave out the speed column (it is measured on this machine, in memory, each run).
+    #[arg(long)]
+    pub no_speed: bool,
 }
 
 #[cfg(test)]

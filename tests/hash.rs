@@ -289,3 +289,36 @@ fn a_file_written_during_the_read_is_reported_as_changed() {
     writer.join().unwrap();
     assert!(seen, "a file appended to all along was never reported as changed");
 }
+
+#[test]
+fn a_weak_algorithm_for_tamper_evidence_gets_a_note_not_a_refusal() {
+    let d = tempdir();
+    write(d.path(), "f", b"x");
+    let out = run(d.path(), ["hash", "--for", "tamper", "-a", "md5,sha256,crc32", "f"]);
+    assert!(out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("fixity: note: md5 is broken-for-tamper"), "{err}");
+    assert!(err.contains("fixity: note: crc32 is non-cryptographic checksum"), "{err}");
+    assert!(!err.contains("sha256 is"), "{err}");
+    assert_eq!(text(&out.stdout).lines().count(), 3, "the manifest is still written");
+    let quiet = run(d.path(), ["hash", "--for", "corruption", "-a", "md5", "f"]);
+    assert!(quiet.stderr.is_empty());
+}
+
+#[test]
+fn algorithms_lists_strength_and_measured_speed() {
+    let d = tempdir();
+    let out = run(d.path(), ["algorithms"]);
+    let t = text(&out.stdout);
+    let md5 = t.lines().find(|l| l.starts_with("md5 ")).unwrap();
+    assert!(md5.contains("broken-for-tamper") && md5.contains(" MB/s)"), "{md5}");
+    assert!(t.lines().next().unwrap().contains("speed (1 thread)"));
+    let plain = text(&run(d.path(), ["algorithms", "--no-speed"]).stdout);
+    assert!(!plain.contains("MB/s"));
+    let json: serde_json::Value = serde_json::from_str(
+        text(&run(d.path(), ["algorithms", "--json"]).stdout).lines().next().unwrap(),
+    )
+    .unwrap();
+    assert!(json["mb_per_s_one_thread"].as_f64().unwrap() > 0.0);
+    assert!(json["speed_class"].is_string());
+}

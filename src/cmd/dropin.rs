@@ -319,6 +319,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             follow: false,
             exclude: Vec::new(),
             output: None,
+            purpose: None,
             no_walk: true,
             read: read_defaults(),
             paths: files,

@@ -38,6 +38,16 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         None if args.sfv => vec![algo::lookup("crc32").expect("registered")],
         None => vec![algo::default_algorithm()],
     };
+    if args.purpose == Some(crate::cli::Purpose::Tamper) {
+        for a in algos.iter().filter(|a| a.strength != algo::Strength::Cryptographic) {
+            ui::error(&format!(
+                "note: {} is {}: it catches accidental corruption, not deliberate tampering \
+                 (sha256, sha3-256 or blake3 do both)",
+                a.name,
+                a.strength.label()
+            ));
+        }
+    }
     if args.sfv && (algos.len() != 1 || algos[0].name != "crc32") {
         bail!("SFV files hold CRC32 only: drop -a or use -a crc32");
     }
