@@ -172,8 +172,9 @@ pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
     if t.is_empty() {
         return None;
     }
+    // try_from: a duration too long to represent (or negative, or NaN) is refused.
     if let Ok(secs) = t.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| std::time::Duration::from_secs_f64(secs));
+        return std::time::Duration::try_from_secs_f64(secs).ok();
     }
     let mut total = 0f64;
     let mut num = String::new();
@@ -197,7 +198,7 @@ pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
     if !num.is_empty() {
         return None;
     }
-    Some(std::time::Duration::from_secs_f64(total))
+    std::time::Duration::try_from_secs_f64(total).ok()
 }
 
 /// Formats a byte count for people: `1.5 GiB`.
@@ -241,6 +242,11 @@ mod tests {
         assert_eq!(parse_duration("2x"), None);
         assert_eq!(parse_duration("h"), None);
         assert_eq!(parse_duration("5m3"), None);
+        // Found by fuzzing: too long to represent is refused, not a panic.
+        assert_eq!(parse_duration("1e300"), None);
+        assert_eq!(parse_duration("99999999999999999999999d"), None);
+        assert_eq!(parse_duration("-5"), None);
+        assert_eq!(parse_duration("NaN"), None);
     }
 
     #[test]

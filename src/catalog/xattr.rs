@@ -104,7 +104,8 @@ pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
         ns = ns * 10 + i128::from(b - b'0');
     }
     ns *= 10i128.pow(9 - digits as u32);
-    Some((s * 1_000_000_000 + ns, digits as u32))
+    // Found by fuzzing: 30+ digit "seconds" overflowed the multiplication.
+    Some((s.checked_mul(1_000_000_000)?.checked_add(ns)?, digits as u32))
 }
 
 // The `_deref` calls follow a final symlink: paths reach here only from a walk, which
@@ -282,6 +283,7 @@ mod tests {
         assert_eq!(parse_ts(b"x.1"), None);
         assert_eq!(parse_ts(b"1.x"), None);
         assert_eq!(parse_ts(b""), None);
+        assert_eq!(parse_ts(b"99999999999999999999999999999999999.5"), None);
     }
 
     #[test]
