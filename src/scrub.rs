@@ -486,10 +486,6 @@ pub fn run_catalog(
 /// through.
 pub const PASS_KEY: &str = "pass_started";
 
-/// After the report is printed, a scan forgets the files it found missing.
-pub fn forget_missing(cat: &Catalog) -> Result<u64, CatalogError> {
-    cat.forget_missing()
-}
 
 /// The pipeline's sink for a catalog run: [`sink`] for each task, stopping the run at the
 /// first catalog error (kept in `failure`).
