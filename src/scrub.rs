@@ -486,7 +486,6 @@ pub fn run_catalog(
 /// through.
 pub const PASS_KEY: &str = "pass_started";
 
-
 /// The pipeline's sink for a catalog run: [`sink`] for each task, stopping the run at the
 /// first catalog error (kept in `failure`).
 fn recorder<'a, 'c>(

@@ -5,6 +5,7 @@
 //! `impls.rs` plus one row.
 
 mod impls;
+mod murmur3;
 
 use crate::digest::Digest;
 use std::fmt;
@@ -285,6 +286,15 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["b3", "blake3", "b3sum", "b3sums"],
         impls::blake3,
         true
+    ),
+    algo!(
+        "murmur3",
+        "MURMUR3",
+        16,
+        Checksum,
+        ["murmur3x64128", "mmh3", "murmurhash3"],
+        ["mmh3"],
+        murmur3::murmur3
     ),
     algo!("xxh32", "XXH32", 4, Checksum, ["xxhash32"], ["xxh32"], impls::xxh32),
     algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64),

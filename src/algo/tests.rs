@@ -300,6 +300,13 @@ static KATS: &[Kat] = &[
     kat("gost12-512", "tool (rhash): \"abc\"", ABC, "28156e28317da7c98f4fe2bed6b542d0dab85bb224445fcedaf75d46e26d7eb8d5997f3e0915dd6b7f0aab08d9c8beb0d8c64bae2ab8b3c8c6bc53b3bf0db728"),
     kat("gost12-512", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "d396a40b126b1f324465bfa7aa159859ab33fac02dcdd4515ad231206396a266d0102367e4c544ef47d2294064e1a25342d0cd25ae3d904b45abb1425ae41095"),
 
+    // --- MurmurHash3 x64 128, seed 0, the reference's output bytes (h1, h2 little-endian)
+    // = Python mmh3.hash_bytes. The algorithm's official check is SMHasher's
+    // verification value (see murmur3.rs); these are from mmh3 4.x.
+    kat("murmur3", "tool (mmh3): \"\"", EMPTY, "00000000000000000000000000000000"),
+    kat("murmur3", "tool (mmh3): \"abc\"", ABC, "6778ad3f3f3f96b4522dca264174a23b"),
+    kat("murmur3", "tool (mmh3): 1,000,000 x 'a'", MILLION_A, "2ea511ec04d5a6e089b4df9789c62eb7"),
+
     // --- XXH32, seed 0, big-endian hex as xxhsum -H0 prints it.
     kat("xxh32", "xxhsum: \"\"", EMPTY, "02cc5d05"),
     kat("xxh32", "xxhsum: \"abc\"", ABC, "32d153ff"),
@@ -578,6 +585,7 @@ per_algorithm! {
     gost94_cryptopro => "gost94-cryptopro",
     gost12_256 => "gost12-256",
     gost12_512 => "gost12-512",
+    murmur3 => "murmur3",
     xxh32 => "xxh32",
     blake2b => "blake2b",
     blake2s => "blake2s",
