@@ -117,12 +117,13 @@ mod tests {
         let none = AlgoHints::default();
         let tiger = algo::lookup("tiger").unwrap();
         assert_eq!(resolve(&record(48, None), &none), Resolved::Algo(tiger), "unique length");
-        // 40 hex digits: SHA-1 or RIPEMD-160; 32: MD4, MD5 or XXH128. Never guessed.
+        // 40 hex digits: SHA-1 or RIPEMD-160; 32: MD4, MD5, MurmurHash3 or XXH128.
+        // Never guessed.
         assert!(
             matches!(resolve(&record(40, None), &none), Resolved::Ambiguous(v) if v.len() == 2)
         );
         assert!(
-            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 3)
+            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 4)
         );
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
         let named = AlgoHints { forced: None, from_name: Some(md5) };
