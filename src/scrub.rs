@@ -285,9 +285,11 @@ pub fn run_catalog(
                             continue;
                         }
                         let item = match unreadable_dir {
+                            // An empty `dir` is the root itself: everything is unreachable.
                             Some((dir, why))
                                 if row.path.starts_with(dir)
-                                    && row.path.get(dir.len()) == Some(&b'/') =>
+                                    && (dir.is_empty()
+                                        || row.path.get(dir.len()) == Some(&b'/')) =>
                             {
                                 Item::Unreachable(row, why.clone())
                             }
@@ -301,12 +303,12 @@ pub fn run_catalog(
                 };
                 let mut go_on = true;
                 walk(root, &walk_opts, &mut |ev| {
-                    let (full, item_kind) = match &ev {
-                        WalkEvent::File(f, _) => (f.clone(), 0),
-                        WalkEvent::Skipped(f, _) => (f.clone(), 1),
-                        WalkEvent::Error(f, _) => (f.clone(), 2),
+                    let full = match &ev {
+                        WalkEvent::File(f, _)
+                        | WalkEvent::Skipped(f, _)
+                        | WalkEvent::Error(f, _) => f,
                     };
-                    let rel = rel_of(root, &full).to_vec();
+                    let rel = rel_of(root, full).to_vec();
                     if !drain_before(Some(&rel), &mut rows, &unreadable_dir, push) {
                         go_on = false;
                         return false;
@@ -315,8 +317,8 @@ pub fn run_catalog(
                         Some(r) if r.path == rel => rows.next(),
                         _ => None,
                     };
-                    let task = match (ev, item_kind) {
-                        (WalkEvent::File(f, stamp), _) => {
+                    let task = match ev {
+                        WalkEvent::File(f, stamp) => {
                             // Unchanged by size and mtime: nothing to read, no worker.
                             if let (Some(row), Some(stamp)) = (&known, stamp)
                                 && row.missing_since.is_none()
@@ -336,7 +338,7 @@ pub fn run_catalog(
                                 }),
                             }
                         }
-                        (WalkEvent::Skipped(_, why), _) => {
+                        WalkEvent::Skipped(_, why) => {
                             if let Some(row) = known
                                 && !push(Task { payload: Item::Gone(row), work: None })
                             {
@@ -345,7 +347,7 @@ pub fn run_catalog(
                             }
                             Task { payload: Item::Skipped(rel, why), work: None }
                         }
-                        (WalkEvent::Error(_, e), _) => {
+                        WalkEvent::Error(_, e) => {
                             let why = io_message(&e);
                             unreadable_dir = Some((rel.clone(), why.clone()));
                             if let Some(row) = known

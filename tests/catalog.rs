@@ -545,3 +545,27 @@ fn xattr_store_on_a_file_system_without_xattrs_names_it() {
     assert!(err.contains("does not support user extended attributes"), "{err}");
     assert!(err.contains("proc"), "names the file system: {err}");
 }
+
+#[test]
+fn a_scan_of_an_emptied_tree_keeps_the_records() {
+    // An unmounted file system shows an empty mount point: a scan must not forget all.
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    write(d.path(), "t/sub/b", b"2");
+    let catalog = d.path().join("c.db");
+    assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", "c.db", "t"]).status.success());
+    std::fs::remove_file(d.path().join("t/a")).unwrap();
+    std::fs::remove_dir_all(d.path().join("t/sub")).unwrap();
+    let out = cmd_in(d.path(), &["scan", "--catalog", "c.db", "t"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("every recorded file is missing"), "{}", text(&out.stderr));
+    let cat = Catalog::open(&catalog, false, None).unwrap();
+    assert_eq!(cat.missing().unwrap().len(), 2, "still on record");
+    drop(cat);
+    // Once one file is back, the scan forgets the rest as usual.
+    write(d.path(), "t/a", b"1");
+    let out = cmd_in(d.path(), &["scan", "--catalog", "c.db", "t"]);
+    assert!(out.status.success());
+    let cat = Catalog::open(&catalog, false, None).unwrap();
+    assert!(cat.missing().unwrap().is_empty());
+}

@@ -79,6 +79,7 @@ pub fn run(
         Notice::Skipped(..) => {}
     };
     let shown = |class: Class| !quiet || class.is_failure() || class == Class::Missing;
+    let mut mass_missing = false;
 
     let report = match args.store {
         Store::Sqlite => {
@@ -129,9 +130,19 @@ pub fn run(
             if let Some(e) = write_err {
                 return Err(e).context("write error");
             }
-            if mode == Mode::Scan {
-                // Reported above; a scan accepts that they are gone.
-                cat.forget_missing()?;
+            if mode == Mode::Scan && report.count(Class::Missing) > 0 {
+                // Reported above; a scan accepts that they are gone, unless every file
+                // is: an unmounted file system looks exactly like that.
+                if cat.summary(fixity::catalog::now_ms())?.files == 0 {
+                    ui::error(&format!(
+                        "every recorded file is missing under {}: is it mounted? Keeping \
+                         them on record (delete the catalog to start over)",
+                        quote_env(path_bytes(&root))
+                    ));
+                    mass_missing = true;
+                } else {
+                    cat.forget_missing()?;
+                }
             }
             report
         }
@@ -162,7 +173,7 @@ pub fn run(
         append_log(log, &root, &report)
             .with_context(|| format!("cannot append to {}", quote_env(path_bytes(log))))?;
     }
-    Ok(if report.failed() { Status::Failed } else { Status::Ok })
+    Ok(if report.failed() || mass_missing { Status::Failed } else { Status::Ok })
 }
 
 /// The lock file beside a catalog.
