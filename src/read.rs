@@ -479,20 +479,27 @@ fn hash_mapped(
 /// evenly over it, at least 90% of them resident. A sample costs microseconds where a
 /// whole-file mincore cost milliseconds.
 fn mostly_resident(ptr: *mut libc::c_void, len: usize) -> bool {
+    resident_share(ptr, len) >= 0.9
+}
+
+/// The share of the mapping's pages in the page cache. Up to 16,384 pages (64 MiB) are
+/// asked in one `mincore` call; larger mappings are sampled at 256 pages (negligible next
+/// to hashing that much).
+fn resident_share(ptr: *mut libc::c_void, len: usize) -> f64 {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
     let pages = len.div_ceil(page);
-    // Up to 16,384 pages (64 MiB) in one call: one syscall per file. Larger mappings are
-    // sampled at 256 pages, one call each (negligible next to hashing that much).
+    if pages == 0 {
+        return 0.0;
+    }
     if pages <= 16_384 {
         let mut v = vec![0u8; pages];
         // SAFETY: the range is exactly the live mapping; `v` has one byte per page.
         let r = unsafe { libc::mincore(ptr, len, v.as_mut_ptr()) };
         if r != 0 {
-            return false;
+            return 0.0;
         }
-        let resident = v.iter().filter(|&&b| b & 1 == 1).count();
-        return resident * 10 >= pages * 9;
+        return v.iter().filter(|&&b| b & 1 == 1).count() as f64 / pages as f64;
     }
     let samples = 256;
     let mut resident = 0;
@@ -506,7 +513,7 @@ fn mostly_resident(ptr: *mut libc::c_void, len: usize) -> bool {
             resident += 1;
         }
     }
-    resident * 10 >= samples * 9
+    resident as f64 / samples as f64
 }
 
 /// Asks the kernel to drop `path`'s pages from the page cache
@@ -522,8 +529,8 @@ pub fn evict(path: &Path) -> io::Result<()> {
     if r != 0 { Err(io::Error::from_raw_os_error(r)) } else { Ok(()) }
 }
 
-/// The fraction of `path`'s pages in the page cache (sampled with `mincore` over at most
-/// 256 pages): how cold a "cold" run really is. 0 for an empty file.
+/// The fraction of `path`'s pages in the page cache (see [`resident_share`]): how cold a
+/// "cold" run really is. 0 for an empty file.
 pub fn resident_fraction(path: &Path) -> io::Result<f64> {
     use std::os::fd::AsRawFd;
     let file = File::open(path)?;
@@ -547,23 +554,10 @@ pub fn resident_fraction(path: &Path) -> io::Result<f64> {
     if ptr == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
-    let pages = len.div_ceil(page);
-    let samples = pages.min(256);
-    let mut resident = 0usize;
-    for i in 0..samples {
-        let p = i * pages / samples;
-        let mut v = 0u8;
-        // SAFETY: page `p` lies inside the live mapping; `v` receives one status byte.
-        let r = unsafe { libc::mincore((ptr as *mut u8).add(p * page).cast(), 1, &mut v) };
-        if r == 0 && v & 1 == 1 {
-            resident += 1;
-        }
-    }
+    let share = resident_share(ptr, len);
     // SAFETY: unmapping exactly the mapping made above.
     unsafe { libc::munmap(ptr, len) };
-    Ok(resident as f64 / samples as f64)
+    Ok(share)
 }
 
 fn advise_sequential(file: &File, len: u64) {
