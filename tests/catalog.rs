@@ -228,6 +228,13 @@ fn status_summarizes_the_catalog() {
     let d = tempdir();
     write(d.path(), "t/a", b"1");
     write(d.path(), "t/b", b"22");
+    let verify = cmd_in(d.path(), &["verify", "t"]);
+    assert_eq!(verify.status.code(), Some(2));
+    assert!(text(&verify.stderr).contains("run `fixity scan` first"));
+    assert!(
+        !d.path().join("t/.fixity").exists(),
+        "a verify without a catalog leaves the tree alone"
+    );
     let none = cmd_in(d.path(), &["status", "t"]);
     assert_eq!(none.status.code(), Some(2));
     assert!(text(&none.stderr).contains("run `fixity scan` first"));

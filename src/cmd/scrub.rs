@@ -56,6 +56,10 @@ pub fn run(
     if args.store == Store::Sqlite {
         // The tree's own .fixity directory is never part of the tree's content.
         patterns.push("./.fixity".into());
+        if mode == Mode::Verify && !catalog_path.exists() {
+            // Nothing to verify against; leave the tree untouched.
+            return Err(fixity::catalog::sqlite::CatalogError::NotFound(catalog_path).into());
+        }
         if let Some(dir) = catalog_path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", quote_env(path_bytes(dir))))?;
