@@ -8,7 +8,7 @@
 //! gets one worker, so the head moves in one sequential sweep.
 
 use crate::algo::Algorithm;
-use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions, Stamp};
+use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions};
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -24,9 +24,6 @@ pub struct Work {
     pub mode: OpenMode,
     /// The algorithms to compute, in output order.
     pub algos: Arc<[&'static Algorithm]>,
-    /// Skip the read when the file still has this stamp (size and mtime within the
-    /// engine's `modify_window_ns`): the catalog's quick scan.
-    pub unless: Option<Stamp>,
 }
 
 /// One unit from the producer. A task without work (a warning, a malformed manifest line)
@@ -53,8 +50,6 @@ pub struct Config {
     /// One reader at a time (a rotational disk): reads happen in producer order, one
     /// file after another, while hashing of small files still uses every worker.
     pub serial_reads: bool,
-    /// How far apart two mtimes may be and still count as equal (see [`Stamp::matches`]).
-    pub modify_window_ns: i128,
 }
 
 impl Config {
@@ -75,7 +70,6 @@ impl Config {
                     progress: None,
                 },
                 serial_reads: true,
-                modify_window_ns: 0,
             }
         } else {
             Config {
@@ -83,7 +77,6 @@ impl Config {
                 window: 8192,
                 read: ReadOptions::default(),
                 serial_reads: false,
-                modify_window_ns: 0,
             }
         }
     }
@@ -155,26 +148,14 @@ where
                     }
                     match jobs.pop() {
                         Some((seq, payload, work)) => {
-                            let r = match work.unless {
-                                Some(stamp) => read::hash_unless_unchanged(
-                                    &work.path,
-                                    work.mode,
-                                    stamp,
-                                    config.modify_window_ns,
-                                    &work.algos,
-                                    &mut buf,
-                                    &config.read,
-                                    serial,
-                                ),
-                                None => read::hash_path(
-                                    &work.path,
-                                    work.mode,
-                                    &work.algos,
-                                    &mut buf,
-                                    &config.read,
-                                    serial,
-                                ),
-                            };
+                            let r = read::hash_path(
+                                &work.path,
+                                work.mode,
+                                &work.algos,
+                                &mut buf,
+                                &config.read,
+                                serial,
+                            );
                             results.push((seq, payload, Some(r)));
                         }
                         None if producer_done.load(Ordering::Acquire) && jobs.is_empty() => break,
@@ -239,13 +220,8 @@ mod tests {
             std::fs::write(&p, vec![i as u8; (i * 7919) % 200_000]).unwrap();
             paths.push(p);
         }
-        let cfg = Config {
-            workers: 8,
-            window: 16,
-            read: ReadOptions::default(),
-            serial_reads: false,
-            modify_window_ns: 0,
-        };
+        let cfg =
+            Config { workers: 8, window: 16, read: ReadOptions::default(), serial_reads: false };
         let mut seen = Vec::new();
         run(
             &cfg,
@@ -255,7 +231,6 @@ mod tests {
                         path: p.clone(),
                         mode: OpenMode::Named,
                         algos: md5.clone(),
-                        unless: None,
                     });
                     if !push(Task { payload: i, work }) {
                         return;
@@ -276,13 +251,8 @@ mod tests {
 
     #[test]
     fn sink_can_stop_early() {
-        let cfg = Config {
-            workers: 2,
-            window: 4,
-            read: ReadOptions::default(),
-            serial_reads: true,
-            modify_window_ns: 0,
-        };
+        let cfg =
+            Config { workers: 2, window: 4, read: ReadOptions::default(), serial_reads: true };
         let mut count = 0;
         run(
             &cfg,

@@ -60,8 +60,7 @@ pub struct Hashed {
     pub size: u64,
     /// Modification time (ns since the epoch) at the start of the read, if a file.
     pub mtime_ns: Option<i128>,
-    /// One digest per requested algorithm, in the order requested; empty when the file was
-    /// not read because its stamp matched [`hash_unless_unchanged`]'s expectation.
+    /// One digest per requested algorithm, in the order requested.
     pub digests: Vec<Digest>,
     /// (device, inode) of a regular file.
     pub file_id: Option<(u64, u64)>,
@@ -238,39 +237,6 @@ pub fn hash_path(
         digests: finish(&hashers),
         file_id: Some((before.dev(), before.ino())),
     })
-}
-
-/// Like [`hash_path`] for a walked file, but first compares the file's stamp (one `lstat`,
-/// or `stat` when following links) with `expect`: when it matches within `window_ns`, the
-/// file is not opened and the result has no digests. This is what keeps a re-scan of an
-/// unchanged tree as cheap as a `find` that stats.
-#[allow(clippy::too_many_arguments)]
-pub fn hash_unless_unchanged(
-    path: &Path,
-    mode: OpenMode,
-    expect: Stamp,
-    window_ns: i128,
-    algos: &[&'static Algorithm],
-    buf: &mut Vec<u8>,
-    opts: &ReadOptions,
-    serial: Option<&Mutex<()>>,
-) -> Result<Hashed, ReadError> {
-    let md = match mode {
-        OpenMode::Walked { follow: false } => std::fs::symlink_metadata(path),
-        _ => std::fs::metadata(path),
-    };
-    if let Ok(md) = md
-        && md.is_file()
-        && Stamp::of(&md).matches(&expect, window_ns)
-    {
-        return Ok(Hashed {
-            size: md.len(),
-            mtime_ns: Some(mtime_ns(&md)),
-            digests: Vec::new(),
-            file_id: Some((md.dev(), md.ino())),
-        });
-    }
-    hash_path(path, mode, algos, buf, opts, serial)
 }
 
 /// Reads a regular file for a rotational disk. Data already in the page cache is read

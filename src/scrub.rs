@@ -64,8 +64,11 @@ pub struct Options {
     pub max_bytes: Option<u64>,
     /// Stop starting new reads after this long (a slice).
     pub max_duration: Option<Duration>,
-    /// The read engine's settings (workers, serial reads, mtime window).
+    /// The read engine's settings (workers, serial reads).
     pub engine: Config,
+    /// How far apart two mtimes may be and still count as equal (see [`Stamp::matches`];
+    /// `--modify-window`).
+    pub modify_window_ns: i128,
 }
 
 /// Something to tell the user as it happens (not a classification).
@@ -232,8 +235,9 @@ enum Item {
     Skipped(Vec<u8>, &'static str),
     /// Phase two: a known, unchanged file to re-read and compare.
     Check(Row),
-    /// A known file whose size and mtime are unchanged (seen by the walk's stat).
-    Unchanged,
+    /// A known file whose size and mtime are unchanged (seen by the walk's stat), with its
+    /// path when it had been recorded as missing.
+    Unchanged(Option<Vec<u8>>),
 }
 
 /// Runs `scan` or `verify` over the tree at `root` with the SQLite catalog `cat`.
@@ -253,7 +257,7 @@ pub fn run_catalog(
     let mut report =
         Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
     let run_id = cat.start_run(opts.mode.name(), now)?;
-    let window = opts.engine.modify_window_ns;
+    let window = opts.modify_window_ns;
     let follow = opts.follow;
     let mut writer = cat.writer();
     let mut failure: Option<CatalogError> = None;
@@ -319,22 +323,22 @@ pub fn run_catalog(
                     };
                     let task = match ev {
                         WalkEvent::File(f, stamp) => {
-                            // Unchanged by size and mtime: nothing to read, no worker.
+                            // Unchanged by size and mtime (the walk's stat): nothing to read,
+                            // no worker. A file recorded as missing that is back unchanged is
+                            // only marked present again.
                             if let (Some(row), Some(stamp)) = (&known, stamp)
-                                && row.missing_since.is_none()
                                 && stamp.matches(&row.stamp, window)
                             {
-                                go_on = push(Task { payload: Item::Unchanged, work: None });
+                                let back = row.missing_since.is_some().then_some(rel);
+                                go_on = push(Task { payload: Item::Unchanged(back), work: None });
                                 return go_on;
                             }
-                            let unless = known.as_ref().map(|r| r.stamp);
                             Task {
                                 payload: Item::File(rel, known),
                                 work: Some(Work {
                                     path: f,
                                     mode: OpenMode::Walked { follow },
                                     algos: algos.clone(),
-                                    unless,
                                 }),
                             }
                         }
@@ -446,12 +450,8 @@ pub fn run_catalog(
                         }
                         budget_used += row.stamp.size;
                         let path = root.join(OsStr::from_bytes(&row.path));
-                        let work = Work {
-                            path,
-                            mode: OpenMode::Walked { follow },
-                            algos: algos.clone(),
-                            unless: None,
-                        };
+                        let work =
+                            Work { path, mode: OpenMode::Walked { follow }, algos: algos.clone() };
                         if !push(Task { payload: Item::Check(row), work: Some(work) }) {
                             return;
                         }
@@ -518,7 +518,10 @@ fn sink(
     notice: &mut dyn FnMut(Notice),
 ) -> Result<(), CatalogError> {
     match (item, outcome) {
-        (Item::Unchanged, _) => {
+        (Item::Unchanged(back), _) => {
+            if let Some(rel) = back {
+                w.present(&rel)?;
+            }
             if report.command == "scan" {
                 report.add(Class::Ok);
             }
@@ -545,15 +548,6 @@ fn sink(
         (Item::Gone(row), _) => {
             w.missing(&row.path, now)?;
             report.add(Class::Missing);
-        }
-        (Item::File(rel, known), Some(Ok(h))) if h.digests.is_empty() => {
-            // Unchanged by size and mtime; not read.
-            if known.as_ref().is_some_and(|r| r.missing_since.is_some()) {
-                w.present(&rel)?;
-            }
-            if report.command == "scan" {
-                report.add(Class::Ok);
-            }
         }
         (Item::File(rel, known), Some(Ok(h))) => {
             report.files_read += 1;
@@ -707,7 +701,7 @@ pub fn run_xattr(
     let now = now_ms();
     let mut report =
         Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
-    let window = opts.engine.modify_window_ns;
+    let window = opts.modify_window_ns;
     let follow = opts.follow;
     let verify = opts.mode == Mode::Verify;
     // A slice continues after the last file the previous slice took.
@@ -780,7 +774,6 @@ pub fn run_xattr(
                                 path: f,
                                 mode: OpenMode::Walked { follow },
                                 algos: Arc::from(vec![algo]),
-                                unless: None,
                             };
                             Task { payload, work: Some(work) }
                         }

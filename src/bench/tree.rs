@@ -49,7 +49,7 @@ pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect
         |push| {
             let task = |p: PathBuf, mode| Task {
                 payload: path_bytes(&p).to_vec(),
-                work: Some(Work { path: p, mode, algos: algos.clone(), unless: None }),
+                work: Some(Work { path: p, mode, algos: algos.clone() }),
             };
             if !is_dir {
                 push(task(path.to_path_buf(), OpenMode::Named));

@@ -147,7 +147,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                     path: bytes_path(&r.name),
                                     mode: OpenMode::Named,
                                     algos: set_of(a),
-                                    unless: None,
                                 }),
                                 payload: Item::Line { name: r.name, algo: a, expected: r.digest },
                             },

@@ -106,12 +106,8 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
             for p in &paths {
                 let path = Path::new(p);
                 if p == "-" {
-                    let work = Work {
-                        path: path.into(),
-                        mode: OpenMode::Stdin,
-                        algos: algo_arc.clone(),
-                        unless: None,
-                    };
+                    let work =
+                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone() };
                     if !push(Task { payload: Entry::File(b"-".to_vec()), work: Some(work) }) {
                         return;
                     }
@@ -127,7 +123,6 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                                     path: f,
                                     mode: OpenMode::Walked { follow },
                                     algos: algo_arc.clone(),
-                                    unless: None,
                                 }),
                             },
                             WalkEvent::Skipped(f, why) => {
@@ -144,12 +139,8 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         return;
                     }
                 } else {
-                    let work = Work {
-                        path: path.into(),
-                        mode: OpenMode::Named,
-                        algos: algo_arc.clone(),
-                        unless: None,
-                    };
+                    let work =
+                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone() };
                     if !push(Task { payload: Entry::File(p.as_bytes().to_vec()), work: Some(work) })
                     {
                         return;

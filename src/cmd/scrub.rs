@@ -69,10 +69,18 @@ pub fn run(
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
 
     let mut engine = engine_config(Some(&root), &args.read);
-    engine.modify_window_ns = (args.modify_window * 1e9) as i128;
+    let modify_window_ns = (args.modify_window * 1e9) as i128;
     let progress = Progress::new(args.read.progress, !args.read.no_progress);
     engine.read.progress = progress.counter();
-    let opts = Options { mode, follow: args.follow, exclude, max_bytes, max_duration, engine };
+    let opts = Options {
+        mode,
+        follow: args.follow,
+        exclude,
+        max_bytes,
+        max_duration,
+        engine,
+        modify_window_ns,
+    };
 
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
