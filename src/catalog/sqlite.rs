@@ -319,17 +319,22 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
+    /// Files present (not recorded as missing) and their total size.
+    pub fn present(&self) -> Result<(u64, u64)> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE missing_since IS NULL",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// What `fixity status` shows.
     pub fn summary(&self, now: i64) -> Result<Summary> {
         let e = |e| self.err(e);
         let c = &self.conn;
-        let (files, bytes): (i64, i64) = c
-            .query_row(
-                "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE missing_since IS NULL",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(e)?;
+        let (files, bytes) = self.present()?;
         let missing: i64 = c
             .query_row("SELECT count(*) FROM files WHERE missing_since IS NOT NULL", [], |r| {
                 r.get(0)
@@ -397,8 +402,8 @@ impl Catalog {
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(e)?;
         Ok(Summary {
-            files: files as u64,
-            bytes: bytes as u64,
+            files,
+            bytes,
             missing: missing as u64,
             by_result,
             oldest_verified,

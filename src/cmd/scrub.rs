@@ -145,7 +145,7 @@ pub fn run(
             if mode == Mode::Scan && report.count(Class::Missing) > 0 {
                 // Reported above; a scan accepts that they are gone, unless every file
                 // is: an unmounted file system looks exactly like that.
-                if cat.summary(fixity::catalog::now_ms())?.files == 0 {
+                if cat.present()?.0 == 0 {
                     ui::error(&format!(
                         "every recorded file is missing under {}: is it mounted? Keeping \
                          them on record (delete the catalog to start over)",
