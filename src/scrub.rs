@@ -872,7 +872,7 @@ fn xattr_sink(
             report.files_read += 1;
             report.bytes_read += h.size;
             let path = full_path(root, &rel);
-            match xa::write(&path, prefer, &h.digests[0], stamp_of(&h), now, false) {
+            match xa::write(&path, prefer, &h.digests[0], stamp_of(&h), now) {
                 Ok(()) => found_one(report, found, rel, Class::New, None),
                 Err(e) => found_one(report, found, rel, Class::Unreadable, store_error(e)),
             }
@@ -881,7 +881,7 @@ fn xattr_sink(
             report.files_read += 1;
             report.bytes_read += h.size;
             let path = full_path(root, &rel);
-            match xa::write(&path, a.algo, &h.digests[0], stamp_of(&h), now, a.has_shatag) {
+            match xa::write(&path, a.algo, &h.digests[0], stamp_of(&h), now) {
                 Ok(()) => found_one(report, found, rel, Class::Modified, None),
                 Err(e) => found_one(report, found, rel, Class::Unreadable, store_error(e)),
             }
@@ -892,12 +892,11 @@ fn xattr_sink(
             let path = full_path(root, &rel);
             let stamp = stamp_of(&h);
             let class = if !a.describes(&stamp, window) {
-                xa::write(&path, a.algo, &h.digests[0], stamp, now, a.has_shatag)
-                    .map(|()| Class::Modified)
+                xa::write(&path, a.algo, &h.digests[0], stamp, now).map(|()| Class::Modified)
             } else if a.digest.ct_eq(&h.digests[0]) {
                 let r = if a.source == xa::Source::Shatag {
                     // Switching from cshatag: add fixity's own record beside it.
-                    xa::write(&path, a.algo, &h.digests[0], stamp, now, true)
+                    xa::write(&path, a.algo, &h.digests[0], stamp, now)
                 } else {
                     xa::mark_verified(&path, now)
                 };

@@ -59,8 +59,6 @@ pub struct Attrs {
     pub verified: Option<i64>,
     /// Which attributes these came from.
     pub source: Source,
-    /// Whether shatag attributes are present too (and so are kept up to date).
-    pub has_shatag: bool,
 }
 
 impl Attrs {
@@ -145,8 +143,6 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
             }
         }
     }
-    let shatag = get(path, SHATAG_SHA256)?;
-    let has_shatag = shatag.is_some();
     if let Some((algo, digest)) = found
         && let Some((mtime_ns, precision)) = get(path, TS)?.as_deref().and_then(parse_ts)
     {
@@ -161,11 +157,11 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
             size,
             verified,
             source: Source::Fixity,
-            has_shatag,
         }));
     }
+    // cshatag's attributes are read only for files without a record of fixity's own.
     let sha256 = algo::lookup("sha256").expect("registered");
-    if let Some(v) = shatag
+    if let Some(v) = get(path, SHATAG_SHA256)?
         && let Some(digest) = parse_digest(sha256, &v)
         && let Some((mtime_ns, precision)) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts)
     {
@@ -177,29 +173,27 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
             size: None,
             verified: None,
             source: Source::Shatag,
-            has_shatag: true,
         }));
     }
     Ok(None)
 }
 
 /// Records `digest` as the content of `path` at `stamp`, verified at `verified_ms`.
-/// With `shatag` (the file had cshatag attributes and `algo` is SHA-256), cshatag's
-/// attributes are rewritten too.
+/// A SHA-256 record also rewrites cshatag's attributes when the file carries them (looked
+/// up here, on the rare write, not on every read), so both tools keep agreeing.
 pub fn write(
     path: &Path,
     algo: &'static Algorithm,
     digest: &Digest,
     stamp: Stamp,
     verified_ms: i64,
-    shatag: bool,
 ) -> io::Result<()> {
     let ts = format_ts(stamp.mtime_ns);
     set(path, &format!("{PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
     set(path, TS, ts.as_bytes())?;
     set(path, SIZE, stamp.size.to_string().as_bytes())?;
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
-    if shatag && algo.name == "sha256" {
+    if algo.name == "sha256" && get(path, SHATAG_SHA256)?.is_some() {
         set(path, SHATAG_TS, ts.as_bytes())?;
         set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
     }
@@ -296,7 +290,6 @@ mod tests {
             size: None,
             verified: None,
             source: Source::Shatag,
-            has_shatag: true,
         };
         let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
         assert!(a.describes(&stamp(1_560_177_334_020_775_051), 0));
