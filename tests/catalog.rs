@@ -2,12 +2,12 @@
 //! resume, crash safety under kill -9, the busy catalog, and the xattr store (with
 //! cshatag's attributes).
 
-use crate::util::{fixity, have, skip, tempdir, write};
+use crate::util::{fixity, skip, tempdir, write};
 use fixity::catalog::sqlite::Catalog;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 fn text(b: &[u8]) -> String {
@@ -314,46 +314,13 @@ fn a_busy_catalog_is_reported_not_corrupted() {
     assert!(waiting.wait().unwrap().success());
 }
 
-/// A command that runs `fixity` as the unprivileged user `nobody` when the tests run as
-/// root (a root process reads files whatever their mode), or as is otherwise. `None`
-/// when that cannot be arranged here.
-fn unprivileged(dir: &Path) -> Option<Command> {
-    let probe = std::fs::read("/proc/self/status").ok()?;
-    let root = text(&probe)
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
-    if !root {
-        return Some(fixity(dir));
-    }
-    if !have("setpriv") {
-        return None;
-    }
-    let mut c = Command::new("setpriv");
-    c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fixity"))
-        .current_dir(dir)
-        .env("LC_ALL", "C");
-    let ok = Command::new("setpriv")
-        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fixity"))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        return None;
-    }
-    // Hand the tree to nobody.
-    let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(dir).status().ok()?;
-    chown.success().then_some(c)
-}
-
 #[test]
 fn unreadable_files_and_directories_are_reported_not_missing() {
     let d = tempdir();
     write(d.path(), "t/ok", b"fine");
     let secret = write(d.path(), "t/secret", b"hidden");
     write(d.path(), "t/locked/inner", b"inside");
-    let Some(mut first) = unprivileged(d.path()) else {
+    let Some(mut first) = crate::util::unprivileged(d.path()) else {
         skip("unreadable files", "running as root and cannot switch to nobody here");
         return;
     };
@@ -361,7 +328,7 @@ fn unreadable_files_and_directories_are_reported_not_missing() {
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
     std::fs::set_permissions(d.path().join("t/locked"), std::fs::Permissions::from_mode(0o000))
         .unwrap();
-    let out = unprivileged(d.path()).unwrap().args(["verify", "t"]).output().unwrap();
+    let out = crate::util::unprivileged(d.path()).unwrap().args(["verify", "t"]).output().unwrap();
     std::fs::set_permissions(d.path().join("t/locked"), std::fs::Permissions::from_mode(0o755))
         .unwrap();
     let stdout = text(&out.stdout);

@@ -146,32 +146,11 @@ fn unreadable_file_is_reported_and_the_run_continues() {
     let p = write(d.path(), "t/secret", b"x");
     write(d.path(), "t/z", b"y");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let mut cmd = fixity(d.path());
-    if std::fs::read(&p).is_ok() {
-        // Root reads anything: run the binary as nobody instead (CI runs as root).
-        if !crate::util::have("setpriv") {
-            crate::util::skip("unreadable file", "running as root and setpriv is missing");
-            return;
-        }
-        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let probe = std::process::Command::new("setpriv")
-            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_fixity"))
-            .arg("--version")
-            .output();
-        if !probe.is_ok_and(|o| o.status.success()) {
-            crate::util::skip(
-                "unreadable file",
-                "root, and nobody cannot run the test binary here",
-            );
-            return;
-        }
-        cmd = std::process::Command::new("setpriv");
-        cmd.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_fixity"))
-            .current_dir(d.path())
-            .env("LC_ALL", "C");
-    }
+    // Root reads anything: as root the binary runs as nobody instead (CI runs as root).
+    let Some(mut cmd) = crate::util::unprivileged(d.path()) else {
+        crate::util::skip("unreadable file", "running as root and cannot switch to nobody");
+        return;
+    };
     let out = cmd.args(["hash", "-a", "md5", "t"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "fixity: t/secret: Permission denied\n");

@@ -69,3 +69,36 @@ pub fn write(dir: &Path, rel: impl AsRef<Path>, data: &[u8]) -> PathBuf {
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
 }
+
+/// A command that runs `fixity` as the unprivileged user `nobody` when the tests run as
+/// root (a root process reads files whatever their mode), or as is otherwise. `None`
+/// when that cannot be arranged here. As root, the tree at `dir` is handed to nobody.
+pub fn unprivileged(dir: &Path) -> Option<Command> {
+    let probe = std::fs::read("/proc/self/status").ok()?;
+    let root = String::from_utf8_lossy(&probe)
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if !root {
+        return Some(fixity(dir));
+    }
+    if !have("setpriv") {
+        return None;
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fixity"))
+        .current_dir(dir)
+        .env("LC_ALL", "C");
+    let ok = Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fixity"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        return None;
+    }
+    // Hand the tree to nobody.
+    let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(dir).status().ok()?;
+    chown.success().then_some(c)
+}
