@@ -552,20 +552,18 @@ fn sink(
         (Item::File(rel, known), Some(Ok(h))) => {
             report.files_read += 1;
             report.bytes_read += h.size;
-            let stamp = stamp_of(&h);
             match known {
                 None => {
-                    w.insert(&rel, stamp, h.file_id, h.digests[0].as_bytes(), now)?;
+                    w.insert(&rel, stamp_of(&h), h.file_id, h.digests[0].as_bytes(), now)?;
                     report.add(Class::New);
                 }
-                Some(row) => record_content(&row, &h, stamp, now, window, w, report)?,
+                Some(row) => record_content(&row, &h, now, window, w, report)?,
             }
         }
         (Item::Check(row), Some(Ok(h))) => {
             report.files_read += 1;
             report.bytes_read += h.size;
-            let stamp = stamp_of(&h);
-            record_content(&row, &h, stamp, now, window, w, report)?;
+            record_content(&row, &h, now, window, w, report)?;
         }
         (Item::File(rel, known), Some(Err(e))) => {
             let row_path = known.as_ref().map(|r| r.path.clone());
@@ -586,21 +584,20 @@ fn stamp_of(h: &Hashed) -> Stamp {
 fn record_content(
     row: &Row,
     h: &Hashed,
-    stamp: Stamp,
     now: i64,
     window: i128,
     w: &mut sqlite::Writer<'_>,
     report: &mut Report,
 ) -> Result<(), CatalogError> {
     let digest = h.digests[0];
-    let same_content = Digest::new(&row.digest).ct_eq(&digest);
+    let stamp = stamp_of(h);
+    let recorded = Digest::new(&row.digest);
     if stamp.matches(&row.stamp, window) {
-        if same_content {
+        if recorded.ct_eq(&digest) {
             w.checked(&row.path, Class::Ok, now, None)?;
             report.add(Class::Ok);
         } else {
-            let note =
-                format!("recorded {}, now {}", Digest::new(&row.digest).to_hex(), digest.to_hex());
+            let note = format!("recorded {}, now {}", recorded.to_hex(), digest.to_hex());
             w.checked(&row.path, Class::Corrupt, now, Some(&note))?;
             report.add(Class::Corrupt);
         }
