@@ -536,6 +536,24 @@ fn advise_sequential(file: &File, len: u64) {
     }
 }
 
+/// The type of the file system holding `path` (from /proc/self/mountinfo: the longest
+/// mount point that contains it).
+pub fn fs_type(path: &Path) -> Option<String> {
+    let abs = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for line in info.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else { continue };
+        let (Some(mount), Some(fstype)) = (fields.get(4), fields.get(sep + 1)) else { continue };
+        let mount = mount.replace("\\040", " ");
+        if abs.starts_with(&mount) && best.as_ref().is_none_or(|(len, _)| mount.len() >= *len) {
+            best = Some((mount.len(), fstype.to_string()));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
 /// Whether the block device holding `path` is rotational (a spinning disk), from
 /// /sys/dev/block/MAJ:MIN[/..]/queue/rotational. Unknown devices count as not rotational.
 pub fn is_rotational(path: &Path) -> bool {

@@ -399,7 +399,7 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
     }
     Ok(Report {
         path: path_text,
-        fs_type: crate::catalog::xattr::fs_type(path),
+        fs_type: crate::read::fs_type(path),
         files,
         bytes,
         // A cold run whose eviction did not take is not reported as cold.
@@ -451,7 +451,7 @@ mod tests {
         // After fdatasync + DONTNEED the pages of a clean file leave the cache; tmpfs
         // keeps them (they have nowhere else to live), which the check then reports.
         let worst = evict(std::slice::from_ref(&f), EvictMethod::Fadvise).unwrap();
-        let tmpfs = crate::catalog::xattr::fs_type(d.path()).as_deref() == Some("tmpfs");
+        let tmpfs = crate::read::fs_type(d.path()).as_deref() == Some("tmpfs");
         if tmpfs {
             assert!(worst > 0.5);
         } else {

@@ -218,29 +218,11 @@ pub fn probe(dir: &Path) -> Result<(), String> {
             "{}: the {} file system here does not support user extended attributes \
              (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
             crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
-            fs_type(dir).unwrap_or_else(|| "unknown".into())
+            crate::read::fs_type(dir).unwrap_or_else(|| "unknown".into())
         )),
         // Other failures (a read-only root directory, say) show up per file later.
         Err(_) => Ok(()),
     }
-}
-
-/// The type of the file system holding `path` (from /proc/self/mountinfo: the longest
-/// mount point that contains it).
-pub fn fs_type(path: &Path) -> Option<String> {
-    let abs = std::fs::canonicalize(path).ok()?;
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mut best: Option<(usize, String)> = None;
-    for line in info.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else { continue };
-        let (Some(mount), Some(fstype)) = (fields.get(4), fields.get(sep + 1)) else { continue };
-        let mount = mount.replace("\\040", " ");
-        if abs.starts_with(&mount) && best.as_ref().is_none_or(|(len, _)| mount.len() >= *len) {
-            best = Some((mount.len(), fstype.to_string()));
-        }
-    }
-    best.map(|(_, t)| t)
 }
 
 /// The slice cursor stored on the root directory, if any.
