@@ -51,6 +51,95 @@ impl Digest {
         Some(Digest { len: (text.len() / 2) as u8, bytes: out })
     }
 
+    /// RFC 4648 base32, uppercase, without padding: how rhash prints TTH and AICH.
+    pub fn to_base32(&self) -> String {
+        base32_encode(self.as_bytes())
+    }
+
+    /// RFC 4648 base64 with padding: how `cksum --base64` prints digests.
+    pub fn to_base64(&self) -> String {
+        base64_encode(self.as_bytes())
+    }
+
+    /// Writes the digest in `encoding`.
+    pub fn encode(&self, encoding: Encoding) -> String {
+        match encoding {
+            Encoding::Hex => self.to_hex(),
+            Encoding::HexUpper => self.to_hex_upper(),
+            Encoding::Base32 => self.to_base32(),
+            Encoding::Base64 => self.to_base64(),
+        }
+    }
+
+    /// Parses base32 (either case, padding optional). `None` on a character outside the
+    /// alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
+    pub fn from_base32(text: &[u8]) -> Option<Digest> {
+        let text = trim_padding(text);
+        let nbytes = text.len() * 5 / 8;
+        if text.is_empty()
+            || nbytes > MAX_DIGEST_LEN
+            || !matches!(text.len() % 8, 0 | 2 | 4 | 5 | 7)
+        {
+            return None;
+        }
+        let mut out = [0u8; MAX_DIGEST_LEN];
+        let (mut acc, mut bits, mut n) = (0u32, 0u32, 0usize);
+        for &c in text {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a',
+                b'2'..=b'7' => c - b'2' + 26,
+                _ => return None,
+            };
+            acc = (acc << 5) | v as u32;
+            bits += 5;
+            if bits >= 8 {
+                bits -= 8;
+                out[n] = (acc >> bits) as u8;
+                n += 1;
+                acc &= (1 << bits) - 1;
+            }
+        }
+        if acc != 0 {
+            return None;
+        }
+        Some(Digest { len: n as u8, bytes: out })
+    }
+
+    /// Parses base64 (standard alphabet; padding optional). `None` on a character outside
+    /// the alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
+    pub fn from_base64(text: &[u8]) -> Option<Digest> {
+        let text = trim_padding(text);
+        let nbytes = text.len() * 6 / 8;
+        if text.is_empty() || nbytes > MAX_DIGEST_LEN || text.len() % 4 == 1 {
+            return None;
+        }
+        let mut out = [0u8; MAX_DIGEST_LEN];
+        let (mut acc, mut bits, mut n) = (0u32, 0u32, 0usize);
+        for &c in text {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                _ => return None,
+            };
+            acc = (acc << 6) | v as u32;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out[n] = (acc >> bits) as u8;
+                n += 1;
+                acc &= (1 << bits) - 1;
+            }
+        }
+        if acc != 0 {
+            return None;
+        }
+        Some(Digest { len: n as u8, bytes: out })
+    }
+
     /// Compares in time that depends only on the lengths, never on where the first
     /// differing byte is.
     pub fn ct_eq(&self, other: &Digest) -> bool {
@@ -73,6 +162,82 @@ impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_hex())
     }
+}
+
+/// How a digest is written as text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Encoding {
+    /// Lowercase hex (every `*sum` tool).
+    #[default]
+    Hex,
+    /// Uppercase hex (SFV's CRC32).
+    HexUpper,
+    /// RFC 4648 base32, uppercase, unpadded (rhash's TTH, AICH, `--base32`).
+    Base32,
+    /// RFC 4648 base64, padded (`cksum --base64`, `rhash --base64`).
+    Base64,
+}
+
+impl Encoding {
+    /// Decodes `text` in this encoding.
+    pub fn decode(self, text: &[u8]) -> Option<Digest> {
+        match self {
+            Encoding::Hex | Encoding::HexUpper => Digest::from_hex(text),
+            Encoding::Base32 => Digest::from_base32(text),
+            Encoding::Base64 => Digest::from_base64(text),
+        }
+    }
+
+    /// The length of a `bytes`-long digest in this encoding (with padding for base64).
+    pub fn text_len(self, bytes: usize) -> usize {
+        match self {
+            Encoding::Hex | Encoding::HexUpper => bytes * 2,
+            Encoding::Base32 => (bytes * 8).div_ceil(5),
+            Encoding::Base64 => bytes.div_ceil(3) * 4,
+        }
+    }
+}
+
+fn trim_padding(text: &[u8]) -> &[u8] {
+    let n = text.iter().rev().take_while(|&&c| c == b'=').count();
+    &text[..text.len() - n]
+}
+
+fn base32_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut s = String::with_capacity((bytes.len() * 8).div_ceil(5));
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &b in bytes {
+        acc = (acc << 8) | b as u32;
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            s.push(ALPHABET[((acc >> bits) & 31) as usize] as char);
+        }
+        acc &= (1 << bits) - 1;
+    }
+    if bits > 0 {
+        s.push(ALPHABET[((acc << (5 - bits)) & 31) as usize] as char);
+    }
+    s
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                s.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
 }
 
 fn hex_value(c: u8) -> Option<u8> {
@@ -118,6 +283,44 @@ mod tests {
         assert_eq!(Digest::from_hex(b"abc"), None);
         assert_eq!(Digest::from_hex(b"zz"), None);
         assert_eq!(Digest::from_hex(&[b'a'; 130]), None);
+    }
+
+    /// RFC 4648 section 10 test vectors.
+    #[test]
+    fn base32_and_base64_rfc4648_vectors() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("f", "MY", "Zg=="),
+            ("fo", "MZXQ", "Zm8="),
+            ("foo", "MZXW6", "Zm9v"),
+            ("foob", "MZXW6YQ", "Zm9vYg=="),
+            ("fooba", "MZXW6YTB", "Zm9vYmE="),
+            ("foobar", "MZXW6YTBOI", "Zm9vYmFy"),
+        ];
+        for &(raw, b32, b64) in cases {
+            let d = Digest::new(raw.as_bytes());
+            assert_eq!(d.to_base32(), b32, "{raw}");
+            assert_eq!(d.to_base64(), b64, "{raw}");
+            assert_eq!(Digest::from_base32(b32.as_bytes()), Some(d), "{raw}");
+            assert_eq!(Digest::from_base32(b32.to_lowercase().as_bytes()), Some(d), "{raw}");
+            assert_eq!(Digest::from_base64(b64.as_bytes()), Some(d), "{raw}");
+            assert_eq!(Encoding::Base32.text_len(raw.len()), b32.len());
+            assert_eq!(Encoding::Base64.text_len(raw.len()), b64.len());
+        }
+        // rhash's TTH of the empty input, base32.
+        let tth = Digest::from_base32(b"LWPNACQDBZRYXW3VHJVCJ64QBZNGHOHHHZWCLNQ").unwrap();
+        assert_eq!(tth.to_hex(), "5d9ed00a030e638bdb753a6a24fb900e5a63b8e73e6c25b6");
+    }
+
+    #[test]
+    fn base_decoders_reject_bad_input() {
+        assert_eq!(Digest::from_base32(b""), None);
+        assert_eq!(Digest::from_base32(b"M1"), None); // '1' is not base32
+        assert_eq!(Digest::from_base32(b"MZ"), None); // leftover bits not zero
+        assert_eq!(Digest::from_base32(b"MZX"), None); // impossible length
+        assert_eq!(Digest::from_base64(b"Zh=="), None); // leftover bits not zero
+        assert_eq!(Digest::from_base64(b"Z"), None);
+        assert_eq!(Digest::from_base64(b"Zm-v"), None);
+        assert_eq!(Digest::from_base64(&[b'A'; 100]), None);
     }
 
     #[test]
