@@ -164,6 +164,70 @@ impl fmt::Display for Digest {
     }
 }
 
+/// A digest as a manifest line writes it (hex, base32 or base64), kept as text until the
+/// line's algorithm is known: `A` x 32 is 16 bytes in hex but 20 in base32.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct DigestText {
+    len: u8,
+    text: [u8; MAX_TEXT_LEN],
+}
+
+/// The longest digest text: 64 bytes in hex.
+pub const MAX_TEXT_LEN: usize = MAX_DIGEST_LEN * 2;
+
+impl DigestText {
+    /// Wraps `text` if it could be a digest in some encoding: 1 to [`MAX_TEXT_LEN`]
+    /// characters of the hex, base32 and base64 alphabets (padding `=` only at the end).
+    pub fn new(text: &[u8]) -> Option<DigestText> {
+        if text.is_empty() || text.len() > MAX_TEXT_LEN {
+            return None;
+        }
+        let body = trim_padding(text);
+        if body.is_empty()
+            || !body.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/')
+        {
+            return None;
+        }
+        let mut buf = [0u8; MAX_TEXT_LEN];
+        buf[..text.len()].copy_from_slice(text);
+        Some(DigestText { len: text.len() as u8, text: buf })
+    }
+
+    /// The text as written.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text[..self.len as usize]
+    }
+
+    /// The digest of a `len`-byte algorithm whose own encoding is `native`: the text's
+    /// length says which encoding it is in (hex, base32, base64); `None` if it fits none.
+    /// When hex and base64 have the same length (4 and 48 bytes), hex is tried first.
+    pub fn decode(&self, len: usize, native: Encoding) -> Option<Digest> {
+        let t = self.as_bytes();
+        let order = [native, Encoding::Hex, Encoding::Base32, Encoding::Base64];
+        order.iter().find_map(|&e| {
+            (e.text_len(len) == t.len() || e == Encoding::Base64 && trimmed_b64_len(len) == t.len())
+                .then(|| e.decode(t))
+                .flatten()
+                .filter(|d| d.as_bytes().len() == len)
+        })
+    }
+
+    /// The digest in `encoding` alone, whatever its length.
+    pub fn decode_as(&self, encoding: Encoding) -> Option<Digest> {
+        encoding.decode(self.as_bytes())
+    }
+}
+
+fn trimmed_b64_len(len: usize) -> usize {
+    (len * 8).div_ceil(6)
+}
+
+impl fmt::Debug for DigestText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DigestText({})", String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
 /// How a digest is written as text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Encoding {
@@ -321,6 +385,32 @@ mod tests {
         assert_eq!(Digest::from_base64(b"Z"), None);
         assert_eq!(Digest::from_base64(b"Zm-v"), None);
         assert_eq!(Digest::from_base64(&[b'A'; 100]), None);
+    }
+
+    #[test]
+    fn digest_text_decodes_by_length_and_encoding() {
+        let raw: Vec<u8> = (0u8..20).collect();
+        let d = Digest::new(&raw);
+        for text in [d.to_hex(), d.to_hex_upper(), d.to_base32(), d.to_base64()] {
+            let t = DigestText::new(text.as_bytes()).unwrap();
+            assert_eq!(t.decode(20, Encoding::Hex), Some(d), "{text}");
+            assert_eq!(t.decode(16, Encoding::Hex), None, "{text}");
+        }
+        // 32 characters: 16 bytes of hex, or 20 of base32.
+        let b32 = DigestText::new(d.to_base32().as_bytes()).unwrap();
+        assert_eq!(b32.as_bytes().len(), 32);
+        assert_eq!(b32.decode(16, Encoding::Hex), None); // not hex
+        let hexish = DigestText::new(b"abababababababababababababababab").unwrap();
+        assert_eq!(hexish.decode(16, Encoding::Hex).unwrap().as_bytes()[0], 0xab);
+        assert!(hexish.decode(20, Encoding::Base32).is_some());
+        // Unpadded base64 is accepted too.
+        let b64 = d.to_base64();
+        let t = DigestText::new(b64.trim_end_matches('=').as_bytes()).unwrap();
+        assert_eq!(t.decode(20, Encoding::Hex), Some(d));
+        assert_eq!(DigestText::new(b""), None);
+        assert_eq!(DigestText::new(b"ab-cd"), None);
+        assert_eq!(DigestText::new(b"=abc"), None);
+        assert_eq!(DigestText::new(&[b'a'; 129]), None);
     }
 
     #[test]

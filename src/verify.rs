@@ -2,7 +2,8 @@
 //! with, and the counters coreutils keeps per checksum file (and the exit status they give).
 
 use crate::algo::{self, Algorithm};
-use crate::formats::Record;
+use crate::digest::{Digest, DigestText};
+use crate::formats::{Record, decode_for};
 
 /// Where the algorithm for untagged lines comes from, strongest first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,11 +14,12 @@ pub struct AlgoHints {
     pub from_name: Option<&'static Algorithm>,
 }
 
-/// The algorithm for one line, or why there is none.
+/// The algorithms for one line, or why there are none.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Resolved {
-    /// Check with this algorithm.
-    Algo(&'static Algorithm),
+    /// Check with these algorithms against these digests: one pair per digest on the line
+    /// (several for hashdeep's columns), all computed in one read.
+    Sums(Vec<(&'static Algorithm, Digest)>),
     /// The line does not fit (wrong length for the named algorithm, a tag other than
     /// `-a`, no algorithm with that length): an improperly formatted line.
     Malformed,
@@ -25,23 +27,46 @@ pub enum Resolved {
     Ambiguous(Vec<&'static Algorithm>),
 }
 
-/// Decides the algorithm for `record`.
+/// Decides the algorithms for `record`, and decodes its digests for them.
 pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
-    let len = record.digest.as_bytes().len();
-    if let Some(a) = record.algo {
-        if hints.forced.is_some_and(|f| f != a) || a.len != len {
-            return Resolved::Malformed;
+    let mut sums = Vec::with_capacity(1 + record.more.len());
+    let first = match record.algo {
+        Some(a) if hints.forced.is_some_and(|f| f != a) => return Resolved::Malformed,
+        Some(a) => Some(a),
+        None => hints.forced.or(hints.from_name),
+    };
+    let lines =
+        std::iter::once((first, &record.digest)).chain(record.more.iter().map(|(a, t)| (*a, t)));
+    for (named, text) in lines {
+        match one(named, text) {
+            Ok(pair) => sums.push(pair),
+            Err(r) => return r,
         }
-        return Resolved::Algo(a);
     }
-    if let Some(a) = hints.forced.or(hints.from_name) {
-        return if a.len == len { Resolved::Algo(a) } else { Resolved::Malformed };
+    Resolved::Sums(sums)
+}
+
+/// One digest: with its algorithm named, decoded for it; otherwise the algorithm is the one
+/// whose length the text has in that algorithm's own encoding (hex for most, base32 for
+/// TTH and AICH), if exactly one has.
+fn one(
+    named: Option<&'static Algorithm>,
+    text: &DigestText,
+) -> Result<(&'static Algorithm, Digest), Resolved> {
+    if let Some(a) = named {
+        return decode_for(text, a).map(|d| (a, d)).ok_or(Resolved::Malformed);
     }
-    let fits: Vec<_> = algo::by_len(len).collect();
+    let fits: Vec<(&'static Algorithm, Digest)> = algo::ALGORITHMS
+        .iter()
+        .filter_map(|a| {
+            let d = text.decode_as(a.encoding)?;
+            (d.as_bytes().len() == a.len).then_some((a, d))
+        })
+        .collect();
     match fits.len() {
-        0 => Resolved::Malformed,
-        1 => Resolved::Algo(fits[0]),
-        _ => Resolved::Ambiguous(fits),
+        0 => Err(Resolved::Malformed),
+        1 => Ok(fits[0]),
+        _ => Err(Resolved::Ambiguous(fits.into_iter().map(|(a, _)| a).collect())),
     }
 }
 
@@ -88,16 +113,15 @@ pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest::Digest;
     use crate::formats::Format;
 
     fn record(hex_len: usize, algo: Option<&'static Algorithm>) -> Record {
-        Record {
-            algo,
-            digest: Digest::new(&vec![0u8; hex_len / 2]),
-            name: b"f".to_vec(),
-            format: Format::Gnu,
-        }
+        let text = DigestText::new(&vec![b'0'; hex_len]).unwrap();
+        Record::new(algo, text, b"f".to_vec(), Format::Gnu)
+    }
+
+    fn sum(a: &'static Algorithm) -> Resolved {
+        Resolved::Sums(vec![(a, Digest::new(&vec![0u8; a.len]))])
     }
 
     #[test]
@@ -116,7 +140,7 @@ mod tests {
         let sha1 = algo::lookup("sha1").unwrap();
         let none = AlgoHints::default();
         let tiger = algo::lookup("tiger").unwrap();
-        assert_eq!(resolve(&record(48, None), &none), Resolved::Algo(tiger), "unique length");
+        assert_eq!(resolve(&record(48, None), &none), sum(tiger), "unique length");
         // 40 hex digits: SHA-1 or RIPEMD-160; 32: MD4, MD5, MurmurHash3 or XXH128.
         // Never guessed.
         assert!(
@@ -127,11 +151,43 @@ mod tests {
         );
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
         let named = AlgoHints { forced: None, from_name: Some(md5) };
-        assert_eq!(resolve(&record(32, None), &named), Resolved::Algo(md5));
+        assert_eq!(resolve(&record(32, None), &named), sum(md5));
         assert_eq!(resolve(&record(40, None), &named), Resolved::Malformed);
         let forced = AlgoHints { forced: Some(md5), from_name: Some(sha1) };
-        assert_eq!(resolve(&record(32, None), &forced), Resolved::Algo(md5));
+        assert_eq!(resolve(&record(32, None), &forced), sum(md5));
         assert_eq!(resolve(&record(40, Some(sha1)), &forced), Resolved::Malformed);
-        assert_eq!(resolve(&record(40, Some(sha1)), &named), Resolved::Algo(sha1));
+        assert_eq!(resolve(&record(40, Some(sha1)), &named), sum(sha1));
+    }
+
+    #[test]
+    fn several_digests_resolve_together() {
+        let md5 = algo::lookup("md5").unwrap();
+        let sha256 = algo::lookup("sha256").unwrap();
+        let mut r = record(32, Some(md5));
+        r.more.push((Some(sha256), DigestText::new(&[b'1'; 64]).unwrap()));
+        let Resolved::Sums(sums) = resolve(&r, &AlgoHints::default()) else { panic!() };
+        assert_eq!(sums.len(), 2);
+        assert_eq!(sums[1], (sha256, Digest::new(&[0x11; 32])));
+        // A wrong length in any column makes the line malformed.
+        r.more.push((Some(sha256), DigestText::new(&[b'1'; 40]).unwrap()));
+        assert_eq!(resolve(&r, &AlgoHints::default()), Resolved::Malformed);
+    }
+
+    #[test]
+    fn base64_and_base32_digests_decode_for_the_named_algorithm() {
+        let sha1 = algo::lookup("sha1").unwrap();
+        let d = sha1.digest(b"abc");
+        let hints = AlgoHints { forced: Some(sha1), from_name: None };
+        for text in [d.to_base32(), d.to_base64()] {
+            let r = Record::new(
+                None,
+                DigestText::new(text.as_bytes()).unwrap(),
+                vec![b'f'],
+                Format::Gnu,
+            );
+            assert_eq!(resolve(&r, &hints), Resolved::Sums(vec![(sha1, d)]), "{text}");
+            // Untagged and unnamed, a base32 text is not read as some hex algorithm's digest.
+            assert_ne!(resolve(&r, &AlgoHints::default()), Resolved::Sums(vec![(sha1, d)]));
+        }
     }
 }

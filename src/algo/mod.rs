@@ -7,7 +7,7 @@
 mod impls;
 mod murmur3;
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Encoding};
 use std::fmt;
 
 /// A running hash computation.
@@ -65,6 +65,8 @@ pub struct Algorithm {
     pub strength: Strength,
     /// Whether the algorithm can use several threads on one input.
     pub multithreaded: bool,
+    /// How its digests are written by default (rhash writes TTH and AICH in base32).
+    pub encoding: Encoding,
     new: fn() -> Box<dyn Hasher>,
 }
 
@@ -120,6 +122,7 @@ macro_rules! algo {
             extensions: &[$($ext),*],
             strength: Strength::$strength,
             multithreaded: $mt,
+            encoding: Encoding::Hex,
             new: $new,
         }
     };

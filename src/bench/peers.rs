@@ -208,8 +208,10 @@ pub fn parse_output(out: &[u8], cwd: &Path) -> HashMap<Vec<u8>, Digest> {
             }
             continue;
         }
-        if let LineKind::Record(r) = manifest.parse_line(line) {
-            map.insert(relative(r.name), r.digest);
+        if let LineKind::Record(r) = manifest.parse_line(line)
+            && let Some(d) = r.digest.decode_as(crate::digest::Encoding::Hex)
+        {
+            map.insert(relative(r.name), d);
         }
     }
     map

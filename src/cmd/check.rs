@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// What the producer hands the printer, in manifest order.
 enum Item {
     /// A line to verify.
-    Line { name: Vec<u8>, algo: &'static Algorithm, expected: Digest },
+    Line { name: Vec<u8>, sums: Vec<(&'static Algorithm, Digest)>, size: Option<u64> },
     /// An improperly formatted line (1-based number).
     Malformed { lineno: u64 },
     /// A line whose digest length fits several algorithms.
@@ -142,13 +142,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             Resolved::Ambiguous(fits) => {
                                 Task { payload: Item::Ambiguous { lineno, fits }, work: None }
                             }
-                            Resolved::Algo(a) => Task {
+                            Resolved::Sums(sums) => Task {
                                 work: Some(Work {
                                     path: bytes_path(&r.name),
                                     mode: OpenMode::Named,
-                                    algos: set_of(a),
+                                    algos: if sums.len() == 1 {
+                                        set_of(sums[0].0)
+                                    } else {
+                                        sums.iter().map(|s| s.0).collect()
+                                    },
                                 }),
-                                payload: Item::Line { name: r.name, algo: a, expected: r.digest },
+                                payload: Item::Line { name: r.name, sums, size: r.size },
                             },
                         },
                     };
@@ -167,23 +171,30 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             let manifest = &manifests[current];
             let mname = manifest_name(manifest);
             match item {
-                Item::Line { name, algo, expected } => {
+                Item::Line { name, sums, size } => {
                     counts.properly_formatted += 1;
+                    let algo = algo_label(&sums);
                     match outcome.expect("lines carry work") {
                         Ok(h) => {
                             files += 1;
                             progress.file_done(h.size, files);
-                            if h.digests[0].ct_eq(&expected) {
+                            // Every digest is compared (no early exit), and the size where
+                            // the manifest records one.
+                            let digests_match = sums
+                                .iter()
+                                .zip(&h.digests)
+                                .fold(true, |ok, ((_, want), got)| got.ct_eq(want) & ok);
+                            if digests_match && size.is_none_or(|s| s == h.size) {
                                 counts.ok += 1;
                                 if args.json {
-                                    json::write_check(&name, algo.name, "ok", None, &mut line);
+                                    json::write_check(&name, &algo, "ok", None, &mut line);
                                 } else if !args.quiet && !args.status {
                                     result_line(&name, "OK", &mut line);
                                 }
                             } else {
                                 counts.mismatched += 1;
                                 if args.json {
-                                    json::write_check(&name, algo.name, "failed", None, &mut line);
+                                    json::write_check(&name, &algo, "failed", None, &mut line);
                                 } else if !args.status {
                                     result_line(&name, "FAILED", &mut line);
                                 }
@@ -210,7 +221,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                 };
                                 json::write_check(
                                     &name,
-                                    algo.name,
+                                    &algo,
                                     kind,
                                     Some(&e.message()),
                                     &mut line,
@@ -303,6 +314,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     }
     out.flush()?;
     Ok(status)
+}
+
+/// The algorithm names of a line, as JSON reports them (`md5,sha256` for several).
+fn algo_label(sums: &[(&'static Algorithm, Digest)]) -> String {
+    sums.iter().map(|(a, _)| a.name).collect::<Vec<_>>().join(",")
 }
 
 /// `name: RESULT`, the name escaped (with a leading `\`) only when it holds a newline, as

@@ -58,7 +58,11 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     } else {
         Format::Gnu
     };
-    let wopts = WriteOptions { binary: args.binary && format == Format::Gnu, zero: args.zero };
+    let wopts = WriteOptions {
+        binary: args.binary && format == Format::Gnu,
+        zero: args.zero,
+        ..WriteOptions::default()
+    };
     let paths: Vec<OsString> =
         if args.paths.is_empty() { vec![OsString::from("-")] } else { args.paths.clone() };
 

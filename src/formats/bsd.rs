@@ -4,14 +4,25 @@
 
 use super::{Format, Record, WriteOptions};
 use crate::algo::{self, Algorithm};
-use crate::digest::Digest;
+use crate::digest::{Digest, DigestText};
 use crate::pathtext::{escape_into, needs_escape, unescape};
 
-/// Appends `TAG (name) = digest`.
+/// Appends `TAG (name) = digest` with the digest in hex.
 pub fn write(
     opts: WriteOptions,
     algo: &Algorithm,
     digest: &Digest,
+    name: &[u8],
+    out: &mut Vec<u8>,
+) {
+    write_text(opts, algo, digest.to_hex().as_bytes(), name, out);
+}
+
+/// Appends `TAG (name) = text`: the digest already encoded.
+pub fn write_text(
+    opts: WriteOptions,
+    algo: &Algorithm,
+    text: &[u8],
     name: &[u8],
     out: &mut Vec<u8>,
 ) {
@@ -27,11 +38,12 @@ pub fn write(
         out.extend_from_slice(name);
     }
     out.extend_from_slice(b") = ");
-    out.extend_from_slice(digest.to_hex().as_bytes());
+    out.extend_from_slice(text);
     out.push(if opts.zero { 0 } else { b'\n' });
 }
 
-/// Parses a tagged line (leading blanks already removed). The name may itself hold
+/// Parses a tagged line (leading blanks already removed); the digest may be hex, base32
+/// or base64 (`cksum --base64`), told apart by its length. The name may itself hold
 /// `) = `, so the digest is split off from the right.
 pub fn parse(line: &[u8]) -> Option<Record> {
     let (escaped, line) = match line.strip_prefix(b"\\") {
@@ -49,12 +61,10 @@ pub fn parse(line: &[u8]) -> Option<Record> {
     let after = &rest[close + 1..];
     let after = after.strip_prefix(b" ").unwrap_or(after);
     let after = after.strip_prefix(b"=")?;
-    let hex = after.strip_prefix(b" ").unwrap_or(after);
-    if hex.len() != algo.hex_len() {
-        return None;
-    }
-    let digest = Digest::from_hex(hex)?;
+    let text = after.strip_prefix(b" ").unwrap_or(after);
+    let digest = DigestText::new(text)?;
+    super::decode_for(&digest, algo)?;
     let name = &rest[..close];
     let name = if escaped { unescape(name)? } else { name.to_vec() };
-    Some(Record { algo: Some(algo), digest, name, format: Format::Bsd })
+    Some(Record::new(Some(algo), digest, name, Format::Bsd))
 }

@@ -1,19 +1,25 @@
 //! GNU coreutils format: `digest  name` (text mode) or `digest *name` (binary mode). A name
 //! holding `\`, LF or CR is escaped and the line starts with `\`. Also reads BSD
-//! `md5 -r`'s `digest name` and xxhsum's `XXH3_digest  name`.
+//! `md5 -r`'s `digest name`, xxhsum's `XXH3_digest  name`, and digests in base32 or base64
+//! (`rhash --simple --base32`, `cksum --base64 --untagged`).
 
 use super::{Format, Record, WriteOptions};
 use crate::algo;
 use crate::digest::Digest;
 use crate::pathtext::{escape_into, needs_escape, unescape};
 
-/// Appends `digest  name` (or `digest *name`).
+/// Appends `digest  name` (or `digest *name`) with the digest in hex.
 pub fn write(opts: WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
+    write_text(opts, digest.to_hex().as_bytes(), name, out);
+}
+
+/// Appends `text  name` (or `text *name`): the digest already encoded.
+pub fn write_text(opts: WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u8>) {
     let escape = !opts.zero && needs_escape(name);
     if escape {
         out.push(b'\\');
     }
-    out.extend_from_slice(digest.to_hex().as_bytes());
+    out.extend_from_slice(text);
     out.extend_from_slice(if opts.binary { b" *" } else { b"  " });
     if escape {
         escape_into(name, out);
@@ -34,12 +40,12 @@ pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
         Some(rest) => (algo::lookup("xxh3"), rest),
         None => (None, line),
     };
-    let hex_len = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if hex_len == 0 || hex_len % 2 != 0 {
-        return None;
-    }
-    let digest = Digest::from_hex(&line[..hex_len])?;
-    let rest = &line[hex_len..];
+    let token_len = line
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        .count();
+    let digest = super::digest_token(&line[..token_len])?;
+    let rest = &line[token_len..];
     if rest.first().is_none_or(|&b| b != b' ' && b != b'\t') {
         return None;
     }
@@ -63,5 +69,5 @@ pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
         return None;
     }
     let name = if escaped { unescape(name)? } else { name.to_vec() };
-    Some(Record { algo, digest, name, format: Format::Gnu })
+    Some(Record::new(algo, digest, name, Format::Gnu))
 }

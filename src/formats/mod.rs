@@ -7,8 +7,8 @@ pub mod gnu;
 pub mod json;
 pub mod sfv;
 
-use crate::algo::Algorithm;
-use crate::digest::Digest;
+use crate::algo::{self, Algorithm};
+use crate::digest::{Digest, DigestText, Encoding};
 
 /// A text manifest format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +28,17 @@ pub struct WriteOptions {
     pub binary: bool,
     /// End records with NUL instead of newline and never escape names (`-z`).
     pub zero: bool,
+    /// Write digests in this encoding instead of each algorithm's own (`--base64`).
+    pub encoding: Option<Encoding>,
+}
+
+/// The text of `digest` as fixity writes it for `algo`: the algorithm's own encoding unless
+/// `forced`; base32 in lowercase, as rhash writes TTH and AICH in its manifests.
+pub fn digest_text(algo: &Algorithm, digest: &Digest, forced: Option<Encoding>) -> String {
+    match forced.unwrap_or(algo.encoding) {
+        Encoding::Base32 => digest.to_base32().to_ascii_lowercase(),
+        e => digest.encode(e),
+    }
 }
 
 /// Appends one record to `out` in `format`.
@@ -40,8 +51,16 @@ pub fn write_record(
     out: &mut Vec<u8>,
 ) {
     match format {
-        Format::Gnu => gnu::write(opts, digest, name, out),
-        Format::Bsd => bsd::write(opts, algo, digest, name, out),
+        Format::Gnu => {
+            gnu::write_text(opts, digest_text(algo, digest, opts.encoding).as_bytes(), name, out)
+        }
+        Format::Bsd => bsd::write_text(
+            opts,
+            algo,
+            digest_text(algo, digest, opts.encoding).as_bytes(),
+            name,
+            out,
+        ),
         Format::Sfv => sfv::write(opts, digest, name, out),
     }
 }
@@ -51,16 +70,58 @@ pub fn write_record(
 pub struct Record {
     /// The algorithm the line names (BSD tag, `XXH3_` prefix, SFV), if it names one.
     pub algo: Option<&'static Algorithm>,
-    /// The expected digest.
-    pub digest: Digest,
+    /// The expected digest, as written (decoded once the algorithm is known).
+    pub digest: DigestText,
     /// The file name, unescaped.
     pub name: Vec<u8>,
     /// Which format the line was in.
     pub format: Format,
+    /// The file's size, where the format records one (hashdeep, magnet and ed2k links).
+    pub size: Option<u64>,
+    /// Further digests of the same file (hashdeep's columns, rhash lines with several).
+    pub more: Vec<(Option<&'static Algorithm>, DigestText)>,
+}
+
+impl Record {
+    /// A record with one digest and no size.
+    pub fn new(
+        algo: Option<&'static Algorithm>,
+        digest: DigestText,
+        name: Vec<u8>,
+        format: Format,
+    ) -> Record {
+        Record { algo, digest, name, format, size: None, more: Vec::new() }
+    }
+}
+
+/// A digest token of a checksum line: hex of any even length, or base32/base64 of at least
+/// 12 characters whose decoded length is some algorithm's (so that a word is not taken for
+/// a digest).
+pub fn digest_token(text: &[u8]) -> Option<DigestText> {
+    let t = DigestText::new(text)?;
+    if text.len().is_multiple_of(2) && text.iter().all(u8::is_ascii_hexdigit) {
+        return Some(t);
+    }
+    if text.len() < 12 {
+        return None;
+    }
+    let fits = |e: Encoding| {
+        t.decode_as(e).is_some_and(|d| algo::by_len(d.as_bytes().len()).next().is_some())
+    };
+    (fits(Encoding::Base32) || fits(Encoding::Base64)).then_some(t)
+}
+
+/// The digest `text` holds for `algo`, in the algorithm's own encoding or any other that
+/// the text's length allows.
+pub fn decode_for(text: &DigestText, algo: &Algorithm) -> Option<Digest> {
+    text.decode(algo.len, algo.encoding)
 }
 
 /// Why a line is not a checksum line.
 #[derive(Clone, Debug, PartialEq, Eq)]
+// A record is built for nearly every line and consumed at once: boxing it would add an
+// allocation per line for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum LineKind {
     /// A checksum line.
     Record(Record),

@@ -4,7 +4,7 @@
 
 use super::{Format, Record, WriteOptions};
 use crate::algo;
-use crate::digest::Digest;
+use crate::digest::{Digest, DigestText};
 
 /// The comment line fixity starts an SFV file with.
 pub fn header() -> Vec<u8> {
@@ -27,12 +27,13 @@ pub fn parse(line: &[u8]) -> Option<Record> {
     if hex.len() != 8 {
         return None;
     }
-    let digest = Digest::from_hex(hex)?;
+    Digest::from_hex(hex)?;
+    let digest = DigestText::new(hex)?;
     let name = trim_end(&line[..sp]);
     if name.is_empty() {
         return None;
     }
-    Some(Record { algo: algo::lookup("crc32"), digest, name: name.to_vec(), format: Format::Sfv })
+    Some(Record::new(algo::lookup("crc32"), digest, name.to_vec(), Format::Sfv))
 }
 
 fn trim_end(s: &[u8]) -> &[u8] {
