@@ -112,6 +112,53 @@ fn json_results() {
 }
 
 #[test]
+fn json_names_malformed_and_ambiguous_lines() {
+    let d = tempdir();
+    write(d.path(), "ok", b"1");
+    let m = format!("{}not a checksum line\n{}", line("md5", b"1", "ok"), line("md5", b"1", "ok"));
+    write(d.path(), "list", m.as_bytes());
+    let out = run(d.path(), ["check", "--json", "list"]);
+    let v: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(v[0]["manifest"], "list");
+    assert_eq!(v[0]["line"], 1);
+    assert_eq!(v[0]["status"], "ambiguous");
+    assert!(v[0]["detail"].as_str().unwrap().contains("md5"), "{}", v[0]);
+    assert_eq!(v[1]["line"], 2);
+    assert_eq!(v[1]["status"], "malformed");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn base32_and_base64_digests_from_other_tools() {
+    let d = tempdir();
+    write(d.path(), "f", b"abc");
+    let sha1 = lookup("sha1").unwrap().digest(b"abc");
+    let sha256 = lookup("sha256").unwrap().digest(b"abc");
+    // rhash --simple --base32 / cksum --base64 --untagged (algorithm from -a), and tagged
+    // base64 (cksum -a sha256 --base64) mixed with hex in one manifest.
+    let m = format!(
+        "{}  f\nSHA256 (f) = {}\nSHA256 (f) = {}\n",
+        sha1.to_base32().to_lowercase(),
+        sha256.to_base64(),
+        sha256.to_hex()
+    );
+    write(d.path(), "m", m.as_bytes());
+    let out = run(d.path(), ["check", "-a", "sha1", "m"]);
+    // -a sha1 makes the SHA256 lines malformed, as coreutils does for a tag other than -a.
+    assert_eq!(text(&out.stdout), "f: OK\n", "{}", text(&out.stderr));
+    let m = format!("{}  f\n", sha1.to_base64());
+    write(d.path(), "m.sha1", m.as_bytes());
+    let out = run(d.path(), ["check", "m.sha1"]);
+    assert_eq!(text(&out.stdout), "f: OK\n", "{}", text(&out.stderr));
+    let m = format!("SHA256 (f) = {}\nSHA256 (f) = {}\n", sha256.to_base64(), sha256.to_hex());
+    write(d.path(), "tagged", m.as_bytes());
+    let out = run(d.path(), ["check", "tagged"]);
+    assert_eq!(text(&out.stdout), "f: OK\nf: OK\n", "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
 fn zero_terminated_manifest_round_trip_with_newline_name() {
     let d = tempdir();
     write(d.path(), "new\nline", b"x");

@@ -234,6 +234,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 }
                 Item::Malformed { lineno } => {
                     counts.malformed += 1;
+                    if args.json {
+                        json::write_line_problem(
+                            manifest_bytes(manifest),
+                            lineno,
+                            "malformed",
+                            "not a checksum line in any format fixity reads",
+                            &mut line,
+                        );
+                    }
                     if args.warn {
                         let tag = forced
                             .or_else(|| algo::by_file_name(manifest.as_bytes()))
@@ -246,6 +255,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 }
                 Item::Ambiguous { lineno, fits } => {
                     counts.ambiguous += 1;
+                    if args.json {
+                        let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
+                        let detail =
+                            format!("the digest fits {}: name one with -a", names.join(", "));
+                        json::write_line_problem(
+                            manifest_bytes(manifest),
+                            lineno,
+                            "ambiguous",
+                            &detail,
+                            &mut line,
+                        );
+                    }
                     if !ambiguous_said {
                         ambiguous_said = true;
                         let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
@@ -333,6 +354,10 @@ fn result_line(name: &[u8], result: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b": ");
     out.extend_from_slice(result.as_bytes());
     out.push(b'\n');
+}
+
+fn manifest_bytes(m: &OsString) -> &[u8] {
+    if m == "-" { b"-" } else { m.as_bytes() }
 }
 
 fn manifest_name(m: &OsString) -> String {

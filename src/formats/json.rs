@@ -11,7 +11,7 @@ pub fn write_file(name: &[u8], size: u64, digests: &[(&Algorithm, Digest)], out:
     obj.insert("size".into(), Value::from(size));
     let mut d = Map::new();
     for (a, digest) in digests {
-        d.insert(a.name.into(), Value::from(digest.to_hex()));
+        d.insert(a.name.into(), Value::from(super::digest_text(a, digest, None)));
     }
     obj.insert("digests".into(), Value::Object(d));
     push(obj, out);
@@ -33,6 +33,25 @@ pub fn write_check(name: &[u8], algo: &str, status: &str, detail: Option<&str>, 
     if let Some(d) = detail {
         obj.insert("detail".into(), Value::from(d));
     }
+    push(obj, out);
+}
+
+/// A manifest line that could not be checked: `{"manifest": ..., "line": N, "status":
+/// "malformed"|"ambiguous", "detail": ...}`.
+pub fn write_line_problem(
+    manifest: &[u8],
+    line: u64,
+    status: &str,
+    detail: &str,
+    out: &mut Vec<u8>,
+) {
+    let mut obj = Map::new();
+    for (k, v) in path_fields(manifest) {
+        obj.insert(format!("manifest{}", k.strip_prefix("path").unwrap_or(&k)), v);
+    }
+    obj.insert("line".into(), Value::from(line));
+    obj.insert("status".into(), Value::from(status));
+    obj.insert("detail".into(), Value::from(detail));
     push(obj, out);
 }
 
