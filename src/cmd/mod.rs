@@ -5,6 +5,8 @@ mod algorithms;
 mod bench;
 mod check;
 pub mod dropin;
+mod dropin_sum;
+mod getopt;
 mod export;
 mod hash;
 mod scrub;
