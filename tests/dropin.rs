@@ -248,6 +248,10 @@ fn cksum_check_drop_in_matches_coreutils() {
         &["-c", "up.sum"],
         &["-c", "--tag", "good.sum"],
         &["-c"],
+        &["-c", "-w", "-"],
+        &["-c", "-w", "missing.sum", "malformed.sum", "-"],
+        &["-a", "md5", "-c", "-w", "missing.sum"],
+        &["--check", "--base64", "good.sum"],
     ];
     compare_with("cksum", &["-a", "sha256"], cases);
 }

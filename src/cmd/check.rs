@@ -21,8 +21,9 @@ use std::sync::Arc;
 enum Item {
     /// A line to verify.
     Line { name: Vec<u8>, algo: &'static Algorithm, expected: Digest },
-    /// An improperly formatted line (1-based number).
-    Malformed { lineno: u64 },
+    /// An improperly formatted line (1-based number); in drop-in `cksum`, the tag its
+    /// warning names.
+    Malformed { lineno: u64, cksum_tag: Option<&'static str> },
     /// A line whose digest length fits several algorithms.
     Ambiguous { lineno: u64, fits: Vec<&'static Algorithm> },
     /// The first line of a manifest whose path leaves the manifest's directory (noticed
@@ -72,6 +73,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     pipeline::run(
         &cfg,
         |push| {
+            // Drop-in cksum: the tag its warnings name (the last tagged line's, or -a's).
+            let mut cksum_tag: &'static str = forced.map_or("CRC", |a| a.tag);
             for m in &manifests {
                 let hints = AlgoHints {
                     forced,
@@ -130,26 +133,39 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             }
                         }
                     }
+                    let ck_tag = args.cksum_tags.then_some(cksum_tag);
+                    let malformed = Item::Malformed { lineno, cksum_tag: ck_tag };
                     let task = match parsed {
                         LineKind::Ignored => continue,
-                        LineKind::Malformed => {
-                            Task { payload: Item::Malformed { lineno }, work: None }
+                        LineKind::Malformed => Task { payload: malformed, work: None },
+                        // cksum 9.1 without -a reads tagged lines only.
+                        LineKind::Record(r)
+                            if args.cksum_tags && forced.is_none() && r.algo.is_none() =>
+                        {
+                            Task { payload: malformed, work: None }
                         }
                         LineKind::Record(r) => match resolve(&r, &hints) {
-                            Resolved::Malformed => {
-                                Task { payload: Item::Malformed { lineno }, work: None }
-                            }
+                            Resolved::Malformed => Task { payload: malformed, work: None },
                             Resolved::Ambiguous(fits) => {
                                 Task { payload: Item::Ambiguous { lineno, fits }, work: None }
                             }
-                            Resolved::Algo(a) => Task {
-                                work: Some(Work {
-                                    path: bytes_path(&r.name),
-                                    mode: OpenMode::Named,
-                                    algos: set_of(a),
-                                }),
-                                payload: Item::Line { name: r.name, algo: a, expected: r.digest },
-                            },
+                            Resolved::Algo(a) => {
+                                if args.cksum_tags && forced.is_none() {
+                                    cksum_tag = a.tag;
+                                }
+                                Task {
+                                    work: Some(Work {
+                                        path: bytes_path(&r.name),
+                                        mode: OpenMode::Named,
+                                        algos: set_of(a),
+                                    }),
+                                    payload: Item::Line {
+                                        name: r.name,
+                                        algo: a,
+                                        expected: r.digest,
+                                    },
+                                }
+                            }
                         },
                     };
                     if !push(task) {
@@ -221,13 +237,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                     }
                 }
-                Item::Malformed { lineno } => {
+                Item::Malformed { lineno, cksum_tag } => {
                     counts.malformed += 1;
                     if args.warn {
-                        let tag = forced
-                            .or_else(|| algo::by_file_name(manifest.as_bytes()))
-                            .map(|a| format!("{} ", a.tag))
-                            .unwrap_or_default();
+                        let tag = match cksum_tag {
+                            Some(t) => format!("{t} "),
+                            None => forced
+                                .or_else(|| algo::by_file_name(manifest.as_bytes()))
+                                .map(|a| format!("{} ", a.tag))
+                                .unwrap_or_default(),
+                        };
                         ui::error(&format!(
                             "{mname}: {lineno}: improperly formatted {tag}checksum line"
                         ));

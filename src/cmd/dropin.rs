@@ -311,6 +311,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             json: false,
             confine: false,
             coreutils: true,
+            cksum_tags: false,
             read: read_defaults(),
             manifests: files,
         })

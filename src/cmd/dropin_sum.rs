@@ -32,11 +32,21 @@ fn quotes() -> (&'static str, &'static str) {
 }
 
 fn read_defaults() -> ReadArgs {
-    ReadArgs { jobs: None, storage: Storage::Auto, no_mmap: false, progress: false, no_progress: true }
+    ReadArgs {
+        jobs: None,
+        storage: Storage::Auto,
+        no_mmap: false,
+        progress: false,
+        no_progress: true,
+    }
 }
 
 /// Hashes one operand (`-` is standard input): the digest and the size.
-fn hash_operand(name: &OsStr, algo: &'static Algorithm, buf: &mut Vec<u8>) -> Result<(Digest, u64), ReadError> {
+fn hash_operand(
+    name: &OsStr,
+    algo: &'static Algorithm,
+    buf: &mut Vec<u8>,
+) -> Result<(Digest, u64), ReadError> {
     let mode = if name == "-" { OpenMode::Stdin } else { OpenMode::Named };
     let h = read::hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
     Ok((h.digests[0], h.size))
@@ -44,7 +54,13 @@ fn hash_operand(name: &OsStr, algo: &'static Algorithm, buf: &mut Vec<u8>) -> Re
 
 /// Prints one line per operand in `shape`; `crc_dirs_empty` is coreutils 9.1's `cksum`
 /// quirk of summing a directory as if it were empty.
-fn print_sums(shape: Shape, algo: &'static Algorithm, files: &[OsString], named: bool, end: u8) -> Status {
+fn print_sums(
+    shape: Shape,
+    algo: &'static Algorithm,
+    files: &[OsString],
+    named: bool,
+    end: u8,
+) -> Status {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut status = Status::Ok;
@@ -52,7 +68,9 @@ fn print_sums(shape: Shape, algo: &'static Algorithm, files: &[OsString], named:
     let mut line = Vec::new();
     for f in files {
         let result = match hash_operand(f, algo, &mut buf) {
-            Err(ReadError::Io(e)) if shape == Shape::Crc && e.raw_os_error() == Some(libc::EISDIR) => {
+            Err(ReadError::Io(e))
+                if shape == Shape::Crc && e.raw_os_error() == Some(libc::EISDIR) =>
+            {
                 Ok((algo.digest(b""), 0))
             }
             r => r,
@@ -208,7 +226,9 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
                     Ok(n) => {
                         ui::error(&format!("invalid length: {lq}{v}{rq}"));
                         if n > 512 {
-                            ui::error(&format!("maximum digest length for {lq}BLAKE2b{rq} is 512 bits"));
+                            ui::error(&format!(
+                                "maximum digest length for {lq}BLAKE2b{rq} is 512 bits"
+                            ));
                         } else {
                             ui::error("length is not a multiple of 8");
                         }
@@ -254,7 +274,10 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         return Ok(Status::Failed);
     }
     if o.zero && o.check {
-        return Ok(usage(tool, Some("the --zero option is not supported when verifying checksums")));
+        return Ok(usage(
+            tool,
+            Some("the --zero option is not supported when verifying checksums"),
+        ));
     }
     for (set, opt) in [
         (o.ignore_missing, "--ignore-missing"),
@@ -264,7 +287,10 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         (o.strict, "--strict"),
     ] {
         if set && !o.check {
-            return Ok(usage(tool, Some(&format!("the {opt} option is meaningful only when verifying checksums"))));
+            return Ok(usage(
+                tool,
+                Some(&format!("the {opt} option is meaningful only when verifying checksums")),
+            ));
         }
     }
     if name == "sm3" {
@@ -297,6 +323,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             json: false,
             confine: false,
             coreutils: true,
+            cksum_tags: true,
             read: read_defaults(),
             manifests: files,
         });

@@ -44,19 +44,23 @@ pub fn parse(spec: &[Opt], args: &[OsString]) -> Result<Parsed, String> {
         }
         if let Some(long) = bytes.strip_prefix(b"--") {
             let (name, value) = match long.iter().position(|&b| b == b'=') {
-                Some(i) => (&long[..i], Some(OsString::from(std::ffi::OsStr::from_bytes(&long[i + 1..])))),
+                Some(i) => {
+                    (&long[..i], Some(OsString::from(std::ffi::OsStr::from_bytes(&long[i + 1..]))))
+                }
                 None => (long, None),
             };
             let shown = String::from_utf8_lossy(name).into_owned();
             let longs = || spec.iter().filter(|o| !o.long.is_empty());
             let exact = longs().find(|o| o.long.as_bytes() == name);
-            let matches: Vec<&Opt> = longs().filter(|o| o.long.as_bytes().starts_with(name)).collect();
+            let matches: Vec<&Opt> =
+                longs().filter(|o| o.long.as_bytes().starts_with(name)).collect();
             let opt = match (exact, matches.as_slice()) {
                 (Some(e), _) => e,
                 (None, [one]) => *one,
                 (None, []) => return Err(format!("unrecognized option '--{shown}'")),
                 (None, many) => {
-                    let list: Vec<String> = many.iter().map(|m| format!("'--{}'", m.long)).collect();
+                    let list: Vec<String> =
+                        many.iter().map(|m| format!("'--{}'", m.long)).collect();
                     return Err(format!(
                         "option '--{shown}' is ambiguous; possibilities: {}",
                         list.join(" ")
@@ -68,7 +72,9 @@ pub fn parse(spec: &[Opt], args: &[OsString]) -> Result<Parsed, String> {
                     Some(v) => v,
                     None => match it.next() {
                         Some(v) => v.clone(),
-                        None => return Err(format!("option '--{}' requires an argument", opt.long)),
+                        None => {
+                            return Err(format!("option '--{}' requires an argument", opt.long));
+                        }
                     },
                 };
                 p.opts.push((opt.key, Some(v)));
@@ -124,7 +130,8 @@ mod tests {
 
     #[test]
     fn parses_the_gnu_way() {
-        let p = parse(SPEC, &os(&["-rc", "x", "-amd5", "--stat", "--alg=sha1", "--", "-c"])).unwrap();
+        let p =
+            parse(SPEC, &os(&["-rc", "x", "-amd5", "--stat", "--alg=sha1", "--", "-c"])).unwrap();
         let keys: Vec<&str> = p.opts.iter().map(|o| o.0).collect();
         assert_eq!(keys, ["r", "check", "algorithm", "status", "algorithm"]);
         assert_eq!(p.opts[2].1.as_deref(), Some("md5".as_ref()));
@@ -138,7 +145,10 @@ mod tests {
     #[test]
     fn errors_carry_glibc_messages() {
         let err = |v: &[&str]| parse(SPEC, &os(v)).unwrap_err();
-        assert_eq!(err(&["--s"]), "option '--s' is ambiguous; possibilities: '--status' '--strict'");
+        assert_eq!(
+            err(&["--s"]),
+            "option '--s' is ambiguous; possibilities: '--status' '--strict'"
+        );
         assert_eq!(err(&["--bogus"]), "unrecognized option '--bogus'");
         assert_eq!(err(&["--check=1"]), "option '--check' doesn't allow an argument");
         assert_eq!(err(&["--algorithm"]), "option '--algorithm' requires an argument");

@@ -49,7 +49,14 @@ fn value(digest: &Digest) -> u64 {
 
 /// Appends one line: `digest` of `size` bytes, named `name` (`None`: standard input read
 /// because no file was named), ended by `end`.
-pub fn write(shape: Shape, digest: &Digest, size: u64, name: Option<&[u8]>, end: u8, out: &mut Vec<u8>) {
+pub fn write(
+    shape: Shape,
+    digest: &Digest,
+    size: u64,
+    name: Option<&[u8]>,
+    end: u8,
+    out: &mut Vec<u8>,
+) {
     let v = value(digest);
     let head = match shape {
         Shape::Crc => format!("{v} {size}"),
