@@ -310,6 +310,10 @@ pub struct CheckArgs {
     /// Drop-in mode: print exactly what coreutils prints (no notices of fixity's own).
     #[arg(skip)]
     pub coreutils: bool,
+    /// Drop-in `cksum -c` (coreutils 9.1): without `-a`, only tagged lines count, and
+    /// warnings name the algorithm of the last tagged line (CRC before any).
+    #[arg(skip)]
+    pub cksum_tags: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     /// Manifests; `-` or nothing means standard input.

@@ -33,6 +33,12 @@ fn run(
 }
 
 fn compare(tool: &str, cases: &[&[&str]]) {
+    compare_with(tool, &[], cases)
+}
+
+/// Like [`compare`], with the manifests made by `tool MAKE_ARGS FILES...` (`cksum -a
+/// sha256`); the mismatching one has the last digit of its first line changed.
+fn compare_with(tool: &str, make_args: &[&str], cases: &[&[&str]]) {
     if !have(tool) {
         skip(&format!("drop-in {tool}"), "the real tool is not installed");
         return;
@@ -44,18 +50,34 @@ fn compare(tool: &str, cases: &[&[&str]]) {
     write(&dir, "back\\slash", b"escaped name");
     write(&dir, "sub/inner", b"x");
     write(&dir, "empty", b"");
+    write(&dir, "new\nline", b"newline in the name");
     let links = d.path().join("bin");
     std::fs::create_dir(&links).unwrap();
     let fake = links.join(tool);
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
     let real = which(tool);
     // Manifests made by the real tool: good, one mismatch, malformed lines, a missing file.
-    let (good, _, _) = run(&real, tool, &dir, &["a", "b c", "back\\slash", "empty"], b"");
+    let make: Vec<&str> =
+        make_args.iter().copied().chain(["a", "b c", "back\\slash", "empty"]).collect();
+    let (good, _, _) = run(&real, tool, &dir, &make, b"");
     std::fs::write(dir.join("good.sum"), &good).unwrap();
-    let bad = String::from_utf8_lossy(&good).replacen(|c: char| c.is_ascii_hexdigit(), "0", 1);
+    let bad = if make_args.is_empty() {
+        String::from_utf8_lossy(&good).replacen(|c: char| c.is_ascii_hexdigit(), "0", 1)
+    } else {
+        let text = String::from_utf8_lossy(&good).into_owned();
+        let eol = text.find('\n').unwrap();
+        let last = if text[..eol].ends_with('0') { "1" } else { "0" };
+        format!("{}{last}{}", &text[..eol - 1], &text[eol..])
+    };
     std::fs::write(dir.join("bad.sum"), bad.as_bytes()).unwrap();
     std::fs::write(dir.join("malformed.sum"), [&good[..], b"not a line\n"].concat()).unwrap();
-    let first_digest = good.split(|&b| b == b' ').next().unwrap();
+    let first_digest = if make_args.is_empty() {
+        good.split(|&b| b == b' ').next().unwrap()
+    } else {
+        // A tagged line: `TAG (a) = DIGEST`.
+        let eol = good.iter().position(|&b| b == b'\n').unwrap();
+        good[..eol].rsplit(|&b| b == b' ').next().unwrap()
+    };
     // A path that climbs out: coreutils checks it silently, and so must the drop-in.
     std::fs::write(dir.join("up.sum"), [first_digest, b"  ../w/a\n"].concat()).unwrap();
     std::fs::write(dir.join("missing.sum"), [&good[..], first_digest, b"  nothere\n"].concat())
@@ -131,4 +153,137 @@ fn b2sum_drop_in_matches_coreutils() {
     let mut cases = CASES.to_vec();
     cases.extend_from_slice(&[&["-l", "512", "a"], &["--length=7", "a"], &["-l", "1024", "a"]]);
     compare("b2sum", &cases);
+}
+
+/// Names and inputs only `cksum` and `sum` print (no checking side).
+const SUM_CASES: &[&[&str]] = &[
+    &["a", "b c"],
+    &["a"],
+    &[],
+    &["-"],
+    &["-", "a"],
+    &["back\\slash", "new\nline"],
+    &["nothere", "a"],
+    &["sub", "a"],
+    &["empty"],
+    &["--bogus"],
+    &["-x"],
+    &["--", "a"],
+    &["-z", "a"],
+];
+
+#[test]
+fn sum_drop_in_matches_coreutils() {
+    let mut cases = SUM_CASES.to_vec();
+    cases.retain(|c| !c.contains(&"-z"));
+    cases.extend_from_slice(&[
+        &["-s", "a", "b c"],
+        &["--sysv"],
+        &["--sy", "-", "empty"],
+        &["-r", "a"],
+        &["-s", "-r", "a"],
+        &["-r", "-s", "a"],
+        &["-rs", "sub", "nothere"],
+        &["-c", "a"],
+        &["--sysv=1", "a"],
+    ]);
+    compare("sum", &cases);
+}
+
+#[test]
+fn cksum_drop_in_matches_coreutils() {
+    let mut cases = SUM_CASES.to_vec();
+    cases.extend_from_slice(&[
+        &["-a", "crc", "a"],
+        &["-a", "bsd", "a", "b c"],
+        &["--algorithm=sysv", "-", "new\nline"],
+        &["-asysv", "sub"],
+        &["-a", "bsd", "sub"],
+        &["-a", "sha256", "a", "new\nline", "back\\slash"],
+        &["-a", "md5", "--untagged", "a", "new\nline", "back\\slash"],
+        &["-a", "sha1", "-z", "new\nline"],
+        &["-a", "sha512", "--untagged", "-z", "a"],
+        &["-a", "blake2b", "a"],
+        &["-a", "blake2b", "-l", "512", "a"],
+        &["-a", "blake2b", "--length=0", "a"],
+        &["-a", "blake2b", "-l", "7", "a"],
+        &["-a", "blake2b", "-l", "1024", "a"],
+        &["-l", "256", "a"],
+        &["-a", "sha2", "a"],
+        &["-a"],
+        &["--algorithm"],
+        &["-a", "md5", "nothere", "sub", "a"],
+        &["-a", "sha256", "--tag", "--untagged", "a"],
+        &["-a", "sha256", "--untagged", "--tag", "a"],
+        &["--untagged", "a"],
+        &["--t", "a"],
+        &["--s", "a"],
+        &["--status", "a"],
+        &["-w", "a"],
+        &["-b", "a"],
+        &["-a", "sha256", "-t", "a"],
+        &["--check=x"],
+        &["-a", "crc", "-c", "good.sum"],
+        &["-a", "bsd", "-c", "good.sum"],
+        &["-c", "-z", "good.sum"],
+    ]);
+    compare("cksum", &cases);
+}
+
+#[test]
+fn cksum_check_drop_in_matches_coreutils() {
+    let cases: &[&[&str]] = &[
+        &["-c", "good.sum"],
+        &["-a", "sha256", "-c", "good.sum"],
+        &["-a", "md5", "-c", "good.sum"],
+        &["-c", "bad.sum"],
+        &["-c", "--quiet", "bad.sum"],
+        &["-c", "--status", "bad.sum"],
+        &["-c", "malformed.sum"],
+        &["-c", "-w", "malformed.sum"],
+        &["-c", "--strict", "malformed.sum"],
+        &["-c", "missing.sum"],
+        &["-c", "--ignore-missing", "missing.sum"],
+        &["-c", "nothere.sum"],
+        &["-c", "up.sum"],
+        &["-c", "--tag", "good.sum"],
+        &["-c"],
+        &["-c", "-w", "-"],
+        &["-c", "-w", "missing.sum", "malformed.sum", "-"],
+        &["-a", "md5", "-c", "-w", "missing.sum"],
+    ];
+    compare_with("cksum", &["-a", "sha256"], cases);
+}
+
+/// `cksum --base64` is coreutils 9.2's (the installed 9.1 refuses it): the digest of the
+/// untagged or tagged line in padded base64, checked against fixity's own hex digests
+/// re-encoded, and ignored by `--check`.
+#[test]
+fn cksum_base64_lines() {
+    use fixity::algo::lookup;
+    let d = tempdir();
+    let dir = d.path().join("w");
+    write(&dir, "a", b"alpha\n");
+    write(&dir, "new\nline", b"x");
+    let links = d.path().join("bin");
+    std::fs::create_dir(&links).unwrap();
+    let fake = links.join("cksum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let b64 = |algo: &str, data: &[u8]| lookup(algo).unwrap().digest(data).to_base64();
+    let (out, err, code) = run(&fake, "cksum", &dir, &["-a", "sha256", "--base64", "a"], b"");
+    assert_eq!((String::from_utf8_lossy(&err).as_ref(), code), ("", Some(0)));
+    assert_eq!(out, format!("SHA256 (a) = {}\n", b64("sha256", b"alpha\n")).into_bytes());
+    assert!(b64("sha256", b"").ends_with('='), "32 bytes need one pad byte");
+    let args = ["-a", "md5", "--base64", "--untagged", "a", "new\nline", "-"];
+    let (out, _, code) = run(&fake, "cksum", &dir, &args, b"in");
+    let want = format!(
+        "{}  a\n\\{}  new\\nline\n{}  -\n",
+        b64("md5", b"alpha\n"),
+        b64("md5", b"x"),
+        b64("md5", b"in")
+    );
+    assert_eq!((String::from_utf8_lossy(&out).into_owned(), code), (want, Some(0)));
+    // The legacy checksums have no digest to encode: --base64 leaves them alone.
+    let (out, _, _) = run(&fake, "cksum", &dir, &["--base64", "a"], b"");
+    assert_eq!(out, b"3650393976 6 a\n");
 }

@@ -6,6 +6,7 @@
 
 mod impls;
 mod murmur3;
+mod sum;
 
 use crate::digest::{Digest, Encoding};
 use std::fmt;
@@ -131,14 +132,17 @@ macro_rules! algo {
 /// Every algorithm fixity computes, in the order `fixity algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
     algo!(
-        "crc32",
-        "CRC32",
+        "cksum",
+        "CKSUM",
         4,
         Checksum,
-        ["crc32b", "crc", "crcieee"],
-        ["sfv", "crc32"],
-        impls::crc32
+        ["crc", "posix", "posixcksum", "crc32cksum", "crc32posix"],
+        ["cksum"],
+        sum::cksum
     ),
+    algo!("sum", "SUM", 2, Checksum, ["bsd", "sumbsd", "bsdsum"], [], sum::bsd_sum),
+    algo!("sysv", "SYSV", 2, Checksum, ["sumsysv", "sysvsum"], [], sum::sysv_sum),
+    algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crcieee"], ["sfv", "crc32"], impls::crc32),
     algo!(
         "crc32c",
         "CRC32C",

@@ -21,8 +21,9 @@ use std::sync::Arc;
 enum Item {
     /// A line to verify.
     Line { name: Vec<u8>, sums: Vec<(&'static Algorithm, Digest)>, size: Option<u64> },
-    /// An improperly formatted line (1-based number).
-    Malformed { lineno: u64 },
+    /// An improperly formatted line (1-based number); in drop-in `cksum`, the tag its
+    /// warning names.
+    Malformed { lineno: u64, cksum_tag: Option<&'static str> },
     /// A line whose digest length fits several algorithms.
     Ambiguous { lineno: u64, fits: Vec<&'static Algorithm> },
     /// The first line of a manifest whose path leaves the manifest's directory (noticed
@@ -72,6 +73,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     pipeline::run(
         &cfg,
         |push| {
+            // Drop-in cksum: the tag its warnings name (the last tagged line's, or -a's).
+            let mut cksum_tag: &'static str = forced.map_or("CRC", |a| a.tag);
             for m in &manifests {
                 let hints = AlgoHints {
                     forced,
@@ -130,30 +133,39 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             }
                         }
                     }
+                    let ck_tag = args.cksum_tags.then_some(cksum_tag);
+                    let malformed = Item::Malformed { lineno, cksum_tag: ck_tag };
                     let task = match parsed {
                         LineKind::Ignored => continue,
-                        LineKind::Malformed => {
-                            Task { payload: Item::Malformed { lineno }, work: None }
+                        LineKind::Malformed => Task { payload: malformed, work: None },
+                        // cksum 9.1 without -a reads tagged lines only.
+                        LineKind::Record(r)
+                            if args.cksum_tags && forced.is_none() && r.algo.is_none() =>
+                        {
+                            Task { payload: malformed, work: None }
                         }
                         LineKind::Record(r) => match resolve(&r, &hints) {
-                            Resolved::Malformed => {
-                                Task { payload: Item::Malformed { lineno }, work: None }
-                            }
+                            Resolved::Malformed => Task { payload: malformed, work: None },
                             Resolved::Ambiguous(fits) => {
                                 Task { payload: Item::Ambiguous { lineno, fits }, work: None }
                             }
-                            Resolved::Sums(sums) => Task {
-                                work: Some(Work {
-                                    path: bytes_path(&r.name),
-                                    mode: OpenMode::Named,
-                                    algos: if sums.len() == 1 {
-                                        set_of(sums[0].0)
-                                    } else {
-                                        sums.iter().map(|s| s.0).collect()
-                                    },
-                                }),
-                                payload: Item::Line { name: r.name, sums, size: r.size },
-                            },
+                            Resolved::Sums(sums) => {
+                                if args.cksum_tags && forced.is_none() {
+                                    cksum_tag = sums[0].0.tag;
+                                }
+                                Task {
+                                    work: Some(Work {
+                                        path: bytes_path(&r.name),
+                                        mode: OpenMode::Named,
+                                        algos: if sums.len() == 1 {
+                                            set_of(sums[0].0)
+                                        } else {
+                                            sums.iter().map(|s| s.0).collect()
+                                        },
+                                    }),
+                                    payload: Item::Line { name: r.name, sums, size: r.size },
+                                }
+                            }
                         },
                     };
                     if !push(task) {
@@ -232,7 +244,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                     }
                 }
-                Item::Malformed { lineno } => {
+                Item::Malformed { lineno, cksum_tag } => {
                     counts.malformed += 1;
                     if args.json {
                         json::write_line_problem(
@@ -244,10 +256,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         );
                     }
                     if args.warn {
-                        let tag = forced
-                            .or_else(|| algo::by_file_name(manifest.as_bytes()))
-                            .map(|a| format!("{} ", a.tag))
-                            .unwrap_or_default();
+                        let tag = match cksum_tag {
+                            Some(t) => format!("{t} "),
+                            None => forced
+                                .or_else(|| algo::by_file_name(manifest.as_bytes()))
+                                .map(|a| format!("{} ", a.tag))
+                                .unwrap_or_default(),
+                        };
                         ui::error(&format!(
                             "{mname}: {lineno}: improperly formatted {tag}checksum line"
                         ));

@@ -21,6 +21,8 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("sha384sum", "sha384"),
     ("sha512sum", "sha512"),
     ("b2sum", "blake2b"),
+    ("cksum", "cksum"),
+    ("sum", "sum"),
 ];
 
 /// The tool `argv0` names, if it is one of [`TOOLS`].
@@ -202,6 +204,12 @@ fn read_defaults() -> ReadArgs {
 
 /// Runs `args` (without argv[0]) as `tool` would.
 pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Result<Status> {
+    let base = tool.rsplit('/').next().unwrap_or(tool);
+    match base {
+        "cksum" => return super::dropin_sum::run_cksum(tool, args),
+        "sum" => return super::dropin_sum::run_sum(tool, args),
+        _ => {}
+    }
     ui::set_program(tool);
     let o = match parse(tool, &args) {
         Ok(o) => o,
@@ -303,6 +311,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             json: false,
             confine: false,
             coreutils: true,
+            cksum_tags: false,
             read: read_defaults(),
             manifests: files,
         })

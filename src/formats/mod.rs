@@ -3,6 +3,7 @@
 //! that coreutils keeps while reading one checksum file.
 
 pub mod bsd;
+pub mod cksum;
 pub mod gnu;
 pub mod json;
 pub mod sfv;

@@ -1,0 +1,430 @@
+//! Drop-in `cksum` and `sum` (GNU coreutils 9.1): `CRC SIZE NAME`, BSD and SysV sums,
+//! and `cksum -a ALG` for the coreutils digests, which go through `fixity hash` and
+//! `fixity check` the way the `*sum` drop-ins do. Options, messages and exit codes are
+//! coreutils'. Two additions from later coreutils are accepted: `--base64` (9.2) and
+//! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
+
+use super::Status;
+use super::getopt::{self, Opt};
+use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
+use crate::ui;
+use fixity::algo::{self, Algorithm};
+use fixity::digest::Digest;
+use fixity::formats::cksum::{self, Shape};
+use fixity::pathtext::{escape_into, needs_escape, quote_env, utf8_locale};
+use fixity::read::{self, OpenMode, ReadError, ReadOptions};
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// A usage error: the message, then coreutils' "Try ..." line; exit 1.
+fn usage(tool: &str, msg: Option<&str>) -> Status {
+    if let Some(m) = msg {
+        ui::error(m);
+    }
+    eprintln!("Try '{tool} --help' for more information.");
+    Status::Failed
+}
+
+fn quotes() -> (&'static str, &'static str) {
+    if utf8_locale() { ("\u{2018}", "\u{2019}") } else { ("'", "'") }
+}
+
+fn read_defaults() -> ReadArgs {
+    ReadArgs {
+        jobs: None,
+        storage: Storage::Auto,
+        no_mmap: false,
+        progress: false,
+        no_progress: true,
+    }
+}
+
+/// Hashes one operand (`-` is standard input): the digest and the size.
+fn hash_operand(
+    name: &OsStr,
+    algo: &'static Algorithm,
+    buf: &mut Vec<u8>,
+) -> Result<(Digest, u64), ReadError> {
+    let mode = if name == "-" { OpenMode::Stdin } else { OpenMode::Named };
+    let h = read::hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
+    Ok((h.digests[0], h.size))
+}
+
+/// Prints one line per operand in `shape`; `crc_dirs_empty` is coreutils 9.1's `cksum`
+/// quirk of summing a directory as if it were empty.
+fn print_sums(
+    shape: Shape,
+    algo: &'static Algorithm,
+    files: &[OsString],
+    named: bool,
+    end: u8,
+) -> Status {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut status = Status::Ok;
+    let mut buf = Vec::new();
+    let mut line = Vec::new();
+    for f in files {
+        let result = match hash_operand(f, algo, &mut buf) {
+            Err(ReadError::Io(e))
+                if shape == Shape::Crc && e.raw_os_error() == Some(libc::EISDIR) =>
+            {
+                Ok((algo.digest(b""), 0))
+            }
+            r => r,
+        };
+        match result {
+            Ok((d, size)) => {
+                line.clear();
+                cksum::write(shape, &d, size, named.then(|| f.as_bytes()), end, &mut line);
+                if out.write_all(&line).is_err() {
+                    return Status::Failed;
+                }
+            }
+            Err(e) => {
+                let _ = out.flush();
+                ui::error(&format!("{}: {}", quote_env(f.as_bytes()), e.message()));
+                status = Status::Failed;
+            }
+        }
+    }
+    if out.flush().is_err() {
+        return Status::Failed;
+    }
+    status
+}
+
+const SUM_OPTS: &[Opt] = &[
+    Opt { long: "", short: Some(b'r'), arg: false, key: "r" },
+    Opt { long: "sysv", short: Some(b's'), arg: false, key: "sysv" },
+    Opt { long: "help", short: None, arg: false, key: "help" },
+    Opt { long: "version", short: None, arg: false, key: "version" },
+];
+
+/// `sum [-r|-s] [FILE]...`.
+pub fn run_sum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
+    ui::set_program(tool);
+    let p = match getopt::parse(SUM_OPTS, &args) {
+        Ok(p) => p,
+        Err(m) => return Ok(usage(tool, Some(&m))),
+    };
+    let mut sysv = false;
+    for (k, _) in &p.opts {
+        match *k {
+            "r" => sysv = false,
+            "sysv" => sysv = true,
+            "help" => {
+                println!(
+                    "Usage: {tool} [OPTION]... [FILE]...\n\
+                     Print or check BSD (16-bit) checksums (this is fixity in drop-in mode).\n\n\
+                     With no FILE, or when FILE is -, read standard input.\n\n\
+                     \x20 -r              use BSD sum algorithm (the default), use 1K blocks\n\
+                     \x20 -s, --sysv      use System V sum algorithm, use 512 bytes blocks\n\
+                     \x20     --help        display this help and exit\n\
+                     \x20     --version     output version information and exit"
+                );
+                return Ok(Status::Ok);
+            }
+            _ => {
+                println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
+                return Ok(Status::Ok);
+            }
+        }
+    }
+    let (shape, name) = if sysv { (Shape::Sysv, "sysv") } else { (Shape::Bsd, "sum") };
+    let algo = algo::lookup(name).expect("registered");
+    let named = !p.operands.is_empty();
+    let files = if named { p.operands } else { vec![OsString::from("-")] };
+    Ok(print_sums(shape, algo, &files, named, b'\n'))
+}
+
+const CKSUM_OPTS: &[Opt] = &[
+    Opt { long: "algorithm", short: Some(b'a'), arg: true, key: "algorithm" },
+    Opt { long: "base64", short: None, arg: false, key: "base64" },
+    Opt { long: "check", short: Some(b'c'), arg: false, key: "check" },
+    Opt { long: "length", short: Some(b'l'), arg: true, key: "length" },
+    Opt { long: "tag", short: None, arg: false, key: "tag" },
+    Opt { long: "untagged", short: None, arg: false, key: "untagged" },
+    Opt { long: "zero", short: Some(b'z'), arg: false, key: "zero" },
+    Opt { long: "ignore-missing", short: None, arg: false, key: "ignore-missing" },
+    Opt { long: "quiet", short: None, arg: false, key: "quiet" },
+    Opt { long: "status", short: None, arg: false, key: "status" },
+    Opt { long: "strict", short: None, arg: false, key: "strict" },
+    Opt { long: "warn", short: Some(b'w'), arg: false, key: "warn" },
+    Opt { long: "debug", short: None, arg: false, key: "debug" },
+    Opt { long: "help", short: None, arg: false, key: "help" },
+    Opt { long: "version", short: None, arg: false, key: "version" },
+    // coreutils 9.1 takes -b and -t and answers them with a bare usage error.
+    Opt { long: "", short: Some(b'b'), arg: false, key: "b" },
+    Opt { long: "", short: Some(b't'), arg: false, key: "t" },
+];
+
+/// `cksum -a` arguments, in coreutils' order, with fixity's registry names.
+const CKSUM_ALGOS: &[(&str, &str)] = &[
+    ("bsd", "sum"),
+    ("sysv", "sysv"),
+    ("crc", "cksum"),
+    ("md5", "md5"),
+    ("sha1", "sha1"),
+    ("sha224", "sha224"),
+    ("sha256", "sha256"),
+    ("sha384", "sha384"),
+    ("sha512", "sha512"),
+    ("blake2b", "blake2b"),
+    ("sm3", ""),
+];
+
+#[derive(Default)]
+struct CksumOpts {
+    algo: Option<&'static str>,
+    base64: bool,
+    check: bool,
+    length: Option<u32>,
+    untagged: bool,
+    zero: bool,
+    ignore_missing: bool,
+    quiet: bool,
+    status: bool,
+    strict: bool,
+    warn: bool,
+    debug: bool,
+}
+
+/// `cksum [OPTION]... [FILE]...`.
+pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
+    ui::set_program(tool);
+    let p = match getopt::parse(CKSUM_OPTS, &args) {
+        Ok(p) => p,
+        Err(m) => return Ok(usage(tool, Some(&m))),
+    };
+    let (lq, rq) = quotes();
+    let mut o = CksumOpts::default();
+    for (k, v) in &p.opts {
+        let v = v.as_deref().map(OsStr::to_string_lossy);
+        match *k {
+            "algorithm" => {
+                let v = v.unwrap_or_default();
+                match CKSUM_ALGOS.iter().find(|(n, _)| *n == v) {
+                    Some((n, _)) => o.algo = Some(n),
+                    None => {
+                        ui::error(&format!("invalid argument {lq}{v}{rq} for {lq}--algorithm{rq}"));
+                        let mut list = String::from("Valid arguments are:");
+                        for (n, _) in CKSUM_ALGOS {
+                            list.push_str(&format!("\n  - {lq}{n}{rq}"));
+                        }
+                        eprintln!("{list}");
+                        return Ok(usage(tool, None));
+                    }
+                }
+            }
+            "length" => {
+                let v = v.unwrap_or_default();
+                match v.parse::<u32>() {
+                    Ok(n) if n % 8 == 0 && n <= 512 => o.length = Some(n),
+                    Ok(n) => {
+                        ui::error(&format!("invalid length: {lq}{v}{rq}"));
+                        if n > 512 {
+                            ui::error(&format!(
+                                "maximum digest length for {lq}BLAKE2b{rq} is 512 bits"
+                            ));
+                        } else {
+                            ui::error("length is not a multiple of 8");
+                        }
+                        return Ok(Status::Failed);
+                    }
+                    Err(_) => {
+                        ui::error(&format!("invalid length: {lq}{v}{rq}"));
+                        return Ok(Status::Failed);
+                    }
+                }
+            }
+            "base64" => o.base64 = true,
+            "check" => o.check = true,
+            "tag" => o.untagged = false,
+            "untagged" => o.untagged = true,
+            "zero" => o.zero = true,
+            "ignore-missing" => o.ignore_missing = true,
+            "quiet" => (o.quiet, o.status, o.warn) = (true, false, false),
+            "status" => (o.quiet, o.status, o.warn) = (false, true, false),
+            "warn" => (o.quiet, o.status, o.warn) = (false, false, true),
+            "strict" => o.strict = true,
+            "debug" => o.debug = true,
+            "b" | "t" => return Ok(usage(tool, None)),
+            "help" => {
+                print_cksum_help(tool);
+                return Ok(Status::Ok);
+            }
+            _ => {
+                println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
+                return Ok(Status::Ok);
+            }
+        }
+    }
+    let name = o.algo.unwrap_or("crc");
+    let length = o.length.filter(|&l| l != 0);
+    if length.is_some() && name != "blake2b" {
+        ui::error("--length is only supported with --algorithm=blake2b");
+        return Ok(Status::Failed);
+    }
+    let legacy = matches!(name, "bsd" | "sysv" | "crc");
+    if o.check && o.algo.is_some() && legacy {
+        ui::error("--check is not supported with --algorithm={bsd,sysv,crc}");
+        return Ok(Status::Failed);
+    }
+    if o.zero && o.check {
+        return Ok(usage(
+            tool,
+            Some("the --zero option is not supported when verifying checksums"),
+        ));
+    }
+    for (set, opt) in [
+        (o.ignore_missing, "--ignore-missing"),
+        (o.status, "--status"),
+        (o.warn, "--warn"),
+        (o.quiet, "--quiet"),
+        (o.strict, "--strict"),
+    ] {
+        if set && !o.check {
+            return Ok(usage(
+                tool,
+                Some(&format!("the {opt} option is meaningful only when verifying checksums")),
+            ));
+        }
+    }
+    if name == "sm3" {
+        ui::error("SM3 is not available in this drop-in (fixity)");
+        return Ok(Status::Failed);
+    }
+    if length.is_some_and(|l| l != 512) {
+        ui::error(&format!(
+            "-l {}: only 512-bit BLAKE2b is available in this drop-in (fixity)",
+            length.unwrap_or_default()
+        ));
+        return Ok(Status::Failed);
+    }
+    let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
+    let algo = algo::lookup(registry).expect("registered");
+    if o.debug && name == "crc" {
+        ui::error("using generic hardware support");
+    }
+    let named = !p.operands.is_empty();
+    let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
+    if o.check {
+        return super::check::run(CheckArgs {
+            algorithm: o.algo.map(|_| registry.to_string()),
+            quiet: o.quiet,
+            status: o.status,
+            strict: o.strict,
+            warn: o.warn,
+            ignore_missing: o.ignore_missing,
+            zero: false,
+            json: false,
+            confine: false,
+            coreutils: true,
+            cksum_tags: true,
+            read: read_defaults(),
+            manifests: files,
+        });
+    }
+    let end = if o.zero { 0 } else { b'\n' };
+    if let Some(shape) = Shape::of(algo.name) {
+        return Ok(print_sums(shape, algo, &files, named, end));
+    }
+    if o.base64 {
+        return Ok(print_base64(algo, &files, !o.untagged, end));
+    }
+    super::hash::run(HashArgs {
+        algorithm: Some(registry.to_string()),
+        tag: !o.untagged,
+        sfv: false,
+        json: false,
+        binary: false,
+        text: false,
+        zero: o.zero,
+        recursive: false,
+        follow: false,
+        exclude: Vec::new(),
+        output: None,
+        purpose: None,
+        no_walk: true,
+        read: read_defaults(),
+        paths: files,
+    })
+}
+
+/// `cksum --base64` (coreutils 9.2+): the digest in padded base64 in place of hex, in the
+/// tagged or untagged line, names escaped as usual.
+fn print_base64(algo: &'static Algorithm, files: &[OsString], tagged: bool, end: u8) -> Status {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut status = Status::Ok;
+    let mut buf = Vec::new();
+    for f in files {
+        match hash_operand(f, algo, &mut buf) {
+            Ok((d, _)) => {
+                let name = f.as_bytes();
+                let escape = end == b'\n' && needs_escape(name);
+                let mut line = Vec::new();
+                if escape {
+                    line.push(b'\\');
+                }
+                let mut shown = Vec::new();
+                if escape {
+                    escape_into(name, &mut shown);
+                } else {
+                    shown.extend_from_slice(name);
+                }
+                if tagged {
+                    line.extend_from_slice(format!("{} (", algo.tag).as_bytes());
+                    line.extend_from_slice(&shown);
+                    line.extend_from_slice(format!(") = {}", d.to_base64()).as_bytes());
+                } else {
+                    line.extend_from_slice(format!("{}  ", d.to_base64()).as_bytes());
+                    line.extend_from_slice(&shown);
+                }
+                line.push(end);
+                if out.write_all(&line).is_err() {
+                    return Status::Failed;
+                }
+            }
+            Err(e) => {
+                let _ = out.flush();
+                ui::error(&format!("{}: {}", quote_env(f.as_bytes()), e.message()));
+                status = Status::Failed;
+            }
+        }
+    }
+    if out.flush().is_err() {
+        return Status::Failed;
+    }
+    status
+}
+
+fn print_cksum_help(tool: &str) {
+    println!(
+        "Usage: {tool} [OPTION]... [FILE]...\n\
+         Print or verify checksums (this is fixity in drop-in mode).\n\
+         By default use the 32 bit CRC algorithm.\n\n\
+         With no FILE, or when FILE is -, read standard input.\n\n\
+         \x20 -a, --algorithm=TYPE  select the digest type to use: bsd, sysv, crc, md5, sha1,\n\
+         \x20                         sha224, sha256, sha384, sha512, blake2b\n\
+         \x20     --base64          emit base64-encoded digests, not hexadecimal\n\
+         \x20 -c, --check           read checksums from the FILEs and check them\n\
+         \x20 -l, --length=BITS     digest length in bits (blake2b; only 512 here)\n\
+         \x20     --tag             create a BSD-style checksum (the default)\n\
+         \x20     --untagged        create a reversed style checksum, without digest type\n\
+         \x20 -z, --zero            end each output line with NUL, not newline,\n\
+         \x20                         and disable file name escaping\n\n\
+         The following five options are useful only when verifying checksums:\n\
+         \x20     --ignore-missing  don't fail or report status for missing files\n\
+         \x20     --quiet           don't print OK for each successfully verified file\n\
+         \x20     --status          don't output anything, status code shows success\n\
+         \x20     --strict          exit non-zero for improperly formatted checksum lines\n\
+         \x20 -w, --warn            warn about improperly formatted checksum lines\n\n\
+         \x20     --debug           indicate which implementation used\n\
+         \x20     --help            display this help and exit\n\
+         \x20     --version         output version information and exit"
+    );
+}
