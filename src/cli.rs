@@ -219,9 +219,13 @@ pub enum Storage {
 
 #[derive(Args, Debug)]
 pub struct HashArgs {
-    /// Algorithm, or a comma-separated list (default: blake3; crc32 with --sfv).
+    /// Algorithm, or a comma-separated list (default: blake3; crc32 with --sfv; md5,sha256
+    /// for hashdeep).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
+    /// Manifest format (--tag, --sfv and --json are shorthands).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["tag", "sfv", "json"])]
+    pub format: Option<HashFormat>,
     /// Write BSD-style lines: `SHA256 (name) = digest` (the default for several algorithms).
     #[arg(long)]
     pub tag: bool,
@@ -265,6 +269,21 @@ pub struct HashArgs {
     /// Files and directories; `-` or nothing means standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,
+}
+
+/// The formats `fixity hash` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFormat {
+    /// `digest  name` (coreutils *sum); several algorithms switch to bsd.
+    Gnu,
+    /// `SHA256 (name) = digest` (coreutils --tag).
+    Bsd,
+    /// `name CRC32` (cksfv, cfv, rhash --sfv).
+    Sfv,
+    /// One JSON object per file.
+    Json,
+    /// hashdeep's `%%%% HASHDEEP-1.0` file: size and several digests on one line.
+    Hashdeep,
 }
 
 /// What a manifest is meant to detect.

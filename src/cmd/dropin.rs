@@ -309,6 +309,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     } else {
         super::hash::run(HashArgs {
             algorithm: Some(algo.to_string()),
+            format: None,
             tag: o.tag,
             sfv: false,
             json: false,

@@ -4,6 +4,7 @@
 
 pub mod bsd;
 pub mod gnu;
+pub mod hashdeep;
 pub mod json;
 pub mod sfv;
 
