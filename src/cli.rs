@@ -326,12 +326,24 @@ pub struct CheckArgs {
     /// lines are checked, as coreutils does, with one notice per manifest).
     #[arg(long)]
     pub confine: bool,
+    /// Audit mode (hashdeep -a): hash every file under the PATHs (default: the current
+    /// directory) with the known files' algorithms and report files matched, moved,
+    /// partially matched and new, and known files not found.
+    #[arg(long, requires = "known")]
+    pub audit: bool,
+    /// A hashdeep file of known hashes for --audit (repeat for several).
+    #[arg(short = 'k', long = "known", value_name = "FILE", requires = "audit")]
+    pub known: Vec<PathBuf>,
+    /// With --audit: also list matched files.
+    #[arg(short = 'v', long, requires = "audit")]
+    pub verbose: bool,
     /// Drop-in mode: print exactly what coreutils prints (no notices of fixity's own).
     #[arg(skip)]
     pub coreutils: bool,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// Manifests; `-` or nothing means standard input.
+    /// Manifests; `-` or nothing means standard input. With --audit: the files and trees
+    /// to audit.
     #[arg(value_name = "MANIFEST")]
     pub manifests: Vec<OsString>,
 }

@@ -38,6 +38,9 @@ enum Item {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
+    if args.audit {
+        return super::audit::run(args);
+    }
     let forced = match &args.algorithm {
         Some(n) => Some(algo::lookup(n).ok_or_else(|| {
             anyhow::anyhow!("unknown algorithm '{n}' (`fixity algorithms` lists them)")
