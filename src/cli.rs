@@ -284,6 +284,8 @@ pub enum HashFormat {
     Json,
     /// hashdeep's `%%%% HASHDEEP-1.0` file: size and several digests on one line.
     Hashdeep,
+    /// cfv's `.csv` file (`cfv -t csv`): `name,size,crc32,`.
+    CfvCsv,
 }
 
 /// What a manifest is meant to detect.

@@ -2,6 +2,7 @@
 
 mod bench;
 mod catalog;
+mod cfv;
 mod check;
 mod crosscheck;
 mod dropin;

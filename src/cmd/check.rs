@@ -7,7 +7,7 @@ use crate::cli::CheckArgs;
 use crate::ui::{self, Progress};
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Digest;
-use fixity::formats::{LineKind, Manifest, json};
+use fixity::formats::{Format, LineKind, Manifest, Record, cfv_csv, json};
 use fixity::pathtext::{bytes_path, escape_into, quote_env};
 use fixity::pipeline::{self, Task, Work};
 use fixity::read::{OpenMode, ReadError};
@@ -81,6 +81,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     from_name: if m == "-" { None } else { algo::by_file_name(m.as_bytes()) },
                 };
                 let is_sfv = m.as_bytes().to_ascii_lowercase().ends_with(b".sfv");
+                let is_csv = m.as_bytes().to_ascii_lowercase().ends_with(b".csv");
                 let reader: io::Result<Box<dyn Read + Send>> = if m == "-" {
                     Ok(Box::new(io::stdin()))
                 } else {
@@ -115,7 +116,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     if buf.last() == Some(&delim) {
                         buf.pop();
                     }
-                    let parsed = parser.parse_line(&buf);
+                    let parsed = parse_any(&mut parser, is_csv, &buf);
                     if let LineKind::Record(r) = &parsed
                         && reaches_outside(&r.name)
                     {
@@ -306,6 +307,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     }
     out.flush()?;
     Ok(status)
+}
+
+/// One manifest line: cfv's `.csv` lines first in a `.csv` file, else the line formats of
+/// [`Manifest`], with `.csv` lines (which no other format matches) as the fallback. The
+/// size a `.csv` line records is not compared (the CRC covers the content).
+fn parse_any(parser: &mut Manifest, is_csv: bool, line: &[u8]) -> LineKind {
+    let csv = || {
+        cfv_csv::parse_line(line).map(|r| {
+            LineKind::Record(Record {
+                algo: Some(cfv_csv::algorithm()),
+                digest: r.digest,
+                name: r.name,
+                format: Format::Sfv,
+            })
+        })
+    };
+    if is_csv {
+        if line.strip_suffix(b"\r").unwrap_or(line).is_empty() {
+            return LineKind::Ignored;
+        }
+        return csv().unwrap_or(LineKind::Malformed);
+    }
+    match parser.parse_line(line) {
+        LineKind::Malformed => csv().unwrap_or(LineKind::Malformed),
+        parsed => parsed,
+    }
 }
 
 /// `name: RESULT`, the name escaped (with a leading `\`) only when it holds a newline, as

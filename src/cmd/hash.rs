@@ -6,7 +6,7 @@ use crate::cli::{HashArgs, HashFormat};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::formats::{self, Format, WriteOptions, hashdeep, json, sfv};
+use fixity::formats::{self, Format, WriteOptions, cfv_csv, hashdeep, json, sfv};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
@@ -43,7 +43,9 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     let json_out = chosen == HashFormat::Json;
     let mut algos: Vec<&'static Algorithm> = match &args.algorithm {
         Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
-        None if chosen == HashFormat::Sfv => vec![algo::lookup("crc32").expect("registered")],
+        None if matches!(chosen, HashFormat::Sfv | HashFormat::CfvCsv) => {
+            vec![algo::lookup("crc32").expect("registered")]
+        }
         None if chosen == HashFormat::Hashdeep => {
             hashdeep::DEFAULT.iter().map(|n| algo::lookup(n).expect("registered")).collect()
         }
@@ -61,6 +63,10 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     }
     if chosen == HashFormat::Sfv && (algos.len() != 1 || algos[0].name != "crc32") {
         bail!("SFV files hold CRC32 only: drop -a or use -a crc32");
+    }
+    let csv_out = chosen == HashFormat::CfvCsv;
+    if csv_out && (algos.len() != 1 || algos[0].name != "crc32") {
+        bail!("cfv's .csv files hold CRC32 only: drop -a or use -a crc32");
     }
     let format = match chosen {
         HashFormat::Sfv => Format::Sfv,
@@ -184,8 +190,14 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         let pairs: Vec<_> =
                             algos.iter().copied().zip(h.digests.iter().copied()).collect();
                         json::write_file(&name, h.size, &pairs, &mut line);
-                    } else if (format == Format::Sfv || hashdeep_out) && name.contains(&b'\n') {
-                        let what = if hashdeep_out { "a hashdeep file" } else { "SFV" };
+                    } else if (format == Format::Sfv || hashdeep_out || csv_out)
+                        && name.contains(&b'\n')
+                    {
+                        let what = match chosen {
+                            HashFormat::Hashdeep => "a hashdeep file",
+                            HashFormat::CfvCsv => "a cfv .csv file",
+                            _ => "SFV",
+                        };
                         ui::error(&format!(
                             "{}: {what} cannot hold a name with a newline",
                             quote_env(&name)
@@ -193,6 +205,8 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         failed = true;
                     } else if hashdeep_out {
                         hashdeep::write(h.size, &h.digests, &name, &mut line);
+                    } else if csv_out {
+                        cfv_csv::write(&name, h.size, &h.digests[0], &mut line);
                     } else {
                         for (a, d) in algos.iter().zip(&h.digests) {
                             formats::write_record(format, wopts, a, d, &name, &mut line);

@@ -3,6 +3,7 @@
 //! that coreutils keeps while reading one checksum file.
 
 pub mod bsd;
+pub mod cfv_csv;
 pub mod gnu;
 pub mod hashdeep;
 pub mod json;
