@@ -219,9 +219,13 @@ pub enum Storage {
 
 #[derive(Args, Debug)]
 pub struct HashArgs {
-    /// Algorithm, or a comma-separated list (default: blake3; crc32 with --sfv).
+    /// Algorithm, or a comma-separated list (default: blake3; crc32 with --sfv; md5,sha256
+    /// for hashdeep).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
+    /// Manifest format (--tag, --sfv and --json are shorthands).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["tag", "sfv", "json"])]
+    pub format: Option<HashFormat>,
     /// Write BSD-style lines: `SHA256 (name) = digest` (the default for several algorithms).
     #[arg(long)]
     pub tag: bool,
@@ -267,6 +271,23 @@ pub struct HashArgs {
     pub paths: Vec<OsString>,
 }
 
+/// The formats `fixity hash` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFormat {
+    /// `digest  name` (coreutils *sum); several algorithms switch to bsd.
+    Gnu,
+    /// `SHA256 (name) = digest` (coreutils --tag).
+    Bsd,
+    /// `name CRC32` (cksfv, cfv, rhash --sfv).
+    Sfv,
+    /// One JSON object per file.
+    Json,
+    /// hashdeep's `%%%% HASHDEEP-1.0` file: size and several digests on one line.
+    Hashdeep,
+    /// cfv's `.csv` file (`cfv -t csv`): `name,size,crc32,`.
+    CfvCsv,
+}
+
 /// What a manifest is meant to detect.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
@@ -307,6 +328,17 @@ pub struct CheckArgs {
     /// lines are checked, as coreutils does, with one notice per manifest).
     #[arg(long)]
     pub confine: bool,
+    /// Audit mode (hashdeep -a): hash every file under the PATHs (default: the current
+    /// directory) with the known files' algorithms and report files matched, moved,
+    /// partially matched and new, and known files not found.
+    #[arg(long, requires = "known")]
+    pub audit: bool,
+    /// A hashdeep file of known hashes for --audit (repeat for several).
+    #[arg(short = 'k', long = "known", value_name = "FILE", requires = "audit")]
+    pub known: Vec<PathBuf>,
+    /// With --audit: also list matched files.
+    #[arg(short = 'v', long, requires = "audit")]
+    pub verbose: bool,
     /// Drop-in mode: print exactly what coreutils prints (no notices of fixity's own).
     #[arg(skip)]
     pub coreutils: bool,
@@ -316,7 +348,8 @@ pub struct CheckArgs {
     pub cksum_tags: bool,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// Manifests; `-` or nothing means standard input.
+    /// Manifests; `-` or nothing means standard input. With --audit: the files and trees
+    /// to audit.
     #[arg(value_name = "MANIFEST")]
     pub manifests: Vec<OsString>,
 }

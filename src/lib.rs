@@ -8,6 +8,7 @@
 //! - [`read`]: read a file once, feed every hasher, detect changes during the read.
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
+//! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
@@ -16,6 +17,7 @@
 #![deny(unsafe_code)]
 
 pub mod algo;
+pub mod audit;
 pub mod bench;
 pub mod catalog;
 pub mod digest;

@@ -159,6 +159,42 @@ fn base32_and_base64_digests_from_other_tools() {
 }
 
 #[test]
+fn mixed_formats_in_one_manifest_line_by_line() {
+    let d = tempdir();
+    write(d.path(), "a", b"abc");
+    write(d.path(), "b", b"hello");
+    write(d.path(), "c", b"x");
+    let md5 = |x: &[u8]| lookup("md5").unwrap().digest(x).to_hex();
+    let sha256 = |x: &[u8]| lookup("sha256").unwrap().digest(x).to_hex();
+    let crc = |x: &[u8]| lookup("crc32").unwrap().digest(x).to_hex();
+    let m = format!(
+        "%%%% HASHDEEP-1.0\n%%%% size,md5,sha256,filename\n## comment\n\
+         3,{},{},a\n\
+         SHA256 (b) = {}\n\
+         c,1,{},\n\
+         4,{},{},b\n\
+         %%%% size,crc,filename\n",
+        md5(b"abc"),
+        sha256(b"abc"),
+        sha256(b"hello"),
+        crc(b"x"),
+        md5(b"hello"),
+        sha256(b"hello"),
+    );
+    write(d.path(), "mixed", m.as_bytes());
+    let out = run(d.path(), ["check", "--warn", "mixed"]);
+    // The last hashdeep line has the wrong size (4, not 5): FAILED though the digests match.
+    assert_eq!(text(&out.stdout), "a: OK\nb: OK\nc: OK\nb: FAILED\n", "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("mixed: 8: improperly formatted checksum line: unknown column 'crc'"),
+        "{err}"
+    );
+    assert!(err.contains("WARNING: 1 computed checksum did NOT match"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn zero_terminated_manifest_round_trip_with_newline_name() {
     let d = tempdir();
     write(d.path(), "new\nline", b"x");

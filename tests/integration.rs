@@ -2,10 +2,12 @@
 
 mod bench;
 mod catalog;
+mod cfv;
 mod check;
 mod crosscheck;
 mod dropin;
 mod golden;
 mod hash;
+mod hashdeep;
 mod roundtrip;
 mod util;

@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         let Some(digest) = decode_for(&r.digest, algo) else { continue };
-        if r.name.contains(&b'\n') && r.format == Format::Sfv {
+        // hashdeep and cfv .csv lines have round-trip tests of their own (they carry a size).
+        if matches!(r.format, Format::Hashdeep | Format::CfvCsv)
+            || r.name.contains(&b'\n') && r.format == Format::Sfv
+        {
             continue;
         }
         let mut out = Vec::new();

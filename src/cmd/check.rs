@@ -23,7 +23,8 @@ enum Item {
     Line { name: Vec<u8>, sums: Vec<(&'static Algorithm, Digest)>, size: Option<u64> },
     /// An improperly formatted line (1-based number); in drop-in `cksum`, the tag its
     /// warning names.
-    Malformed { lineno: u64, cksum_tag: Option<&'static str> },
+    /// `why`: what a format that recognized the line found wrong with it.
+    Malformed { lineno: u64, cksum_tag: Option<&'static str>, why: Option<String> },
     /// A line whose digest length fits several algorithms.
     Ambiguous { lineno: u64, fits: Vec<&'static Algorithm> },
     /// The first line of a manifest whose path leaves the manifest's directory (noticed
@@ -39,6 +40,9 @@ enum Item {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
+    if args.audit {
+        return super::audit::run(args);
+    }
     let forced = match &args.algorithm {
         Some(n) => Some(algo::lookup(n).ok_or_else(|| {
             anyhow::anyhow!("unknown algorithm '{n}' (`fixity algorithms` lists them)")
@@ -80,7 +84,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     forced,
                     from_name: if m == "-" { None } else { algo::by_file_name(m.as_bytes()) },
                 };
-                let is_sfv = m.as_bytes().to_ascii_lowercase().ends_with(b".sfv");
                 let reader: io::Result<Box<dyn Read + Send>> = if m == "-" {
                     Ok(Box::new(io::stdin()))
                 } else {
@@ -96,7 +99,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     }
                 };
                 let mut reader = BufReader::with_capacity(256 * 1024, reader);
-                let mut parser = Manifest::new(is_sfv);
+                let mut parser = Manifest::for_name(m.as_bytes());
                 let mut buf = Vec::new();
                 let mut lineno = 0u64;
                 let mut read_failed = false;
@@ -134,7 +137,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                     }
                     let ck_tag = args.cksum_tags.then_some(cksum_tag);
-                    let malformed = Item::Malformed { lineno, cksum_tag: ck_tag };
+                    let why = parser.problem().map(str::to_string);
+                    let malformed = Item::Malformed { lineno, cksum_tag: ck_tag, why };
                     let task = match parsed {
                         LineKind::Ignored => continue,
                         LineKind::Malformed => Task { payload: malformed, work: None },
@@ -244,14 +248,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                     }
                 }
-                Item::Malformed { lineno, cksum_tag } => {
+                Item::Malformed { lineno, cksum_tag, why } => {
                     counts.malformed += 1;
                     if args.json {
                         json::write_line_problem(
                             manifest_bytes(manifest),
                             lineno,
                             "malformed",
-                            "not a checksum line in any format fixity reads",
+                            why.as_deref()
+                                .unwrap_or("not a checksum line in any format fixity reads"),
                             &mut line,
                         );
                     }
@@ -263,8 +268,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                 .map(|a| format!("{} ", a.tag))
                                 .unwrap_or_default(),
                         };
+                        // coreutils' words; fixity adds what it found wrong with a line that
+                        // a format of its own (hashdeep, cfv .csv) recognized.
+                        let why = why.filter(|_| !args.coreutils).map(|w| format!(": {w}"));
                         ui::error(&format!(
-                            "{mname}: {lineno}: improperly formatted {tag}checksum line"
+                            "{mname}: {lineno}: improperly formatted {tag}checksum line{}",
+                            why.unwrap_or_default()
                         ));
                     }
                 }

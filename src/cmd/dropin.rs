@@ -310,6 +310,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             zero: false,
             json: false,
             confine: false,
+            audit: false,
+            known: Vec::new(),
+            verbose: false,
             coreutils: true,
             cksum_tags: false,
             read: read_defaults(),
@@ -318,6 +321,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     } else {
         super::hash::run(HashArgs {
             algorithm: Some(algo.to_string()),
+            format: None,
             tag: o.tag,
             sfv: false,
             json: false,

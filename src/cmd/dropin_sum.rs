@@ -324,6 +324,9 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             confine: false,
             coreutils: true,
             cksum_tags: true,
+            audit: false,
+            known: Vec::new(),
+            verbose: false,
             read: read_defaults(),
             manifests: files,
         });
@@ -338,6 +341,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     super::hash::run(HashArgs {
         algorithm: Some(registry.to_string()),
         tag: !o.untagged,
+        format: None,
         sfv: false,
         json: false,
         binary: false,

@@ -2,11 +2,11 @@
 //! for, and stream a manifest (GNU, BSD tag, SFV or JSON lines) in sorted order.
 
 use super::{Status, engine_config};
-use crate::cli::HashArgs;
+use crate::cli::{HashArgs, HashFormat};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::formats::{self, Format, WriteOptions, json, sfv};
+use fixity::formats::{self, Format, WriteOptions, cfv_csv, hashdeep, json, sfv};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
@@ -14,7 +14,7 @@ use fixity::read::{OpenMode, ReadError, io_message};
 use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,9 +33,22 @@ enum Note {
 }
 
 pub fn run(args: HashArgs) -> anyhow::Result<Status> {
-    let algos: Vec<&'static Algorithm> = match &args.algorithm {
+    let chosen = match args.format {
+        Some(f) => f,
+        None if args.json => HashFormat::Json,
+        None if args.sfv => HashFormat::Sfv,
+        None if args.tag => HashFormat::Bsd,
+        None => HashFormat::Gnu,
+    };
+    let json_out = chosen == HashFormat::Json;
+    let mut algos: Vec<&'static Algorithm> = match &args.algorithm {
         Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
-        None if args.sfv => vec![algo::lookup("crc32").expect("registered")],
+        None if matches!(chosen, HashFormat::Sfv | HashFormat::CfvCsv) => {
+            vec![algo::lookup("crc32").expect("registered")]
+        }
+        None if chosen == HashFormat::Hashdeep => {
+            hashdeep::DEFAULT.iter().map(|n| algo::lookup(n).expect("registered")).collect()
+        }
         None => vec![algo::default_algorithm()],
     };
     if args.purpose == Some(crate::cli::Purpose::Tamper) {
@@ -48,16 +61,27 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
             ));
         }
     }
-    if args.sfv && (algos.len() != 1 || algos[0].name != "crc32") {
+    if chosen == HashFormat::Sfv && (algos.len() != 1 || algos[0].name != "crc32") {
         bail!("SFV files hold CRC32 only: drop -a or use -a crc32");
     }
-    let format = if args.sfv {
-        Format::Sfv
-    } else if args.tag || algos.len() > 1 {
-        Format::Bsd
-    } else {
-        Format::Gnu
+    let csv_out = chosen == HashFormat::CfvCsv;
+    if csv_out && (algos.len() != 1 || algos[0].name != "crc32") {
+        bail!("cfv's .csv files hold CRC32 only: drop -a or use -a crc32");
+    }
+    let format = match chosen {
+        HashFormat::Sfv => Format::Sfv,
+        HashFormat::Gnu if algos.len() == 1 => Format::Gnu,
+        _ => Format::Bsd,
     };
+    let hashdeep_out = chosen == HashFormat::Hashdeep;
+    if hashdeep_out {
+        algos = hashdeep::column_order(&algos).map_err(|a| {
+            anyhow::anyhow!("hashdeep files hold {} only, not {a}", hashdeep::COLUMNS.join(", "))
+        })?;
+        if args.zero {
+            bail!("hashdeep files end lines with newline: -z does not apply");
+        }
+    }
     let wopts = WriteOptions {
         binary: args.binary && format == Format::Gnu,
         zero: args.zero,
@@ -94,7 +118,15 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         Some(f) => Box::new(BufWriter::with_capacity(256 * 1024, f)),
         None => Box::new(BufWriter::with_capacity(64 * 1024, stdout.lock())),
     };
-    if format == Format::Sfv && !args.json {
+    if hashdeep_out {
+        let mut head = Vec::new();
+        let cwd = std::env::current_dir().context("cannot find the current directory")?;
+        let argv: Vec<Vec<u8>> = std::env::args_os().map(OsStringExt::into_vec).collect();
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        hashdeep::write_header(&algos, path_bytes(&cwd), &argv.join(&b' '), root, &mut head);
+        out.write_all(&head)?;
+    } else if format == Format::Sfv && !json_out {
         out.write_all(&sfv::header())?;
     }
 
@@ -158,16 +190,27 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                 (Entry::File(name), Some(Ok(h))) => {
                     files += 1;
                     progress.file_done(h.size, files);
-                    if args.json {
+                    if json_out {
                         let pairs: Vec<_> =
                             algos.iter().copied().zip(h.digests.iter().copied()).collect();
                         json::write_file(&name, h.size, &pairs, &mut line);
-                    } else if format == Format::Sfv && name.contains(&b'\n') {
+                    } else if (format == Format::Sfv || hashdeep_out || csv_out)
+                        && name.contains(&b'\n')
+                    {
+                        let what = match chosen {
+                            HashFormat::Hashdeep => "a hashdeep file",
+                            HashFormat::CfvCsv => "a cfv .csv file",
+                            _ => "SFV",
+                        };
                         ui::error(&format!(
-                            "{}: SFV cannot hold a name with a newline",
+                            "{}: {what} cannot hold a name with a newline",
                             quote_env(&name)
                         ));
                         failed = true;
+                    } else if hashdeep_out {
+                        hashdeep::write(h.size, &h.digests, &name, &mut line);
+                    } else if csv_out {
+                        cfv_csv::write(&name, h.size, &h.digests[0], &mut line);
                     } else {
                         for (a, d) in algos.iter().zip(&h.digests) {
                             formats::write_record(format, wopts, a, d, &name, &mut line);
@@ -180,7 +223,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         failed = true;
                     }
                     ui::error(&format!("{}: {}", quote_env(&name), e.message()));
-                    if args.json {
+                    if json_out {
                         json::write_error(&name, &e.message(), e.is_skip(), &mut line);
                     }
                 }
@@ -192,7 +235,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                     };
                     failed |= !skipped;
                     ui::error(&format!("{}: {msg}", quote_env(name)));
-                    if args.json {
+                    if json_out {
                         json::write_error(name, &msg, skipped, &mut line);
                     }
                 }

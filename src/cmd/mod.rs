@@ -2,6 +2,7 @@
 //! options, and the exit status.
 
 mod algorithms;
+mod audit;
 mod bench;
 mod check;
 pub mod dropin;

@@ -3,8 +3,10 @@
 //! that coreutils keeps while reading one checksum file.
 
 pub mod bsd;
+pub mod cfv_csv;
 pub mod cksum;
 pub mod gnu;
+pub mod hashdeep;
 pub mod json;
 pub mod sfv;
 
@@ -20,6 +22,10 @@ pub enum Format {
     Bsd,
     /// `name CRC32` with `;` comments (cksfv, cfv, rhash --sfv).
     Sfv,
+    /// hashdeep's `size,digest,...,name` under its `%%%%` header.
+    Hashdeep,
+    /// cfv's `.csv`: `name,size,crc32,`.
+    CfvCsv,
 }
 
 /// Options that change how lines are written.
@@ -42,7 +48,8 @@ pub fn digest_text(algo: &Algorithm, digest: &Digest, forced: Option<Encoding>) 
     }
 }
 
-/// Appends one record to `out` in `format`.
+/// Appends one record to `out` in `format`: the line formats, which carry one digest and no
+/// size (hashdeep and cfv `.csv` lines are written by their modules, with the size).
 pub fn write_record(
     format: Format,
     opts: WriteOptions,
@@ -63,6 +70,9 @@ pub fn write_record(
             out,
         ),
         Format::Sfv => sfv::write(opts, digest, name, out),
+        Format::Hashdeep | Format::CfvCsv => {
+            unreachable!("{format:?} lines carry a size: write them with their module")
+        }
     }
 }
 
@@ -132,14 +142,21 @@ pub enum LineKind {
     Malformed,
 }
 
-/// Per-manifest parsing state (coreutils remembers whether the file uses the GNU two-space
-/// form or BSD `md5 -r`'s one-space form, and refuses to mix them).
+/// Per-manifest parsing state. Every line is parsed on its own (a manifest may mix
+/// formats), with what earlier lines established: coreutils remembers whether the file
+/// uses the GNU two-space form or BSD `md5 -r`'s one-space form and refuses to mix them; a
+/// hashdeep column line says what the following `size,digest,...,name` lines hold.
 #[derive(Clone, Debug, Default)]
 pub struct Manifest {
     /// Parse as SFV first (from the `.sfv` name or a leading `;` comment).
     pub sfv: bool,
+    /// Parse as cfv `.csv` first (from the `.csv` name).
+    pub csv: bool,
     reversed: Option<bool>,
     seen_line: bool,
+    /// hashdeep's digest columns, once its `%%%% size,...,filename` line has been read.
+    columns: Option<Vec<&'static Algorithm>>,
+    problem: Option<String>,
 }
 
 impl Manifest {
@@ -148,13 +165,54 @@ impl Manifest {
         Manifest { sfv, ..Manifest::default() }
     }
 
+    /// State for a manifest with the given file name (`.sfv` and `.csv` decide which
+    /// format is tried first).
+    pub fn for_name(name: &[u8]) -> Manifest {
+        let lower = name.to_ascii_lowercase();
+        Manifest {
+            sfv: lower.ends_with(b".sfv"),
+            csv: lower.ends_with(b".csv"),
+            ..Manifest::default()
+        }
+    }
+
+    /// Why the last line parsed was [`LineKind::Malformed`], when a format recognized it
+    /// but found something wrong (`unknown column 'crc'`).
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
     /// Parses one line (without its terminator; a trailing CR is removed here).
     pub fn parse_line(&mut self, line: &[u8]) -> LineKind {
+        self.problem = None;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let first = !std::mem::replace(&mut self.seen_line, true);
+        if line.starts_with(b"%%%%") {
+            return match hashdeep::parse_header(line) {
+                Ok(Some(columns)) => {
+                    self.columns = Some(columns);
+                    LineKind::Ignored
+                }
+                Ok(None) if line == hashdeep::MAGIC => LineKind::Ignored,
+                Ok(None) => self.malformed("a '%%%%' line that is not hashdeep's".into()),
+                Err(e) => self.malformed(e),
+            };
+        }
         let trimmed = trim_start(line);
         if trimmed.is_empty() || trimmed[0] == b'#' {
             return LineKind::Ignored;
+        }
+        if let Some(columns) = &self.columns {
+            match hashdeep::parse_line(columns, line) {
+                Ok(r) => return LineKind::Record(hashdeep_record(r)),
+                Err(e) => self.problem = Some(format!("hashdeep line: {e}")),
+            }
+        }
+        if self.csv {
+            return match cfv_csv::parse_line(line) {
+                Some(r) => LineKind::Record(csv_record(r)),
+                None => self.malformed("not a cfv .csv line (name,size,crc32,)".into()),
+            };
         }
         if trimmed[0] == b';' && (self.sfv || first) {
             self.sfv = true;
@@ -174,7 +232,43 @@ impl Manifest {
         if let Some(r) = sfv::parse(line) {
             return LineKind::Record(r);
         }
+        if let Some(r) = cfv_csv::parse_line(line) {
+            return LineKind::Record(csv_record(r));
+        }
         LineKind::Malformed
+    }
+
+    fn malformed(&mut self, why: String) -> LineKind {
+        self.problem = Some(why);
+        LineKind::Malformed
+    }
+}
+
+fn hex_text(d: &Digest) -> DigestText {
+    DigestText::new(d.to_hex().as_bytes()).expect("hex is a digest text")
+}
+
+fn hashdeep_record(r: hashdeep::FileRecord) -> Record {
+    let mut sums = r.digests.iter();
+    let (first, d) = sums.next().expect("hashdeep lines have a digest column");
+    Record {
+        algo: Some(*first),
+        digest: hex_text(d),
+        name: r.name,
+        format: Format::Hashdeep,
+        size: Some(r.size),
+        more: sums.map(|(a, d)| (Some(*a), hex_text(d))).collect(),
+    }
+}
+
+fn csv_record(r: cfv_csv::CsvRecord) -> Record {
+    Record {
+        algo: Some(cfv_csv::algorithm()),
+        digest: hex_text(&r.digest),
+        name: r.name,
+        format: Format::CfvCsv,
+        size: Some(r.size),
+        more: Vec::new(),
     }
 }
 
