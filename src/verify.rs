@@ -141,13 +141,13 @@ mod tests {
         let none = AlgoHints::default();
         let tiger = algo::lookup("tiger").unwrap();
         assert_eq!(resolve(&record(48, None), &none), sum(tiger), "unique length");
-        // 40 hex digits: SHA-1 or RIPEMD-160; 32: MD4, MD5, MurmurHash3 or XXH128.
-        // Never guessed.
+        // 40 hex digits: SHA-1, RIPEMD-160 or HAS-160; 32: MD4, MD5, Snefru-128,
+        // MurmurHash3 or XXH128. Never guessed.
         assert!(
-            matches!(resolve(&record(40, None), &none), Resolved::Ambiguous(v) if v.len() == 2)
+            matches!(resolve(&record(40, None), &none), Resolved::Ambiguous(v) if v.len() == 3)
         );
         assert!(
-            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 4)
+            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 5)
         );
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
         let named = AlgoHints { forced: None, from_name: Some(md5) };

@@ -5,7 +5,8 @@
 //! `FIXITY_CROSSCHECK_SEED` to try another one; the seed is printed on failure).
 //!
 //! Peers: GNU coreutils (md5sum, sha*sum, b2sum), rhash (crc32, crc32c, sha3-256,
-//! sha3-512, blake2s, blake2b, SFV), xxhsum (xxh64, xxh3, xxh128), b3sum (blake3),
+//! sha3-512, blake2s, blake2b, the hand-written has160, edonr256/512, snefru128/256,
+//! SFV), xxhsum (xxh64, xxh3, xxh128), b3sum (blake3),
 //! cksfv (SFV).
 
 use crate::util;
@@ -472,6 +473,133 @@ fn rhash_gost12_256() {
 #[test]
 fn rhash_gost12_512() {
     rhash_same_digests("gost12-512", "--gost12-512", "GOST12-512");
+}
+
+// The algorithms fixity implements by hand (no vetted crate has them), against rhash
+// on the random tree and on every size around their block and padding boundaries:
+// HAS-160 and EDON-R 256 use 64-byte blocks (length field from byte 56), EDON-R 512
+// 128-byte ones (from byte 120), Snefru-256 and Snefru-128 take 32 and 48 message
+// bytes per block.
+
+#[test]
+fn rhash_has160() {
+    rhash_same_digests("has160", "--has160", "HAS-160");
+}
+#[test]
+fn rhash_edonr256() {
+    rhash_same_digests("edonr256", "--edonr256", "EDON-R256");
+}
+#[test]
+fn rhash_edonr512() {
+    rhash_same_digests("edonr512", "--edonr512", "EDON-R512");
+}
+#[test]
+fn rhash_snefru128() {
+    rhash_same_digests("snefru128", "--snefru128", "SNEFRU-128");
+}
+#[test]
+fn rhash_snefru256() {
+    rhash_same_digests("snefru256", "--snefru256", "SNEFRU-256");
+}
+
+/// Files of every boundary size, named by their size, in argument order.
+fn boundary_files(dir: &Path) -> Vec<String> {
+    let sizes = [
+        0,
+        1,
+        31,
+        32,
+        33,
+        47,
+        48,
+        49,
+        55,
+        56,
+        63,
+        64,
+        65,
+        95,
+        96,
+        97,
+        111,
+        112,
+        119,
+        120,
+        127,
+        128,
+        129,
+        255,
+        256,
+        257,
+        1000,
+        (1 << 20) + 3,
+    ];
+    let mut rng = Rng(seed() | 1);
+    sizes
+        .iter()
+        .map(|&size| {
+            let name = format!("b{size:07}");
+            let mut data = vec![0u8; size];
+            rng.fill(&mut data);
+            util::write(dir, &name, &data);
+            name
+        })
+        .collect()
+}
+
+/// `rhash --bsd --FLAG` and `fixity hash --tag -a ALGO` print the same lines (tag
+/// included) for every boundary size, and each checks the other's manifest.
+fn rhash_bsd_boundaries(algo: &str, flag: &str, listed: &str) {
+    if !need("rhash") {
+        return;
+    }
+    if !rhash_has(listed) {
+        util::skip(&format!("rhash {flag}"), "this rhash does not support it");
+        return;
+    }
+    let dir = util::tempdir();
+    let files = boundary_files(dir.path());
+    let mut args = vec!["--bsd", flag, "--"];
+    args.extend(files.iter().map(String::as_str));
+    let theirs = tool_ok(dir.path(), "rhash", &args);
+    let mut args = vec!["hash", "--tag", "-a", algo, "--"];
+    args.extend(files.iter().map(String::as_str));
+    let ours = fixity_ok(dir.path(), &args);
+    assert_bytes_eq(&format!("fixity hash --tag -a {algo} vs rhash --bsd {flag}"), &theirs, &ours);
+
+    util::write(dir.path(), "theirs.txt", &theirs);
+    let out = util::run(dir.path(), ["check", "theirs.txt"]);
+    assert!(out.status.success(), "fixity check of rhash's manifest: {}", text(&out.stderr));
+    util::write(dir.path(), "ours.txt", &ours);
+    let out = tool_output(dir.path(), "rhash", &["--check", "ours.txt"]);
+    assert!(
+        out.status.success(),
+        "rhash --check rejected fixity's manifest ({:?}):\n{}{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn rhash_bsd_has160_boundaries() {
+    rhash_bsd_boundaries("has160", "--has160", "HAS-160");
+}
+#[test]
+fn rhash_bsd_edonr256_boundaries() {
+    rhash_bsd_boundaries("edonr256", "--edonr256", "EDON-R256");
+}
+#[test]
+fn rhash_bsd_edonr512_boundaries() {
+    rhash_bsd_boundaries("edonr512", "--edonr512", "EDON-R512");
+}
+#[test]
+fn rhash_bsd_snefru128_boundaries() {
+    rhash_bsd_boundaries("snefru128", "--snefru128", "SNEFRU-128");
+}
+#[test]
+fn rhash_bsd_snefru256_boundaries() {
+    rhash_bsd_boundaries("snefru256", "--snefru256", "SNEFRU-256");
 }
 
 // ------------------------------------------------------------------ xxhsum

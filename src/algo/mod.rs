@@ -4,8 +4,12 @@
 //! make a hasher) is a field of its row here; adding an algorithm is one adapter in
 //! `impls.rs` plus one row.
 
+mod block;
+mod edonr;
+mod has160;
 mod impls;
 mod murmur3;
+mod snefru;
 mod sum;
 
 use crate::digest::{Digest, Encoding};
@@ -265,6 +269,36 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["streebog512", "stribog512", "streebog", "gostr34112012512"],
         ["gost12-512"],
         impls::gost12_512
+    ),
+    // 80 steps; the best published collisions reach 59 of them (Mendel, Nad and
+    // Schläffer, ICISC 2011), the full function has none, as for RIPEMD-160.
+    algo!("has160", "HAS-160", 20, Cryptographic, ["has"], ["has160", "has-160"], has160::has160),
+    // Round-1 SHA-3 candidate, not advanced: practical free-start collisions and
+    // preimages below the generic bound (Khovratovich, Nikolic, Weinmann 2009).
+    algo!("edonr256", "EDON-R256", 32, Broken, [], ["edonr256", "edon-r256"], edonr::edonr256),
+    // As EDON-R 256: the same structure and the same published attacks.
+    algo!("edonr512", "EDON-R512", 64, Broken, [], ["edonr512", "edon-r512"], edonr::edonr512),
+    // Biham and Shamir's differential attacks find collisions for up to 4 passes, and a
+    // 128-bit digest only resists generic collision search up to 2^64, as MD5 would.
+    algo!(
+        "snefru128",
+        "SNEFRU-128",
+        16,
+        Broken,
+        [],
+        ["snefru128", "snefru-128"],
+        snefru::snefru128
+    ),
+    // 8 passes: collisions are published for up to 4, the 8-pass attack (2^88.5) is
+    // certificational; "snefru" is this one, as in PHP's hash().
+    algo!(
+        "snefru256",
+        "SNEFRU-256",
+        32,
+        Cryptographic,
+        ["snefru"],
+        ["snefru256", "snefru-256"],
+        snefru::snefru256
     ),
     algo!(
         "blake2b",

@@ -324,6 +324,52 @@ static KATS: &[Kat] = &[
     kat("gost12-512", "tool (rhash): \"abc\"", ABC, "28156e28317da7c98f4fe2bed6b542d0dab85bb224445fcedaf75d46e26d7eb8d5997f3e0915dd6b7f0aab08d9c8beb0d8c64bae2ab8b3c8c6bc53b3bf0db728"),
     kat("gost12-512", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "d396a40b126b1f324465bfa7aa159859ab33fac02dcdd4515ad231206396a266d0102367e4c544ef47d2294064e1a25342d0cd25ae3d904b45abb1425ae41095"),
 
+    // --- HAS-160: TTAS.KO-12.0011/R2 appendix test vectors, as rhash's test suite
+    // (librhash/test_hashes.c) lists them; 1,000,000 x 'a' there too ("verified against
+    // jacksum"). Cross-checked: rhash --has160.
+    kat("has160", "TTAS.KO-12.0011: \"\"", EMPTY, "307964ef34151d37c8047adec7ab50f4ff89762d"),
+    kat("has160", "TTAS.KO-12.0011: \"a\"", A, "4872bcbc4cd0f0a9dc7c2f7045e5b43b6c830db8"),
+    kat("has160", "TTAS.KO-12.0011: \"abc\"", ABC, "975e810488cf2a3d49838478124afce4b1c78804"),
+    kat("has160", "TTAS.KO-12.0011: \"message digest\"", MESSAGE_DIGEST, "2338dbc8638d31225f73086246ba529f96710bc6"),
+    kat("has160", "TTAS.KO-12.0011: a..z", ALPHABET, "596185c9ab6703d0d0dbb98702bc0f5729cd1d3c"),
+    kat("has160", "TTAS.KO-12.0011: A..Za..z0..9", ALNUM, "cb5d7efbca2f02e0fb7167cabb123af5795764e5"),
+    kat("has160", "TTAS.KO-12.0011: 8 x \"1234567890\"", DIGITS80, "07f05c8c0773c55ca3a5a695ce6aca4c438911b5"),
+    kat("has160", "rhash test suite: quick brown fox", FOX, "abe2b8c711f9e8579aa8eb40757a27b4ef14a7ea"),
+    kat("has160", "rhash test suite: 1,000,000 x 'a'", MILLION_A, "d6ad6f0608b878da9b87999c2525cc84f4c9f18d"),
+
+    // --- EDON-R 256 / 512 (the SHA-3 round-1 function): rhash's test suite, "verified
+    // by eBASH SUPERCOP implementation". Cross-checked: rhash --edonr256 / --edonr512.
+    kat("edonr256", "rhash test suite: \"\"", EMPTY, "86e7c84024c55dbdc9339b395c95e88db8f781719851ad1d237c6e6a8e370b80"),
+    kat("edonr256", "rhash test suite: \"a\"", A, "943aa9225a2cf154ec2e4dd81237720ba538ca8df2fd83c0b893c5d265f353a0"),
+    kat("edonr256", "rhash test suite: \"abc\"", ABC, "0360f65d97c2152ea6ebe3d462bf49831e2d5f67b6140992320585d89fd271ce"),
+    kat("edonr256", "rhash test suite: \"message digest\"", MESSAGE_DIGEST, "8d27558f4dd9307614a8166cadb136927d1e79a0c04bd8ef77c3fafc0917e28a"),
+    kat("edonr256", "rhash test suite: 448-bit message", M448, "19de86bc3f0481098a3e623aa1330995043300a9a5d6c2ad584705f62686417f"),
+    kat("edonr256", "rhash test suite: 8 x \"1234567890\"", DIGITS80, "286f39d5168775c8e541ed2f0fe3ecf3146380b9c479de41bd847e866420a776"),
+    kat("edonr256", "rhash test suite: 1,000,000 x 'a'", MILLION_A, "56f4b8dc0a41c8ea0a6a42c949883cd5dc25df8cf4e43ad474fd4492a7a07966"),
+    kat("edonr512", "rhash test suite: \"\"", EMPTY, "c7afbdf3e5b4590eb0b25000bf83fb16d4f9b722ee7f9a2dc2bd382035e8ee38d6f6f15c7b8eec85355ac59af989799950c64557eab0e687d0fcbdba90ae9704"),
+    kat("edonr512", "rhash test suite: \"a\"", A, "b59ec44f7beef8a04ceed38a973d77c65e22e9458d5f67b497948da34986c093b5efc5483fbee55f2f740fcad31f18d80db44bb6b8843e7fd599188e7c07233b"),
+    kat("edonr512", "rhash test suite: \"abc\"", ABC, "fe79bcfa310245d9139da8bc91b99fd022326f7f3aca1dfdfb6c84e4125d71fe9bb6a1d41afce358f8472835220a7829d5146b2bbfc8e5c2627f60a9b517c1a4"),
+    kat("edonr512", "rhash test suite: 448-bit message", M448, "ee5ef974e8677636970a50e7636ec34efb1f9d8023c715a26747d73d3665d78d2bb4962381901f76892a630133d476a278e4e3c62176fce1563904636284415b"),
+    kat("edonr512", "rhash test suite: 8 x \"1234567890\"", DIGITS80, "0998912da5b13fc5d7332cbc3b240e44547ce9c861867d901dd39d5a43d2ee80686bc4ad70dff9159fe12ce94255ad5467b2b59d31562fc08b3697b67323075f"),
+    kat("edonr512", "rhash test suite: 1,000,000 x 'a'", MILLION_A, "b4a5a255d67869c990fe79b5fcbda69958794b8003f01fd11e90fefec35f22bd84ffa2e248e8b3c1acd9b7efac5bc66616e234a6e938d3526dee26bd0de9c562"),
+
+    // --- Snefru-128 / Snefru-256, 8 passes: rhash's test suite ("verified by mhash").
+    // Cross-checked: rhash --snefru128 / --snefru256.
+    kat("snefru128", "rhash test suite: \"\"", EMPTY, "8617f366566a011837f4fb4ba5bedea2"),
+    kat("snefru128", "rhash test suite: \"a\"", A, "bf5ce540ae51bc50399f96746c5a15bd"),
+    kat("snefru128", "rhash test suite: \"abc\"", ABC, "553d0648928299a0f22a275a02c83b10"),
+    kat("snefru128", "rhash test suite: \"message digest\"", MESSAGE_DIGEST, "96d6f2f4112c4baf29f653f1594e2d5d"),
+    kat("snefru128", "rhash test suite: A..Za..z0..9", ALNUM, "0efd7f93a549f023b79781090458923e"),
+    kat("snefru128", "rhash test suite: 8 x \"1234567890\"", DIGITS80, "d9204ed80bb8430c0b9c244fe485814a"),
+    kat("snefru128", "rhash test suite: 1,000,000 x 'a'", MILLION_A, "5071f647bc51cfd48f9a8f2d2ed84829"),
+    kat("snefru256", "rhash test suite: \"\"", EMPTY, "8617f366566a011837f4fb4ba5bedea2b892f3ed8b894023d16ae344b2be5881"),
+    kat("snefru256", "rhash test suite: \"a\"", A, "45161589ac317be0ceba70db2573ddda6e668a31984b39bf65e4b664b584c63d"),
+    kat("snefru256", "rhash test suite: \"abc\"", ABC, "7d033205647a2af3dc8339f6cb25643c33ebc622d32979c4b612b02c4903031b"),
+    kat("snefru256", "rhash test suite: \"message digest\"", MESSAGE_DIGEST, "c5d4ce38daa043bdd59ed15db577500c071b917c1a46cd7b4d30b44a44c86df8"),
+    kat("snefru256", "rhash test suite: A..Za..z0..9", ALNUM, "83aa9193b62ffd269faa43d31e6ac2678b340e2a85849470328be9773a9e5728"),
+    kat("snefru256", "rhash test suite: 8 x \"1234567890\"", DIGITS80, "d5fce38a152a2d9b83ab44c29306ee45ab0aed0e38c957ec431dab6ed6bb71b8"),
+    kat("snefru256", "rhash test suite: 1,000,000 x 'a'", MILLION_A, "4a02811f28c121f2162abb251a01a2a58e6cfc27534aab10ea6af0a8df17ffbf"),
+
     // --- MurmurHash3 x64 128, seed 0, the reference's output bytes (h1, h2 little-endian)
     // = Python mmh3.hash_bytes. The algorithm's official check is SMHasher's
     // verification value (see murmur3.rs); these are from mmh3 4.x.
@@ -612,6 +658,11 @@ per_algorithm! {
     gost94_cryptopro => "gost94-cryptopro",
     gost12_256 => "gost12-256",
     gost12_512 => "gost12-512",
+    has160 => "has160",
+    edonr256 => "edonr256",
+    edonr512 => "edonr512",
+    snefru128 => "snefru128",
+    snefru256 => "snefru256",
     murmur3 => "murmur3",
     xxh32 => "xxh32",
     blake2b => "blake2b",
@@ -675,8 +726,22 @@ fn every_row_produces_digests_of_its_declared_length() {
     let len32: Vec<&str> = by_len(32).map(|a| a.name).collect();
     assert_eq!(
         len32,
-        ["sha256", "sha3-256", "gost94", "gost94-cryptopro", "gost12-256", "blake2s", "blake3"]
+        [
+            "sha256",
+            "sha3-256",
+            "gost94",
+            "gost94-cryptopro",
+            "gost12-256",
+            "edonr256",
+            "snefru256",
+            "blake2s",
+            "blake3"
+        ]
     );
+    let len20: Vec<&str> = by_len(20).map(|a| a.name).collect();
+    assert_eq!(len20, ["sha1", "ripemd160", "has160"]);
+    let len16: Vec<&str> = by_len(16).map(|a| a.name).collect();
+    assert_eq!(len16, ["md4", "md5", "snefru128", "murmur3", "xxh128"]);
     assert_eq!(by_len(3).count(), 0);
 }
 
