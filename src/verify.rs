@@ -116,15 +116,18 @@ mod tests {
         let sha1 = algo::lookup("sha1").unwrap();
         let none = AlgoHints::default();
         let tiger = algo::lookup("tiger").unwrap();
-        assert_eq!(resolve(&record(48, None), &none), Resolved::Algo(tiger), "unique length");
-        // 40 hex digits: SHA-1 or RIPEMD-160; 32: MD4, MD5, MurmurHash3 or XXH128.
-        // Never guessed.
-        assert!(
-            matches!(resolve(&record(40, None), &none), Resolved::Ambiguous(v) if v.len() == 2)
-        );
-        assert!(
-            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 4)
-        );
+        let tth = algo::lookup("tth").unwrap();
+        // 48 hex digits: Tiger or TTH (both 24 bytes); 40: SHA-1, RIPEMD-160, BTIH or
+        // AICH; 32: MD4, MD5, MurmurHash3, XXH128, eD2k or imohash. Never guessed.
+        assert_eq!(resolve(&record(48, None), &none), Resolved::Ambiguous(vec![tiger, tth]));
+        let names = |hex_len| match resolve(&record(hex_len, None), &none) {
+            Resolved::Ambiguous(v) => v.iter().map(|a| a.name).collect::<Vec<_>>(),
+            other => panic!("{hex_len} hex digits: {other:?}"),
+        };
+        assert_eq!(names(40), ["sha1", "ripemd160", "btih", "aich"]);
+        assert_eq!(names(32), ["md4", "md5", "murmur3", "xxh128", "ed2k", "imohash"]);
+        // A tag decides where the length does not.
+        assert_eq!(resolve(&record(48, Some(tth)), &none), Resolved::Algo(tth));
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
         let named = AlgoHints { forced: None, from_name: Some(md5) };
         assert_eq!(resolve(&record(32, None), &named), Resolved::Algo(md5));

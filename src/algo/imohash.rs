@@ -143,13 +143,10 @@ pub(super) fn imohash() -> Box<dyn Hasher> {
     Box::new(Imohash { size: 0, state: State::Buffer(Vec::new()), pos: 0 })
 }
 
+/// algorithm.md's test message M(n): murmur3-128 of "A", "AA", ... (one hasher fed one
+/// 'A' at a time), each sum appended as spaolacci/murmur3 writes it, cut to n bytes.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// algorithm.md's test message M(n): murmur3-128 of "A", "AA", ... (one hasher fed
-    /// one 'A' at a time), each sum appended, cut to n bytes.
-    pub(crate) fn spec_message(n: usize) -> Vec<u8> {
+pub(super) fn spec_message(n: usize) -> Vec<u8> {
         let mut m = Murmur3::with_seed(0);
         let mut out = Vec::with_capacity(n + 16);
         while out.len() < n {
@@ -161,7 +158,11 @@ mod tests {
         }
         out.truncate(n);
         out
-    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn spec_message_matches_algorithm_md() {
