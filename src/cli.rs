@@ -257,7 +257,8 @@ pub struct HashArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// What the manifest is for: `tamper` notes (never blocks) when an algorithm is
-    /// broken for that use (md4, md5, sha1) or is a plain checksum (CRC, xxHash).
+    /// broken for that use (md4, md5, sha1) or is a plain checksum (CRC, xxHash); either
+    /// purpose notes a sampled algorithm (imohash), which reads only part of each file.
     #[arg(long = "for", value_name = "USE", value_enum)]
     pub purpose: Option<Purpose>,
     /// Never walk directories: a directory argument is an error ("Is a directory"), as

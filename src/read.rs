@@ -3,7 +3,7 @@
 //! whose size or mtime moved while it was read is reported as changed, never given a digest.
 //! This is the only module with `unsafe` (the memory map).
 
-use crate::algo::{Algorithm, Hasher};
+use crate::algo::{Algorithm, Hasher, Input, Strength};
 use crate::digest::Digest;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
@@ -102,6 +102,10 @@ pub enum ReadError {
     Symlink,
     /// The manifest being written (`-o` inside the tree): never listed in itself.
     OwnOutput,
+    /// A sampled algorithm (imohash) asked of an input whose size is unknown before
+    /// reading (standard input, a pipe): its samples are placed by the size. The
+    /// algorithm's name.
+    NeedsSize(&'static str),
 }
 
 impl ReadError {
@@ -113,6 +117,10 @@ impl ReadError {
             ReadError::NotRegular(kind) => format!("skipping {kind}"),
             ReadError::Symlink => "symbolic link not followed (use -L to follow)".into(),
             ReadError::OwnOutput => "the manifest being written".into(),
+            ReadError::NeedsSize(name) => format!(
+                "{name} samples a file at offsets set by its size, and a stream has no size \
+                 before it is read (hash a regular file, or pick another algorithm)"
+            ),
         }
     }
 
@@ -171,7 +179,12 @@ pub fn hash_path(
     serial: Option<&Mutex<()>>,
 ) -> Result<Hashed, ReadError> {
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
+    let sampled = algos.iter().find(|a| a.strength == Strength::Sampled);
     if mode == OpenMode::Stdin {
+        if let Some(a) = sampled {
+            return Err(ReadError::NeedsSize(a.name));
+        }
+        begin(&mut hashers, &Input { size: None, name: Input::STDIN_NAME });
         let stdin = io::stdin();
         let mut lock = stdin.lock();
         let size = read_into(&mut lock, &mut hashers, buf, opts.buffer_size, None, opts.progress)
@@ -187,15 +200,35 @@ pub fn hash_path(
     if ft.is_dir() {
         return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
     }
+    let path_bytes = path.as_os_str().as_encoded_bytes();
     if !ft.is_file() {
         if let OpenMode::Walked { .. } = mode {
             return Err(ReadError::NotRegular(kind_name(&ft)));
         }
+        if let Some(a) = sampled {
+            return Err(ReadError::NeedsSize(a.name));
+        }
         // A FIFO or device named by the user: read it as a stream, as coreutils does.
+        begin(&mut hashers, &Input::for_path(path_bytes, None));
         let mut f = &file;
         let size = read_into(&mut f, &mut hashers, buf, opts.buffer_size, None, opts.progress)
             .map_err(ReadError::Io)?;
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers), file_id: None });
+    }
+    begin(&mut hashers, &Input::for_path(path_bytes, Some(before.len())));
+    if sampled.is_some() && algos.iter().all(|a| a.strength == Strength::Sampled) {
+        // Only sampled algorithms: read their ranges, not the file.
+        let size = read_samples(&file, before.len(), &mut hashers, buf, opts.progress)?;
+        let after = file.metadata().map_err(ReadError::Io)?;
+        if mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
+            return Err(ReadError::Changed);
+        }
+        return Ok(Hashed {
+            size,
+            mtime_ns: Some(mtime_ns(&before)),
+            digests: finish(&hashers),
+            file_id: Some((before.dev(), before.ino())),
+        });
     }
     let len = before.len();
     // Map large files instead of copying them through a buffer: from `mmap_threshold` for
@@ -311,6 +344,48 @@ fn feed(hashers: &mut [Box<dyn Hasher>], chunk: &[u8], progress: Option<&AtomicU
             h.update_parallel(chunk);
         }
     }
+}
+
+/// Tells every hasher about the input (a no-op call for all but BTIH and imohash).
+fn begin(hashers: &mut [Box<dyn Hasher>], input: &Input) {
+    for h in hashers.iter_mut() {
+        h.begin(input);
+    }
+}
+
+/// Reads only the byte ranges the (sampled) hashers ask for, with `pread`, and hands each
+/// to them at its offset. Returns the file's size as the hashers were told it: the bytes
+/// between the samples are never read (the stat before and after the read still catch a
+/// change of size or mtime). A range past the end (the file shrank) is a changed file.
+fn read_samples(
+    file: &File,
+    size: u64,
+    hashers: &mut [Box<dyn Hasher>],
+    buf: &mut Vec<u8>,
+    progress: Option<&AtomicU64>,
+) -> Result<u64, ReadError> {
+    use std::os::unix::fs::FileExt;
+    for h in hashers.iter_mut() {
+        let ranges = h.sample_ranges().unwrap_or_else(|| vec![0..size]);
+        for r in ranges {
+            let len = (r.end - r.start) as usize;
+            if buf.len() < len {
+                buf.resize(len, 0);
+            }
+            match file.read_exact_at(&mut buf[..len], r.start) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Err(ReadError::Changed);
+                }
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+            if let Some(p) = progress {
+                p.fetch_add(len as u64, Ordering::Relaxed);
+            }
+            h.update_at(r.start, &buf[..len]);
+        }
+    }
+    Ok(size)
 }
 
 fn finish(hashers: &[Box<dyn Hasher>]) -> Vec<Digest> {

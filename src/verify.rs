@@ -140,15 +140,19 @@ mod tests {
         let sha1 = algo::lookup("sha1").unwrap();
         let none = AlgoHints::default();
         let tiger = algo::lookup("tiger").unwrap();
+        let tth = algo::lookup("tth").unwrap();
+        // TTH is written in base32, so 48 hex digits are Tiger's alone.
         assert_eq!(resolve(&record(48, None), &none), sum(tiger), "unique length");
-        // 40 hex digits: SHA-1, RIPEMD-160 or HAS-160; 32: MD4, MD5, Snefru-128,
-        // MurmurHash3 or XXH128. Never guessed.
-        assert!(
-            matches!(resolve(&record(40, None), &none), Resolved::Ambiguous(v) if v.len() == 3)
-        );
-        assert!(
-            matches!(resolve(&record(32, None), &none), Resolved::Ambiguous(v) if v.len() == 5)
-        );
+        // 40 hex digits: SHA-1, RIPEMD-160, HAS-160 or BTIH (AICH is base32); 32: MD4, MD5,
+        // Snefru-128, MurmurHash3, XXH128, eD2k or imohash. Never guessed.
+        let names = |hex_len| match resolve(&record(hex_len, None), &none) {
+            Resolved::Ambiguous(v) => v.iter().map(|a| a.name).collect::<Vec<_>>(),
+            other => panic!("{hex_len} hex digits: {other:?}"),
+        };
+        assert_eq!(names(40), ["sha1", "ripemd160", "has160", "btih"]);
+        assert_eq!(names(32), ["md4", "md5", "snefru128", "murmur3", "xxh128", "ed2k", "imohash"]);
+        // A tag decides where the length does not; a tagged TTH may be written in hex.
+        assert_eq!(resolve(&record(48, Some(tth)), &none), sum(tth));
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
         let named = AlgoHints { forced: None, from_name: Some(md5) };
         assert_eq!(resolve(&record(32, None), &named), sum(md5));

@@ -33,20 +33,32 @@ fn ambiguous_length_asks_for_an_algorithm() {
 }
 
 #[test]
-fn algorithm_from_extension_or_unique_length() {
+fn algorithm_from_extension_or_tag() {
     let d = tempdir();
     write(d.path(), "f", b"x");
     write(d.path(), "m.b3", line("blake3", b"x", "f").as_bytes());
     write(d.path(), "SHA512SUMS", line("sha512", b"x", "f").as_bytes());
-    // Tiger is the one algorithm with 24-byte digests.
-    write(d.path(), "list", line("tiger", b"x", "f").as_bytes());
+    // Tiger shares its 24 bytes with TTH, but TTH is written in base32 (as rhash does): 48
+    // hex digits are Tiger's, 39 base32 characters TTH's.
+    let tth = lookup("tth").unwrap().digest(b"x").to_base32().to_lowercase();
+    let bare = format!("{}{tth}  f\n", line("tiger", b"x", "f"));
+    write(d.path(), "bare", bare.as_bytes());
+    let out = run(d.path(), ["check", "bare"]);
+    assert_eq!(text(&out.stdout), "f: OK\nf: OK\n", "{}", text(&out.stderr));
+    let tagged = format!("TIGER (f) = {}\n", lookup("tiger").unwrap().digest(b"x"));
+    write(d.path(), "list", tagged.as_bytes());
     let out = run(d.path(), ["check", "m.b3", "SHA512SUMS", "list"]);
     assert_eq!(text(&out.stdout), "f: OK\nf: OK\nf: OK\n", "{}", text(&out.stderr));
     assert!(out.status.success());
-    // SHA-1, RIPEMD-160 and HAS-160 share 20 bytes: a bare SHA-1 list needs its name or -a.
+    // SHA-1, RIPEMD-160, HAS-160 and BTIH share 40 hex digits: a bare SHA-1 list needs its
+    // name or -a.
     write(d.path(), "list", line("sha1", b"x", "f").as_bytes());
     let out = run(d.path(), ["check", "list"]);
-    assert!(text(&out.stderr).contains("fits sha1, ripemd160, has160: "), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("fits sha1, ripemd160, has160, btih: "),
+        "{}",
+        text(&out.stderr)
+    );
     write(d.path(), "list.sha1", line("sha1", b"x", "f").as_bytes());
     assert!(run(d.path(), ["check", "list.sha1"]).status.success());
 }

@@ -6,7 +6,8 @@
 //!
 //! Peers: GNU coreutils (md5sum, sha*sum, b2sum), rhash (crc32, crc32c, sha3-256,
 //! sha3-512, blake2s, blake2b, the hand-written has160, edonr256/512, snefru128/256,
-//! SFV), xxhsum (xxh64, xxh3, xxh128), b3sum (blake3),
+//! SFV, and TTH, BTIH, AICH, ED2K at their chunk, part, block and piece boundaries),
+//! xxhsum (xxh64, xxh3, xxh128), b3sum (blake3),
 //! cksfv (SFV).
 
 use crate::util;
@@ -876,4 +877,114 @@ fn permission_denied_like_sha256sum() {
         out.contains("  T/a-ok\n") && out.contains("  T/d-ok\n"),
         "the readable files are still hashed:\n{out}"
     );
+}
+
+// ------------------------------------------------------------------ rhash: TTH, BTIH, AICH, ED2K
+
+/// Parses `TAG (name) = digest` lines (any run of spaces after the tag) into
+/// (tag, name) -> lowercase digest.
+fn parse_tagged(out: &[u8]) -> BTreeMap<(String, String), String> {
+    let mut map = BTreeMap::new();
+    for line in text(out).lines().filter(|l| !l.is_empty()) {
+        let (Some(open), Some(eq)) = (line.find(" ("), line.rfind(") = ")) else {
+            panic!("unparsable tagged line {line:?}");
+        };
+        let tag = line[..open].trim().to_string();
+        map.insert((tag, line[open + 2..eq].to_string()), line[eq + 4..].to_ascii_lowercase());
+    }
+    map
+}
+
+/// The file-structured algorithms at the sizes where their structure changes: eD2k
+/// chunks and AICH parts (9,728,000 bytes), AICH blocks (184,320), TTH leaves (1024),
+/// BTIH's piece length (16 KiB below 16 MiB, 32 KiB from it), plus the random tree.
+/// rhash prints TTH and AICH in base32 (lowercase), and so does fixity.
+#[test]
+fn rhash_tth_btih_aich_ed2k_at_boundaries() {
+    if !need("rhash") {
+        return;
+    }
+    for tag in ["TTH", "BTIH", "AICH", "ED2K"] {
+        if !rhash_has(tag) {
+            util::skip(&format!("rhash {tag}"), "this rhash does not support it");
+            return;
+        }
+    }
+    let dir = util::tempdir();
+    let mut files = random_tree(dir.path(), false);
+    const PART: u64 = 9_728_000;
+    const BLOCK: u64 = 184_320;
+    let sizes = [
+        0,
+        1,
+        1023,
+        1024,
+        1025,
+        3 * 1024,
+        BLOCK - 1,
+        BLOCK,
+        BLOCK + 1,
+        PART - 1,
+        PART,
+        PART + 1,
+        2 * PART,
+        3 * PART + BLOCK + 1,
+        (16 << 20) - 1,
+        16 << 20,
+    ];
+    std::fs::create_dir(dir.path().join("B")).unwrap();
+    let mut rng = Rng(seed() ^ 0xb0b);
+    let mut data = vec![0u8; (3 * PART + BLOCK + 1) as usize];
+    rng.fill(&mut data);
+    for size in sizes {
+        let rel = format!("B/b-{size}");
+        std::fs::write(dir.path().join(&rel), &data[..size as usize]).unwrap();
+        files.push(rel);
+    }
+    let mut args = vec!["--bsd", "--tth", "--btih", "--aich", "--ed2k", "--"];
+    args.extend(files.iter().map(String::as_str));
+    let peer = parse_tagged(&tool_ok(dir.path(), "rhash", &args));
+    assert_eq!(peer.len(), 4 * files.len(), "rhash printed {} lines", peer.len());
+    let ours =
+        parse_tagged(&fixity_ok(dir.path(), &["hash", "-a", "tth,btih,aich,ed2k", "R", "B"]));
+    let mut problems = Vec::new();
+    for (key, d) in &peer {
+        match ours.get(key) {
+            Some(o) if o == d => {}
+            Some(o) => problems.push(format!("  {key:?}: rhash {d}, fixity {o}")),
+            None => problems.push(format!("  {key:?}: rhash {d}, fixity printed no line")),
+        }
+    }
+    assert_eq!(ours.len(), peer.len(), "line counts differ");
+    assert!(problems.is_empty(), "fixity vs rhash (seed {}):\n{}", seed(), problems.join("\n"));
+}
+
+/// Standard input: rhash names it `(stdin)` with length 0 in the BTIH info dictionary.
+#[test]
+fn rhash_btih_of_stdin() {
+    if !need("rhash") {
+        return;
+    }
+    let dir = util::tempdir();
+    let mut data = vec![0u8; 100_000];
+    Rng(seed() | 1).fill(&mut data);
+    let peer = Command::new("rhash")
+        .args(["--bsd", "--btih", "--ed2k", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(&data)?;
+            c.wait_with_output()
+        })
+        .expect("run rhash");
+    let peer = parse_tagged(&peer.stdout);
+    let peer: Vec<&String> = peer.values().collect();
+    let out = util::run_stdin(dir.path(), ["hash", "-a", "btih,ed2k", "-"], &data);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ours = parse_tagged(&out.stdout);
+    let ours: Vec<&String> = ours.values().collect();
+    // Both sorted by (tag, name): BTIH, ED2K (the names differ: `(stdin)` and `-`).
+    assert_eq!(ours, peer);
 }

@@ -301,3 +301,117 @@ fn algorithms_lists_strength_and_measured_speed() {
     assert!(json["mb_per_s_one_thread"].as_f64().unwrap() > 0.0);
     assert!(json["speed_class"].is_string());
 }
+
+/// imohash of a file whose three 16 KiB samples are `samples` and whose size is `size`,
+/// built from algorithm.md independently of fixity's imohash code: MurmurHash3 x64-128
+/// of the samples (each 8-byte half big-endian, as Go's murmur3 writes them), its first
+/// bytes replaced by the size as a uvarint.
+fn imohash_of_samples(samples: &[u8], size: u64) -> String {
+    let m = lookup("murmur3").unwrap().digest(samples);
+    let mut out: Vec<u8> = m.as_bytes().chunks(8).flat_map(|h| h.iter().rev().copied()).collect();
+    let (mut v, mut i) = (size, 0);
+    while v >= 0x80 {
+        out[i] = v as u8 | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    out[i] = v as u8;
+    out.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn poke(path: &std::path::Path, offset: u64, byte: u8) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(&[byte], offset).unwrap();
+}
+
+/// Alone, imohash reads only its samples: a 20 GiB sparse file hashes at once (reading it
+/// whole would take minutes), a byte changed inside a sample changes the digest, one
+/// changed between the samples does not.
+#[test]
+fn imohash_reads_only_samples_of_a_large_sparse_file() {
+    let d = tempdir();
+    let p = d.path().join("big");
+    let len: u64 = 20 << 30;
+    std::fs::File::create(&p).unwrap().set_len(len).unwrap();
+    let digest = || {
+        let out = run(d.path(), ["hash", "-a", "imohash", "big"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let line = text(&out.stdout);
+        line.split_whitespace().next().unwrap().to_string()
+    };
+    let mut samples = vec![0u8; 3 * 16384];
+    assert_eq!(digest(), imohash_of_samples(&samples, len), "all zeros");
+    // Between the samples: unseen (that is what "not a content hash" means).
+    poke(&p, 5 << 30, 0xff);
+    poke(&p, len / 2 - 1, 0xff);
+    poke(&p, len - 16385, 0xff);
+    assert_eq!(digest(), imohash_of_samples(&samples, len), "outside the samples");
+    // Inside the middle sample, at len / 2 + 5.
+    poke(&p, len / 2 + 5, 0x42);
+    samples[16384 + 5] = 0x42;
+    let changed = digest();
+    assert_eq!(changed, imohash_of_samples(&samples, len), "inside the middle sample");
+    assert_ne!(changed, imohash_of_samples(&vec![0u8; 3 * 16384], len));
+    // Inside the last sample.
+    poke(&p, len - 1, 0x01);
+    samples[3 * 16384 - 1] = 0x01;
+    assert_eq!(digest(), imohash_of_samples(&samples, len), "inside the last sample");
+}
+
+/// With another algorithm the file is streamed once and imohash keeps its windows from
+/// the stream: the same digest as the sample-only read.
+#[test]
+fn imohash_streamed_with_others_matches_sampled_read() {
+    let d = tempdir();
+    let data: Vec<u8> =
+        (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    write(d.path(), "f", &data);
+    write(d.path(), "small", &data[..100_000]);
+    let alone = run(d.path(), ["hash", "-a", "imohash", "f", "small"]);
+    assert!(alone.status.success(), "{}", text(&alone.stderr));
+    let both = run(d.path(), ["hash", "-a", "md5,imohash", "f", "small"]);
+    assert!(both.status.success(), "{}", text(&both.stderr));
+    let imo_lines: Vec<String> = text(&both.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("IMOHASH (").map(|r| r.to_string()))
+        .collect();
+    let want: Vec<String> = text(&alone.stdout)
+        .lines()
+        .map(|l| {
+            let (digest, name) = l.split_once("  ").unwrap();
+            format!("{name}) = {digest}")
+        })
+        .collect();
+    assert_eq!(imo_lines, want);
+    let mid = data.len() / 2;
+    let mut samples = data[..16384].to_vec();
+    samples.extend_from_slice(&data[mid..mid + 16384]);
+    samples.extend_from_slice(&data[data.len() - 16384..]);
+    assert!(want[0].ends_with(&imohash_of_samples(&samples, data.len() as u64)), "{want:?}");
+}
+
+/// Standard input has no size to place the samples by: a clear error, nothing printed.
+#[test]
+fn imohash_of_stdin_is_refused_with_the_cause() {
+    let d = tempdir();
+    let out = run_stdin(d.path(), ["hash", "-a", "imohash", "-"], b"some data");
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("imohash samples a file at offsets set by its size"), "{err}");
+    let out = run_stdin(d.path(), ["hash", "-a", "sha256,imohash"], b"some data");
+    assert!(!out.status.success(), "also when combined with others");
+}
+
+#[test]
+fn a_sampled_algorithm_gets_a_note_for_any_purpose() {
+    let d = tempdir();
+    write(d.path(), "f", b"x");
+    for purpose in ["tamper", "corruption"] {
+        let out = run(d.path(), ["hash", "--for", purpose, "-a", "imohash", "f"]);
+        assert!(out.status.success());
+        let err = text(&out.stderr);
+        assert!(err.contains("note: imohash is sampled, not a content hash"), "{err}");
+    }
+}

@@ -4,19 +4,71 @@
 //! make a hasher) is a field of its row here; adding an algorithm is one adapter in
 //! `impls.rs` plus one row.
 
+mod aich;
 mod block;
+mod btih;
+mod ed2k;
 mod edonr;
 mod has160;
+mod imohash;
 mod impls;
 mod murmur3;
 mod snefru;
 mod sum;
+mod tth;
 
 use crate::digest::{Digest, Encoding};
 use std::fmt;
+use std::ops::Range;
+
+/// What is known about an input before it is read, for the algorithms whose result
+/// depends on it (BTIH hashes the file's name and size into its info dictionary; imohash
+/// picks its samples by the size). See [`Hasher::begin`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Input<'a> {
+    /// The size in bytes, when known before reading (a regular file's `fstat`); `None`
+    /// for standard input and pipes.
+    pub size: Option<u64>,
+    /// The base name, as rhash takes it from the path: the bytes after the last `/` or
+    /// `\`; `(stdin)` for standard input.
+    pub name: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    /// The name rhash gives standard input.
+    pub const STDIN_NAME: &'static [u8] = b"(stdin)";
+
+    /// The input for the file at `path` (as given, in bytes) of `size` bytes.
+    pub fn for_path(path: &'a [u8], size: Option<u64>) -> Input<'a> {
+        let start = path.iter().rposition(|&b| b == b'/' || b == b'\\').map_or(0, |i| i + 1);
+        Input { size, name: &path[start..] }
+    }
+}
 
 /// A running hash computation.
 pub trait Hasher: Send {
+    /// Tells the hasher about the input before its first byte. Most algorithms ignore it
+    /// (the default); BTIH and imohash need it. Without it, BTIH hashes as librhash does
+    /// for a message with no file entry, and imohash keeps everything it is fed (the
+    /// reference's hash of an in-memory slice).
+    fn begin(&mut self, _input: &Input) {}
+
+    /// For a sampled algorithm told the size by [`Hasher::begin`]: the byte ranges of the
+    /// input it looks at, in order; a reader may read just those and hand them over with
+    /// [`Hasher::update_at`]. `None` (the default): every byte, in order, through
+    /// [`Hasher::update`].
+    fn sample_ranges(&self) -> Option<Vec<Range<u64>>> {
+        None
+    }
+
+    /// Feeds `data` found at byte `offset` of the input (for sampled algorithms, which
+    /// skip what lies between their ranges). The default, for algorithms that read every
+    /// byte, is [`Hasher::update`]: the caller feeds contiguous data.
+    fn update_at(&mut self, offset: u64, data: &[u8]) {
+        let _ = offset;
+        self.update(data);
+    }
+
     /// Feeds more input.
     fn update(&mut self, data: &[u8]);
 
@@ -40,6 +92,9 @@ pub enum Strength {
     Broken,
     /// A fast checksum for accidental corruption only (CRCs, xxHash).
     Checksum,
+    /// Reads only samples of a large file (imohash): a quick change detector, not a
+    /// content hash; a change outside the samples that keeps the size goes unseen.
+    Sampled,
 }
 
 impl Strength {
@@ -49,6 +104,7 @@ impl Strength {
             Strength::Cryptographic => "cryptographic",
             Strength::Broken => "broken-for-tamper",
             Strength::Checksum => "non-cryptographic checksum",
+            Strength::Sampled => "sampled, not a content hash",
         }
     }
 }
@@ -70,7 +126,8 @@ pub struct Algorithm {
     pub strength: Strength,
     /// Whether the algorithm can use several threads on one input.
     pub multithreaded: bool,
-    /// How its digests are written by default (rhash writes TTH and AICH in base32).
+    /// How the reference tool prints the digest (hex for most; base32 for rhash's TTH
+    /// and AICH).
     pub encoding: Encoding,
     new: fn() -> Box<dyn Hasher>,
 }
@@ -118,7 +175,13 @@ macro_rules! algo {
     ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr) => {
         algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, false)
     };
+    ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, encoding = $enc:ident) => {
+        algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, false, $enc)
+    };
     ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr) => {
+        algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, $mt, Hex)
+    };
+    ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr, $enc:ident) => {
         Algorithm {
             name: $name,
             aliases: &[$($alias),*],
@@ -127,7 +190,7 @@ macro_rules! algo {
             extensions: &[$($ext),*],
             strength: Strength::$strength,
             multithreaded: $mt,
-            encoding: Encoding::Hex,
+            encoding: Encoding::$enc,
             new: $new,
         }
     };
@@ -357,6 +420,20 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["xxh128", "xxh3_128"],
         impls::xxh128
     ),
+    algo!(
+        "tth",
+        "TTH",
+        24,
+        Cryptographic,
+        ["tigertree", "tigertreehash"],
+        ["tth"],
+        tth::tth,
+        encoding = Base32
+    ),
+    algo!("btih", "BTIH", 20, Broken, ["bittorrent", "infohash"], ["btih"], btih::btih),
+    algo!("aich", "AICH", 20, Broken, ["emuleaich"], ["aich"], aich::aich, encoding = Base32),
+    algo!("ed2k", "ED2K", 16, Broken, ["edonkey", "emule", "ed2khash"], ["ed2k"], ed2k::ed2k),
+    algo!("imohash", "IMOHASH", 16, Sampled, ["imo", "imosum"], ["imo"], imohash::imohash),
 ];
 
 /// Folds a user-typed algorithm name to the registry's spelling: lowercase, with `-`,

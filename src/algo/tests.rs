@@ -31,6 +31,8 @@ enum Input {
     Ascending(usize),
     /// `n-1, ..., 1, 0` (RFC 3720 B.4 "decrementing").
     Descending(usize),
+    /// imohash's algorithm.md test message M(n).
+    ImoSpec(usize),
 }
 
 impl Input {
@@ -42,6 +44,7 @@ impl Input {
             Input::XxhSanity(n) => xxh_sanity_buffer(n),
             Input::Ascending(n) => (0..n).map(|i| i as u8).collect(),
             Input::Descending(n) => (0..n).rev().map(|i| i as u8).collect(),
+            Input::ImoSpec(n) => super::imohash::spec_message(n),
         }
     }
 }
@@ -80,6 +83,10 @@ const M896: Input = Input::Bytes(
     b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
 );
 const MILLION_A: Input = Input::Repeat(b'a', 1_000_000);
+/// One eD2k chunk / AICH part of 'a' (9,728,000 bytes).
+const ED2K_PART_A: Input = Input::Repeat(b'a', 9_728_000);
+/// Two eD2k chunks and one byte of 'a'.
+const TWO_PARTS_1_A: Input = Input::Repeat(b'a', 2 * 9_728_000 + 1);
 /// NIST's SHA-3 example "1600-bit message": 200 bytes of 0xA3.
 const A3_X200: Input = Input::Repeat(0xa3, 200);
 
@@ -406,6 +413,62 @@ static KATS: &[Kat] = &[
     kat("xxh128", "xxhsum: \"abc\"", ABC, "06b05ab6733a618578af5f94892f3950"),
     kat("xxh128", "xxhsum: \"123456789\"", CHECK, "33119477ede5dcd5e9716427681d5860"),
     kat("xxh128", "xxhsum: 1,000,000 x 'a'", MILLION_A, "a545df8e384a9579b1fd6fae5285c4eb"),
+    // --- TTH (Tiger tree, base32 as rhash and DC++ print it). librhash test_hashes.c
+    // ("verified by strong dc++"); the long ones are rhash 1.4.3 `--tth` output ("tool").
+    kat("tth", "librhash: empty", EMPTY, "LWPNACQDBZRYXW3VHJVCJ64QBZNGHOHHHZWCLNQ"),
+    kat("tth", "librhash: \"a\"", A, "CZQUWH3IYXBF5L3BGYUGZHASSMXU647IP2IKE4Y"),
+    kat("tth", "librhash: \"abc\"", ABC, "ASD4UJSEH5M47PDYB46KBTSQTSGDKLBHYXOMUIA"),
+    kat("tth", "librhash: \"message digest\"", MESSAGE_DIGEST, "YM432MSOX5QILIH2L4TNO62E3O35WYGWSBSJOBA"),
+    kat("tth", "librhash: alphabet", ALPHABET, "LMHNA2VYO465P2RDOGTR2CL6XKHZNI2X4CCUY5Y"),
+    kat("tth", "librhash: fox", FOX, "WLM2MITXFTCQXEOYO3M4EL5APES353NQLI66ORY"),
+    kat("tth", "librhash: 80 digits", DIGITS80, "NBKCANQ2ODNTSV4C7YJFF3JRAV7LKTFIPHQNBJY"),
+    kat("tth", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "KEPTIGT4CQKF7S5EUVNJZSXXIPNMB3XSOAAQS4Y"),
+    kat("tth", "tool (rhash): 9,728,000 x 'a'", ED2K_PART_A, "PLMNXLFOMHFJIGB5LZXH7XLQWFVIPP7KJEG3CYI"),
+    // --- BTIH of a single-file torrent of a file named kat.bin (the name and size are
+    // given through `begin`, see run_kats). No standard publishes these: rhash 1.4.3
+    // `--btih kat.bin` output ("tool"). 16 MiB is the first size with 32 KiB pieces.
+    kat("btih", "tool (rhash): empty", EMPTY, "8b80cef5ebe0307c4bc2154251c4557c30575863"),
+    kat("btih", "tool (rhash): \"a\"", A, "811d31d1bfd3bae803e3ed9eaf79e61bb8438de4"),
+    kat("btih", "tool (rhash): \"abc\"", ABC, "eac145716f9bc4293b5d1df271e254f753854193"),
+    kat("btih", "tool (rhash): \"message digest\"", MESSAGE_DIGEST, "c08e5429436c4fb07bf002385e3284d386250a5c"),
+    kat("btih", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "ca06b17b996540ed5d9836c24bb2a64810fdb199"),
+    kat("btih", "tool (rhash): 16 MiB x 'a'", Input::Repeat(b'a', 16 << 20), "b1dd58404c00e783d616c1270745c3e2feb6b5c3"),
+    // --- AICH (eMule, base32). librhash test_hashes.c; the long ones rhash `--aich`.
+    kat("aich", "librhash: empty", EMPTY, "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+    kat("aich", "librhash: \"a\"", A, "Q336IN72UWT7ZYK5DXOLT2XK5I3XMZ5Y"),
+    kat("aich", "librhash: \"abc\"", ABC, "VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"),
+    kat("aich", "librhash: \"message digest\"", MESSAGE_DIGEST, "YERFFTW2RPUJSTK7UAUQURZDDQORNKXD"),
+    kat("aich", "librhash: alphabet", ALPHABET, "GLIQY64M7FSXBSQEZY37FIM5QQSA2OUJ"),
+    kat("aich", "librhash: fox", FOX, "F7KODRT2FUUPZ3MET3Q3W5XHHENZH2YS"),
+    kat("aich", "librhash: 80 digits", DIGITS80, "KCV7K4DKCUEZBIELFRPKID5A4WCVKRZS"),
+    kat("aich", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "KSYPATEV3KP26FJYUEEBCPL5LQJ5FGUK"),
+    kat("aich", "tool (rhash): 9,728,000 x 'a' (one whole part)", ED2K_PART_A, "XL4I3SCXJXBJPZMEPZYKYKCYRVUG4YIG"),
+    kat("aich", "tool (rhash): 19,456,001 x 'a' (two parts and a byte)", TWO_PARTS_1_A, "WIVFZ32SYNSWUCKZYFSVYNGOK6CU2XI2"),
+    // --- eD2k. Below one chunk it is MD4 (librhash: "for short messages ed2k test
+    // vectors coincide with md4"); the chunked ones are rhash `--ed2k` output.
+    kat("ed2k", "librhash: empty", EMPTY, "31d6cfe0d16ae931b73c59d7e0c089c0"),
+    kat("ed2k", "librhash: \"a\"", A, "bde52cb31de33e46245e05fbdbd6fb24"),
+    kat("ed2k", "librhash: \"abc\"", ABC, "a448017aaf21d8525fc10ae87aa6729d"),
+    kat("ed2k", "librhash: \"message digest\"", MESSAGE_DIGEST, "d9130a8164549fe818874806e1c7014b"),
+    kat("ed2k", "tool (rhash): 1,000,000 x 'a'", MILLION_A, "bbce80cc6bb65e5c6745e30d4eeca9a4"),
+    kat("ed2k", "tool (rhash): 9,728,000 x 'a' (exactly one chunk)", ED2K_PART_A, "ee15063dd1e9c5bd5c0e4205c0b8e698"),
+    kat("ed2k", "tool (rhash): 19,456,001 x 'a'", TWO_PARTS_1_A, "a5f2076221e438843f1dfa874cb24bd0"),
+    // --- imohash. kalafut/imohash algorithm.md and spec_test.go (s = 16384,
+    // t = 131072) over its M(n) message; the others from an independent Python version
+    // of algorithm.md (pure-Python MurmurHash3) that reproduces those vectors ("tool").
+    kat("imohash", "algorithm.md: M(0)", Input::ImoSpec(0), "00000000000000000000000000000000"),
+    kat("imohash", "algorithm.md: M(1)", Input::ImoSpec(1), "016ac6dd306a3e594e711127c5b5a8e4"),
+    kat("imohash", "algorithm.md: M(127)", Input::ImoSpec(127), "7f0e0eaa0a415e2878303214a087fbab"),
+    kat("imohash", "algorithm.md: M(128)", Input::ImoSpec(128), "80017902d85ab752459758292a217ed8"),
+    kat("imohash", "algorithm.md: M(4095)", Input::ImoSpec(4095), "ff1fc7e3b9890469ee676df99f6ac7b7"),
+    kat("imohash", "algorithm.md: M(4096)", Input::ImoSpec(4096), "80203d4ea589349dcdf63511a8d49d4a"),
+    kat("imohash", "algorithm.md: M(131072)", Input::ImoSpec(131072), "808008ed886018d5cd37a9b35bbae286"),
+    kat("imohash", "algorithm.md: M(500000)", Input::ImoSpec(500000), "a0c21ea46738cf366d496962000a45f7"),
+    kat("imohash", "tool (python): empty", EMPTY, "00000000000000000000000000000000"),
+    kat("imohash", "tool (python): \"a\"", A, "01555565f6597889e6b53a48510e895a"),
+    kat("imohash", "tool (python): \"abc\"", ABC, "03963f3f3fad78673ba2744126ca2d52"),
+    kat("imohash", "tool (python): \"message digest\"", MESSAGE_DIGEST, "0e5d2c2d76147dfcf622b02a12bc6f39"),
+    kat("imohash", "tool (python): 1,000,000 x 'a'", MILLION_A, "c0843d2cbd589f335801225a193cb5cd"),
 ];
 
 /// Looks `name` up and insists it is the canonical name of its row.
@@ -415,10 +478,20 @@ fn algo(name: &str) -> &'static Algorithm {
     a
 }
 
+/// The file name known-answer inputs are hashed under (BTIH puts it in the digest).
+const KAT_NAME: &[u8] = b"kat.bin";
+
+/// A hasher told the input's size and name, as the file reader tells it.
+fn begun(a: &Algorithm, len: usize) -> Box<dyn Hasher> {
+    let mut h = a.hasher();
+    h.begin(&super::Input { size: Some(len as u64), name: KAT_NAME });
+    h
+}
+
 /// Hashes `data` through the streaming interface, in chunks of 1, 2, 3, ... 97
 /// bytes (cycling), so a known answer is also checked through many `update` calls.
 fn digest_cycling_chunks(a: &Algorithm, data: &[u8]) -> Digest {
-    let mut h = a.hasher();
+    let mut h = begun(a, data.len());
     let mut pos = 0;
     let mut step = 1;
     while pos < data.len() {
@@ -431,26 +504,39 @@ fn digest_cycling_chunks(a: &Algorithm, data: &[u8]) -> Digest {
 }
 
 /// Checks every known answer of one algorithm, one-shot and streamed, reporting
-/// every mismatch at once.
+/// every mismatch at once. Vectors are written in the algorithm's own encoding (hex, or
+/// base32 for TTH and AICH, as rhash prints them).
 fn run_kats(name: &str) {
     let a = algo(name);
     let rows: Vec<&Kat> = KATS.iter().filter(|k| k.algo == name).collect();
     assert!(!rows.is_empty(), "no known answers for {name}");
     let mut failures = Vec::new();
     for k in rows {
-        assert_eq!(k.hex.len(), a.hex_len(), "{name}: vector '{}' has the wrong length", k.what);
-        let data = k.input.bytes();
-        let one_shot = a.digest(&data).to_hex();
-        if one_shot != k.hex {
-            failures.push(format!("{name} [{}]: got {one_shot}, want {}", k.what, k.hex));
+        let want = match a.encoding {
+            Encoding::Base32 => Digest::from_base32(k.hex.as_bytes()),
+            _ => Digest::from_hex(k.hex.as_bytes()),
         }
-        let streamed = digest_cycling_chunks(a, &data).to_hex();
+        .unwrap_or_else(|| panic!("{name}: vector '{}' does not parse", k.what));
+        assert_eq!(
+            want.as_bytes().len(),
+            a.len,
+            "{name}: vector '{}' has the wrong length",
+            k.what
+        );
+        let data = k.input.bytes();
+        let mut h = begun(a, data.len());
+        h.update(&data);
+        let one_shot = h.finish();
+        if one_shot.encode(a.encoding) != k.hex {
+            let got = one_shot.encode(a.encoding);
+            failures.push(format!("{name} [{}]: got {got}, want {}", k.what, k.hex));
+        }
+        let streamed = digest_cycling_chunks(a, &data).encode(a.encoding);
         if streamed != k.hex {
             failures.push(format!("{name} [{}] streamed: got {streamed}, want {}", k.what, k.hex));
         }
         // The parsed form compares equal too, as `check` compares it.
-        let want = Digest::from_hex(k.hex.as_bytes()).expect("vector is valid hex");
-        if !a.digest(&data).ct_eq(&want) {
+        if !one_shot.ct_eq(&want) {
             failures.push(format!("{name} [{}]: ct_eq with the parsed vector failed", k.what));
         }
     }
@@ -671,6 +757,11 @@ per_algorithm! {
     xxh64 => "xxh64",
     xxh3 => "xxh3",
     xxh128 => "xxh128",
+    tth => "tth",
+    btih => "btih",
+    aich => "aich",
+    ed2k => "ed2k",
+    imohash => "imohash",
 }
 
 // ---------------------------------------------------------------------------
@@ -739,9 +830,9 @@ fn every_row_produces_digests_of_its_declared_length() {
         ]
     );
     let len20: Vec<&str> = by_len(20).map(|a| a.name).collect();
-    assert_eq!(len20, ["sha1", "ripemd160", "has160"]);
+    assert_eq!(len20, ["sha1", "ripemd160", "has160", "btih", "aich"]);
     let len16: Vec<&str> = by_len(16).map(|a| a.name).collect();
-    assert_eq!(len16, ["md4", "md5", "snefru128", "murmur3", "xxh128"]);
+    assert_eq!(len16, ["md4", "md5", "snefru128", "murmur3", "xxh128", "ed2k", "imohash"]);
     assert_eq!(by_len(3).count(), 0);
 }
 
@@ -934,4 +1025,93 @@ fn parse_list_accepts_known_names_and_rejects_unknown_ones() {
 fn default_algorithm_is_blake3() {
     assert_eq!(default_algorithm().name, "blake3");
     assert!(default_algorithm().multithreaded);
+}
+
+// ---------------------------------------------------------------------------
+// Algorithms told the input first (BTIH, imohash)
+// ---------------------------------------------------------------------------
+
+/// Any split of the input gives the digest of one update for the hashers that were told
+/// the size and name first, across BTIH's piece and imohash's sample boundaries.
+#[test]
+fn chunkings_agree_after_begin() {
+    let mut rng = Rng(0xbe91);
+    for name in ["btih", "imohash"] {
+        let a = algo(name);
+        for len in [0usize, 1, 16383, 16384, 16385, 131071, 131072, 131073, (1 << 20) + 3] {
+            let data = test_data(len);
+            let mut h = begun(a, len);
+            h.update(&data);
+            let want = h.finish();
+            for round in 0..3 {
+                let split = random_split(len, &mut rng);
+                let mut h = begun(a, len);
+                let mut pos = 0;
+                for n in split {
+                    if round == 1 {
+                        h.update_parallel(&data[pos..pos + n]);
+                    } else {
+                        h.update(&data[pos..pos + n]);
+                    }
+                    pos += n;
+                }
+                assert_eq!(h.finish(), want, "{name}, {len} bytes, random split #{round}");
+            }
+        }
+    }
+}
+
+/// rhash names standard input `(stdin)` and gives it length 0 (its size is unknown):
+/// `printf abc | rhash --btih -` prints 132697ca21056dcd3fb232553dc876a6be328210 (tool).
+#[test]
+fn btih_of_stdin_as_rhash_computes_it() {
+    let mut h = algo("btih").hasher();
+    h.begin(&super::Input { size: None, name: super::Input::STDIN_NAME });
+    h.update(b"abc");
+    assert_eq!(h.finish().to_hex(), "132697ca21056dcd3fb232553dc876a6be328210");
+}
+
+/// Without `begin`, BTIH has no file entry: SHA-1 of `d12:piece lengthi16384e6:pieces20:`
+/// + SHA-1("abc") + `e`, worked out here by hand from BEP 3's bencoding.
+#[test]
+fn btih_without_a_file_entry() {
+    let mut info = b"d12:piece lengthi16384e6:pieces20:".to_vec();
+    info.extend_from_slice(algo("sha1").digest(b"abc").as_bytes());
+    info.push(b'e');
+    assert_eq!(algo("btih").digest(b"abc"), algo("sha1").digest(&info));
+}
+
+/// The sampled hasher looks only at its windows: a byte changed between them changes
+/// nothing, one inside any window changes the digest, and so does the size.
+#[test]
+fn imohash_sees_only_its_samples() {
+    let a = algo("imohash");
+    let len = 1 << 20;
+    let data = test_data(len);
+    let digest = |d: &[u8]| {
+        let mut h = begun(a, d.len());
+        h.update(d);
+        h.finish()
+    };
+    let base = digest(&data);
+    assert_eq!(base, a.digest(&data), "with and without the size");
+    let mut outside = data.clone();
+    outside[100_000] ^= 1;
+    outside[len / 2 + 20_000] ^= 1;
+    assert_eq!(digest(&outside), base, "bytes outside the samples");
+    for at in [0, 16383, len / 2, len / 2 + 16383, len - 16384, len - 1] {
+        let mut inside = data.clone();
+        inside[at] ^= 1;
+        assert_ne!(digest(&inside), base, "byte {at} is inside a sample");
+    }
+    assert_ne!(digest(&data[..len - 1]), base, "the size is in the digest");
+    assert_eq!(&base.as_bytes()[..3], &[0x80, 0x80, 0x40], "uvarint of 1 MiB leads");
+}
+
+#[test]
+fn encodings_follow_rhash() {
+    for a in ALGORITHMS {
+        let want = if matches!(a.name, "tth" | "aich") { Encoding::Base32 } else { Encoding::Hex };
+        assert_eq!(a.encoding, want, "{a}");
+    }
 }

@@ -55,7 +55,7 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         if args.no_speed { String::new() } else { format!("{:<24}", "speed (1 thread)") };
     writeln!(
         out,
-        "{:<nw$} {:>5}  {:<tw$}  {:<27} {speed_head}aliases",
+        "{:<nw$} {:>5}  {:<tw$}  {:<28} {speed_head}aliases",
         "name", "bits", "tag", "strength"
     )?;
     for (a, s) in ALGORITHMS.iter().zip(&speeds) {
@@ -65,7 +65,7 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         };
         writeln!(
             out,
-            "{:<nw$} {:>5}  {:<tw$}  {:<27} {speed}{}",
+            "{:<nw$} {:>5}  {:<tw$}  {:<28} {speed}{}",
             a.name,
             a.len * 8,
             a.tag,

@@ -51,14 +51,25 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         }
         None => vec![algo::default_algorithm()],
     };
-    if args.purpose == Some(crate::cli::Purpose::Tamper) {
-        for a in algos.iter().filter(|a| a.strength != algo::Strength::Cryptographic) {
-            ui::error(&format!(
-                "note: {} is {}: it catches accidental corruption, not deliberate tampering \
-                 (sha256, sha3-256 or blake3 do both)",
+    for a in &algos {
+        match (a.strength, args.purpose) {
+            // A sampled hash misses corruption as well as tampering: say so for any purpose.
+            (algo::Strength::Sampled, Some(_)) => ui::error(&format!(
+                "note: {} is {}: it reads three 16 KiB samples of each file from 128 KiB \
+                 on, so it misses corruption and tampering elsewhere that keep the size \
+                 (sha256, sha3-256 or blake3 read every byte)",
                 a.name,
                 a.strength.label()
-            ));
+            )),
+            (s, Some(crate::cli::Purpose::Tamper)) if s != algo::Strength::Cryptographic => {
+                ui::error(&format!(
+                    "note: {} is {}: it catches accidental corruption, not deliberate \
+                     tampering (sha256, sha3-256 or blake3 do both)",
+                    a.name,
+                    a.strength.label()
+                ))
+            }
+            _ => {}
         }
     }
     if chosen == HashFormat::Sfv && (algos.len() != 1 || algos[0].name != "crc32") {
