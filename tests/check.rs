@@ -51,7 +51,11 @@ fn algorithm_from_extension_or_tag() {
     // or -a.
     write(d.path(), "list", line("sha1", b"x", "f").as_bytes());
     let out = run(d.path(), ["check", "list"]);
-    assert!(text(&out.stderr).contains("fits sha1, ripemd160, btih, aich"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("fits sha1, ripemd160, btih, aich"),
+        "{}",
+        text(&out.stderr)
+    );
     write(d.path(), "list.sha1", line("sha1", b"x", "f").as_bytes());
     assert!(run(d.path(), ["check", "list.sha1"]).status.success());
 }

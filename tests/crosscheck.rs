@@ -818,7 +818,8 @@ fn rhash_tth_btih_aich_ed2k_at_boundaries() {
     args.extend(files.iter().map(String::as_str));
     let peer = parse_tagged(&tool_ok(dir.path(), "rhash", &args));
     assert_eq!(peer.len(), 4 * files.len(), "rhash printed {} lines", peer.len());
-    let ours = parse_tagged(&fixity_ok(dir.path(), &["hash", "-a", "tth,btih,aich,ed2k", "R", "B"]));
+    let ours =
+        parse_tagged(&fixity_ok(dir.path(), &["hash", "-a", "tth,btih,aich,ed2k", "R", "B"]));
     let mut problems = Vec::new();
     for (key, d) in &peer {
         match ours.get(key) {

@@ -364,7 +364,8 @@ fn imohash_reads_only_samples_of_a_large_sparse_file() {
 #[test]
 fn imohash_streamed_with_others_matches_sampled_read() {
     let d = tempdir();
-    let data: Vec<u8> = (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let data: Vec<u8> =
+        (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     write(d.path(), "f", &data);
     write(d.path(), "small", &data[..100_000]);
     let alone = run(d.path(), ["hash", "-a", "imohash", "f", "small"]);

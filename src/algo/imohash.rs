@@ -90,7 +90,7 @@ impl Hasher for Imohash {
     fn sample_ranges(&self) -> Option<Vec<Range<u64>>> {
         match self.state {
             State::Buffer(_) => None,
-            State::Whole(_) => Some(vec![0..self.size]),
+            State::Whole(_) => Some(std::iter::once(0..self.size).collect()),
             State::Sampled(_) => Some(windows(self.size).to_vec()),
         }
     }
@@ -147,17 +147,17 @@ pub(super) fn imohash() -> Box<dyn Hasher> {
 /// 'A' at a time), each sum appended as spaolacci/murmur3 writes it, cut to n bytes.
 #[cfg(test)]
 pub(super) fn spec_message(n: usize) -> Vec<u8> {
-        let mut m = Murmur3::with_seed(0);
-        let mut out = Vec::with_capacity(n + 16);
-        while out.len() < n {
-            m.update(b"A");
-            let le = m.finish();
-            for half in le.as_bytes().chunks_exact(8) {
-                out.extend(half.iter().rev());
-            }
+    let mut m = Murmur3::with_seed(0);
+    let mut out = Vec::with_capacity(n + 16);
+    while out.len() < n {
+        m.update(b"A");
+        let le = m.finish();
+        for half in le.as_bytes().chunks_exact(8) {
+            out.extend(half.iter().rev());
         }
-        out.truncate(n);
-        out
+    }
+    out.truncate(n);
+    out
 }
 
 #[cfg(test)]
@@ -168,7 +168,10 @@ mod tests {
     fn spec_message_matches_algorithm_md() {
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         assert_eq!(hex(&spec_message(16)), "035fc2b79a29b17a387df29c46dd9937");
-        assert_eq!(hex(&spec_message(1_000_000)[1_000_000 - 16..]), "7b7cd46489e93605eb7894c5d338463f");
+        assert_eq!(
+            hex(&spec_message(1_000_000)[1_000_000 - 16..]),
+            "7b7cd46489e93605eb7894c5d338463f"
+        );
     }
 
     /// algorithm.md / spec_test.go vectors with the default parameters (s = 16384,

@@ -447,7 +447,12 @@ fn run_kats(name: &str) {
             _ => Digest::from_hex(k.hex.as_bytes()),
         }
         .unwrap_or_else(|| panic!("{name}: vector '{}' does not parse", k.what));
-        assert_eq!(want.as_bytes().len(), a.len, "{name}: vector '{}' has the wrong length", k.what);
+        assert_eq!(
+            want.as_bytes().len(),
+            a.len,
+            "{name}: vector '{}' has the wrong length",
+            k.what
+        );
         let data = k.input.bytes();
         let mut h = begun(a, data.len());
         h.update(&data);
