@@ -366,7 +366,7 @@ fn read_samples(
 ) -> Result<u64, ReadError> {
     use std::os::unix::fs::FileExt;
     for h in hashers.iter_mut() {
-        let ranges = h.sample_ranges().unwrap_or_else(|| vec![0..size]);
+        let ranges = h.sample_ranges().unwrap_or_else(|| std::iter::once(0..size).collect());
         for r in ranges {
             let len = (r.end - r.start) as usize;
             if buf.len() < len {

@@ -90,7 +90,7 @@ impl Hasher for Imohash {
     fn sample_ranges(&self) -> Option<Vec<Range<u64>>> {
         match self.state {
             State::Buffer(_) => None,
-            State::Whole(_) => Some(vec![0..self.size]),
+            State::Whole(_) => Some(std::iter::once(0..self.size).collect()),
             State::Sampled(_) => Some(windows(self.size).to_vec()),
         }
     }

@@ -138,7 +138,8 @@ impl Algorithm {
         (self.new)()
     }
 
-    /// Hashes `data` in one call.
+    /// Hashes `data` in one call, without [`Hasher::begin`] (so BTIH has no file entry and
+    /// imohash takes the size from `data`, as its reference hashes a slice).
     pub fn digest(&self, data: &[u8]) -> Digest {
         let mut h = self.hasher();
         h.update(data);
