@@ -5,7 +5,9 @@
 pub mod bsd;
 pub mod gnu;
 pub mod json;
+pub mod rhash;
 pub mod sfv;
+pub mod template;
 
 use crate::algo::Algorithm;
 use crate::digest::Digest;
