@@ -302,6 +302,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             zero: false,
             json: false,
             confine: false,
+            check_embedded: false,
             coreutils: true,
             read: read_defaults(),
             manifests: files,
@@ -321,6 +322,8 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             output: None,
             purpose: None,
             no_walk: true,
+            format: None,
+            rhash: Default::default(),
             read: read_defaults(),
             paths: files,
         })

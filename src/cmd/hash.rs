@@ -1,6 +1,7 @@
 //! `fixity hash`: walk the arguments, hash every file once with every algorithm asked
 //! for, and stream a manifest (GNU, BSD tag, SFV or JSON lines) in sorted order.
 
+use super::rhash_out::RhashOut;
 use super::{Status, engine_config};
 use crate::cli::HashArgs;
 use crate::ui::{self, Progress};
@@ -33,7 +34,15 @@ enum Note {
 }
 
 pub fn run(args: HashArgs) -> anyhow::Result<Status> {
+    if let Some(manifest) = args.rhash.update.clone() {
+        return super::update::run(args, &manifest);
+    }
+    if args.rhash.embed_crc {
+        return super::embedded::embed(args);
+    }
+    let mut rhash_out = RhashOut::from_args(&args)?;
     let algos: Vec<&'static Algorithm> = match &args.algorithm {
+        _ if rhash_out.is_some() => rhash_out.as_ref().expect("some").algorithms(),
         Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
         None if args.sfv => vec![algo::lookup("crc32").expect("registered")],
         None => vec![algo::default_algorithm()],
@@ -90,7 +99,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         Some(f) => Box::new(BufWriter::with_capacity(256 * 1024, f)),
         None => Box::new(BufWriter::with_capacity(64 * 1024, stdout.lock())),
     };
-    if format == Format::Sfv && !args.json {
+    if format == Format::Sfv && !args.json && !args.rhash.no_header {
         out.write_all(&sfv::header())?;
     }
 
@@ -154,7 +163,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                 (Entry::File(name), Some(Ok(h))) => {
                     files += 1;
                     progress.file_done(h.size, files);
-                    if args.json {
+                    if let Some(r) = rhash_out.as_mut() {
+                        if let Err(msg) = r.file(&name, &h, &mut line) {
+                            ui::error(&msg);
+                            failed = true;
+                        }
+                    } else if args.json {
                         let pairs: Vec<_> =
                             algos.iter().copied().zip(h.digests.iter().copied()).collect();
                         json::write_file(&name, h.size, &pairs, &mut line);
@@ -206,6 +220,9 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     progress.finish();
     if let Some(e) = write_err {
         return Err(e).context("write error");
+    }
+    if let Some(r) = rhash_out {
+        out.write_all(&r.finish()).context("write error")?;
     }
     out.flush().context("write error")?;
     drop(out);

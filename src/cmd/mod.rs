@@ -5,10 +5,13 @@ mod algorithms;
 mod bench;
 mod check;
 pub mod dropin;
+mod embedded;
 mod export;
 mod hash;
+mod rhash_out;
 mod scrub;
 mod status;
+mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
 use fixity::pipeline::Config;
@@ -30,6 +33,7 @@ pub enum Status {
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Hash(a) => hash::run(a),
+        Command::Check(a) if a.check_embedded => embedded::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
         Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),
