@@ -7,5 +7,6 @@ mod crosscheck;
 mod dropin;
 mod golden;
 mod hash;
+mod rhash;
 mod roundtrip;
 mod util;

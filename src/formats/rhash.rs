@@ -311,7 +311,7 @@ pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
         Layout::Magnet => {
             let upper = style.upper(false);
             out.extend_from_slice(format!("magnet:?xl={}&dn=", file.size).as_bytes());
-            url_encode(file_name(file.path), false, out);
+            url_encode(file_name(file.path), upper, out);
             for (a, d) in file.digests {
                 out.extend_from_slice(b"&xt=urn:");
                 out.extend_from_slice(urn(a).as_bytes());
@@ -328,7 +328,8 @@ pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
 }
 
 /// Appends `ed2k://|file|NAME|SIZE|ED2K|h=AICH|/` (no newline); the AICH part only when
-/// AICH was computed, nothing at all without ED2K.
+/// AICH was computed, nothing at all without ED2K. `upper` also makes the name's escapes
+/// uppercase, as rhash does.
 pub fn ed2k_link(file: &FileInfo, upper: bool, out: &mut Vec<u8>) {
     let find = |name: &str| {
         let row = TABLE.iter().find(|r| r.fixity == name)?;
@@ -337,7 +338,7 @@ pub fn ed2k_link(file: &FileInfo, upper: bool, out: &mut Vec<u8>) {
     };
     let Some((ed2k, ed2k_digest)) = find("ed2k") else { return };
     out.extend_from_slice(b"ed2k://|file|");
-    url_encode(file_name(file.path), false, out);
+    url_encode(file_name(file.path), upper, out);
     out.extend_from_slice(format!("|{}|", file.size).as_bytes());
     digest_text(ed2k, &ed2k_digest, Enc::Hex, upper, false, out);
     if let Some((aich, aich_digest)) = find("aich") {
