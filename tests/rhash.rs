@@ -257,7 +257,6 @@ fn check_embedded_verifies_names() {
             "a [363A3020].txt",
             "b (363a3020).txt",
             "h [11111111] [363A3020]",
-            "plain.txt",
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -265,6 +264,10 @@ fn check_embedded_verifies_names() {
         String::from_utf8_lossy(&out.stdout),
         "a [363A3020].txt: OK\nb (363a3020).txt: OK\nh [11111111] [363A3020]: OK\n"
     );
+    // As rhash -k: a name without a CRC32 is an error (exit 1).
+    let out = util::run(d, ["check", "--check-embedded", "a [363A3020].txt", "plain.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a [363A3020].txt: OK\n");
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("plain.txt: file name doesn't contain a CRC32")

@@ -33,7 +33,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
         let name = file.as_bytes();
         let Some(expected) = embedded_crc(name) else {
             without += 1;
-            ui::error(&format!("{}: file name doesn't contain a CRC32", quote_env(name)));
+            if !args.status {
+                ui::error(&format!("{}: file name doesn't contain a CRC32", quote_env(name)));
+            }
             continue;
         };
         match crc_of(Path::new(file), OpenMode::Named, &opts) {
@@ -71,8 +73,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             ));
         }
     }
-    let _ = without;
-    Ok(if failed + unreadable > 0 { Status::Failed } else { Status::Ok })
+    // rhash -k exits 1 for a name without a CRC32 too.
+    Ok(if failed + unreadable + without > 0 { Status::Failed } else { Status::Ok })
 }
 
 /// `fixity hash --embed-crc PATH...`: renames each file to `name [CRC32].ext` (files whose
