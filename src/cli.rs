@@ -223,7 +223,7 @@ pub struct HashArgs {
     /// for hashdeep).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
-    /// Manifest format (--tag, --sfv and --json are shorthands).
+    /// Manifest format (--tag, --sfv and --json are shorthands; rhash's layouts too).
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["tag", "sfv", "json"])]
     pub format: Option<HashFormat>,
     /// Write BSD-style lines: `SHA256 (name) = digest` (the default for several algorithms).
@@ -267,6 +267,8 @@ pub struct HashArgs {
     pub no_walk: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub rhash: RhashArgs,
     /// Files and directories; `-` or nothing means standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,
@@ -287,6 +289,58 @@ pub enum HashFormat {
     Hashdeep,
     /// cfv's `.csv` file (`cfv -t csv`): `name,size,crc32,`.
     CfvCsv,
+    /// rhash's default: SFV with its header for CRC32 alone, else `--simple`.
+    Rhash,
+    /// `rhash --simple`: `digest  name`, or `name  d1  d2` for several algorithms.
+    RhashSimple,
+    /// `rhash --sfv`: the header, then `name D1 D2`.
+    RhashSfv,
+    /// `rhash --bsd`: `MD5   (name) = digest`.
+    RhashBsd,
+    /// `rhash --magnet`: `magnet:?xl=SIZE&dn=NAME&xt=urn:...` (default: tth, ed2k, aich).
+    Magnet,
+    /// `rhash --ed2k-link`: `ed2k://|file|NAME|SIZE|ED2K|h=AICH|/`.
+    Ed2kLink,
+}
+
+/// rhash's output options of `fixity hash`.
+#[derive(Args, Debug, Default)]
+pub struct RhashArgs {
+    /// Print each file through an rhash printf template (`%p`, `%f`, `%s`, `%{md5}`,
+    /// `%xh`, `%{mtime}`, `\n`, ...; see `man rhash`).
+    #[arg(long, value_name = "TEMPLATE", conflicts_with_all = ["template", "format"])]
+    pub printf: Option<OsString>,
+    /// Read the printf template from FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    pub template: Option<PathBuf>,
+    /// Print digests in hex (rhash formats).
+    #[arg(long, conflicts_with_all = ["base32", "base64"])]
+    pub hex: bool,
+    /// Print digests in base32 (rhash formats).
+    #[arg(long, conflicts_with = "base64")]
+    pub base32: bool,
+    /// Print digests in base64 (rhash formats).
+    #[arg(long)]
+    pub base64: bool,
+    /// Print hex and base32 digests in uppercase (rhash formats).
+    #[arg(long, conflicts_with = "lowercase")]
+    pub uppercase: bool,
+    /// Print hex and base32 digests in lowercase (rhash formats).
+    #[arg(long)]
+    pub lowercase: bool,
+    /// Hash only the files under PATHs that MANIFEST does not list yet and append their
+    /// lines to it, in its own format (atomically), as `rhash -u` does.
+    #[arg(long, value_name = "MANIFEST", conflicts_with = "output")]
+    pub update: Option<PathBuf>,
+    /// Rename each file to carry its CRC32 (`name [1A2B3C4D].ext`), as `rhash -e` does.
+    #[arg(long)]
+    pub embed_crc: bool,
+    /// What goes before the `[CRC32]` inserted by --embed-crc.
+    #[arg(long, value_name = "TEXT", default_value = " ", requires = "embed_crc")]
+    pub embed_crc_delimiter: String,
+    /// Leave out the header comment of SFV output (--update appends without it).
+    #[arg(long, hide = true)]
+    pub no_header: bool,
 }
 
 /// What a manifest is meant to detect.
@@ -340,6 +394,10 @@ pub struct CheckArgs {
     /// With --audit: also list matched files.
     #[arg(short = 'v', long, requires = "audit")]
     pub verbose: bool,
+    /// Verify the CRC32 embedded in each FILE's name (`name [1A2B3C4D].ext`), as
+    /// `rhash --check-embedded` does: the arguments are the files, not manifests.
+    #[arg(long)]
+    pub check_embedded: bool,
     /// Drop-in mode: print exactly what coreutils prints (no notices of fixity's own).
     #[arg(skip)]
     pub coreutils: bool,

@@ -9,5 +9,6 @@ mod dropin;
 mod golden;
 mod hash;
 mod hashdeep;
+mod rhash;
 mod roundtrip;
 mod util;

@@ -313,6 +313,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             audit: false,
             known: Vec::new(),
             verbose: false,
+            check_embedded: false,
             coreutils: true,
             cksum_tags: false,
             read: read_defaults(),
@@ -334,6 +335,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             output: None,
             purpose: None,
             no_walk: true,
+            rhash: Default::default(),
             read: read_defaults(),
             paths: files,
         })

@@ -327,6 +327,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             audit: false,
             known: Vec::new(),
             verbose: false,
+            check_embedded: false,
             read: read_defaults(),
             manifests: files,
         });
@@ -342,6 +343,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         algorithm: Some(registry.to_string()),
         tag: !o.untagged,
         format: None,
+        rhash: Default::default(),
         sfv: false,
         json: false,
         binary: false,

@@ -1,6 +1,7 @@
 //! `fixity hash`: walk the arguments, hash every file once with every algorithm asked
 //! for, and stream a manifest (GNU, BSD tag, SFV or JSON lines) in sorted order.
 
+use super::rhash_out::RhashOut;
 use super::{Status, engine_config};
 use crate::cli::{HashArgs, HashFormat};
 use crate::ui::{self, Progress};
@@ -33,6 +34,13 @@ enum Note {
 }
 
 pub fn run(args: HashArgs) -> anyhow::Result<Status> {
+    if let Some(manifest) = args.rhash.update.clone() {
+        return super::update::run(args, &manifest);
+    }
+    if args.rhash.embed_crc {
+        return super::embedded::embed(args);
+    }
+    let mut rhash_out = RhashOut::from_args(&args)?;
     let chosen = match args.format {
         Some(f) => f,
         None if args.json => HashFormat::Json,
@@ -42,6 +50,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     };
     let json_out = chosen == HashFormat::Json;
     let mut algos: Vec<&'static Algorithm> = match &args.algorithm {
+        _ if rhash_out.is_some() => rhash_out.as_ref().expect("some").algorithms(),
         Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
         None if matches!(chosen, HashFormat::Sfv | HashFormat::CfvCsv) => {
             vec![algo::lookup("crc32").expect("registered")]
@@ -137,7 +146,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         let root = unsafe { libc::geteuid() } == 0;
         hashdeep::write_header(&algos, path_bytes(&cwd), &argv.join(&b' '), root, &mut head);
         out.write_all(&head)?;
-    } else if format == Format::Sfv && !json_out {
+    } else if format == Format::Sfv && !json_out && !args.rhash.no_header {
         out.write_all(&sfv::header())?;
     }
 
@@ -201,7 +210,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                 (Entry::File(name), Some(Ok(h))) => {
                     files += 1;
                     progress.file_done(h.size, files);
-                    if json_out {
+                    if let Some(r) = rhash_out.as_mut() {
+                        if let Err(msg) = r.file(&name, &h, &mut line) {
+                            ui::error(&msg);
+                            failed = true;
+                        }
+                    } else if json_out {
                         let pairs: Vec<_> =
                             algos.iter().copied().zip(h.digests.iter().copied()).collect();
                         json::write_file(&name, h.size, &pairs, &mut line);
@@ -264,6 +278,9 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     progress.finish();
     if let Some(e) = write_err {
         return Err(e).context("write error");
+    }
+    if let Some(r) = rhash_out {
+        out.write_all(&r.finish()).context("write error")?;
     }
     out.flush().context("write error")?;
     drop(out);

@@ -7,11 +7,14 @@ mod bench;
 mod check;
 pub mod dropin;
 mod dropin_sum;
+mod embedded;
 mod export;
 mod getopt;
 mod hash;
+mod rhash_out;
 mod scrub;
 mod status;
+mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
 use fixity::pipeline::Config;
@@ -33,6 +36,7 @@ pub enum Status {
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Hash(a) => hash::run(a),
+        Command::Check(a) if a.check_embedded => embedded::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
         Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),

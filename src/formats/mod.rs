@@ -8,7 +8,9 @@ pub mod cksum;
 pub mod gnu;
 pub mod hashdeep;
 pub mod json;
+pub mod rhash;
 pub mod sfv;
+pub mod template;
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};

@@ -1,0 +1,137 @@
+//! CRC32 embedded in file names, as rhash handles them: `fixity check --check-embedded
+//! FILE...` (`rhash -k`) verifies the last `[XXXXXXXX]` or `(XXXXXXXX)` in each name, and
+//! `fixity hash --embed-crc PATH...` (`rhash -e`) renames files to carry their CRC32.
+
+use super::{Status, engine_config};
+use crate::cli::{CheckArgs, HashArgs};
+use crate::ui;
+use fixity::algo::{self, Algorithm};
+use fixity::formats::rhash::{embed_crc, embedded_crc};
+use fixity::pathtext::{bytes_path, path_bytes, quote_env};
+use fixity::read::{OpenMode, ReadOptions, hash_path};
+use fixity::verify::plural;
+use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+fn crc32() -> &'static Algorithm {
+    algo::lookup("crc32").expect("registered")
+}
+
+fn crc_of(path: &Path, mode: OpenMode, opts: &ReadOptions) -> Result<u32, String> {
+    let mut buf = Vec::new();
+    let h = hash_path(path, mode, &[crc32()], &mut buf, opts, None).map_err(|e| e.message())?;
+    let b = h.digests[0].as_bytes();
+    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// `fixity check --check-embedded FILE...`.
+pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
+    let opts = engine_config(None, &args.read).read;
+    let (mut failed, mut unreadable, mut without) = (0u64, 0u64, 0u64);
+    for file in &args.manifests {
+        let name = file.as_bytes();
+        let Some(expected) = embedded_crc(name) else {
+            without += 1;
+            if !args.status {
+                ui::error(&format!("{}: file name doesn't contain a CRC32", quote_env(name)));
+            }
+            continue;
+        };
+        match crc_of(Path::new(file), OpenMode::Named, &opts) {
+            Ok(crc) if crc == expected => {
+                if !args.quiet && !args.status {
+                    println!("{}: OK", String::from_utf8_lossy(name));
+                }
+            }
+            Ok(_) => {
+                failed += 1;
+                if !args.status {
+                    println!("{}: FAILED", String::from_utf8_lossy(name));
+                }
+            }
+            Err(msg) => {
+                unreadable += 1;
+                if !args.status {
+                    ui::error(&format!("{}: {msg}", quote_env(name)));
+                    println!("{}: FAILED open or read", String::from_utf8_lossy(name));
+                }
+            }
+        }
+    }
+    if !args.status {
+        if unreadable > 0 {
+            ui::error(&format!(
+                "WARNING: {unreadable} listed {} could not be read",
+                plural(unreadable, "file", "files")
+            ));
+        }
+        if failed > 0 {
+            ui::error(&format!(
+                "WARNING: {failed} computed {} did NOT match",
+                plural(failed, "checksum", "checksums")
+            ));
+        }
+    }
+    // rhash -k exits 1 for a name without a CRC32 too.
+    Ok(if failed + unreadable + without > 0 { Status::Failed } else { Status::Ok })
+}
+
+/// `fixity hash --embed-crc PATH...`: renames each file to `name [CRC32].ext` (files whose
+/// name already carries a CRC32 are left as they are) and prints `old -> new`.
+pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
+    let opts = engine_config(None, &args.read).read;
+    let exclude = Exclude::new(&args.exclude)?;
+    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
+    let mut files: Vec<(PathBuf, OpenMode)> = Vec::new();
+    let mut failed = false;
+    for p in &args.paths {
+        let path = Path::new(p);
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            walk(path, &walk_opts, &mut |ev| {
+                match ev {
+                    WalkEvent::File(f, _) => {
+                        files.push((f, OpenMode::Walked { follow: args.follow }))
+                    }
+                    WalkEvent::Skipped(..) => {}
+                    WalkEvent::Error(f, e) => {
+                        failed = true;
+                        ui::error(&format!("{}: {e}", quote_env(path_bytes(&f))));
+                    }
+                }
+                true
+            });
+        } else {
+            files.push((path.to_path_buf(), OpenMode::Named));
+        }
+    }
+    let delimiter = args.rhash.embed_crc_delimiter.as_bytes();
+    for (path, mode) in files {
+        let name = path_bytes(&path);
+        let crc = match crc_of(&path, mode, &opts) {
+            Ok(c) => c,
+            Err(msg) => {
+                failed = true;
+                ui::error(&format!("{}: {msg}", quote_env(name)));
+                continue;
+            }
+        };
+        let Some(new) = embed_crc(name, crc, delimiter) else { continue };
+        let target = bytes_path(&new);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            failed = true;
+            ui::error(&format!("{}: not renamed: {} exists", quote_env(name), quote_env(&new)));
+            continue;
+        }
+        match std::fs::rename(&path, &target) {
+            Ok(()) => {
+                println!("{} -> {}", String::from_utf8_lossy(name), String::from_utf8_lossy(&new))
+            }
+            Err(e) => {
+                failed = true;
+                ui::error(&format!("{}: cannot rename: {e}", quote_env(name)));
+            }
+        }
+    }
+    Ok(if failed { Status::Failed } else { Status::Ok })
+}

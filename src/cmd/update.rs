@@ -1,0 +1,159 @@
+//! `fixity hash --update MANIFEST PATH...` (`rhash -u`): hash only the files under PATHs
+//! that MANIFEST does not list yet and append their lines in the manifest's own format.
+//! The manifest is rewritten atomically (copy, append, rename); when nothing is new it is
+//! left untouched.
+
+use super::Status;
+use crate::cli::HashArgs;
+use anyhow::{Context, bail};
+use fixity::algo::{self, Algorithm};
+use fixity::formats::{Format, LineKind, Manifest};
+use fixity::output::AtomicFile;
+use fixity::pathtext::{path_bytes, quote_env};
+use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::io::{ErrorKind, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// What an existing manifest tells about the lines to append.
+struct Listed {
+    names: HashSet<Vec<u8>>,
+    format: Option<Format>,
+    /// Algorithms named by tagged lines, in order of appearance.
+    algos: Vec<&'static Algorithm>,
+    /// Length in bytes of the first untagged digest.
+    untagged_len: Option<usize>,
+}
+
+fn normalized(name: &[u8]) -> &[u8] {
+    let mut n = name;
+    while let Some(rest) = n.strip_prefix(b"./") {
+        n = rest;
+    }
+    n
+}
+
+fn read_listed(text: &[u8], manifest: &Path) -> Listed {
+    let sfv = manifest.extension().is_some_and(|e| e.eq_ignore_ascii_case("sfv"));
+    let mut m = Manifest::new(sfv);
+    let mut listed =
+        Listed { names: HashSet::new(), format: None, algos: Vec::new(), untagged_len: None };
+    for line in text.split(|&b| b == b'\n') {
+        if let LineKind::Record(r) = m.parse_line(line) {
+            listed.format.get_or_insert(r.format);
+            match r.algo {
+                Some(a) if !listed.algos.contains(&a) => listed.algos.push(a),
+                Some(_) => {}
+                None => {
+                    listed.untagged_len.get_or_insert(r.digest.as_bytes().len());
+                }
+            }
+            listed.names.insert(normalized(&r.name).to_vec());
+        }
+    }
+    listed
+}
+
+pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
+    let shown = quote_env(path_bytes(manifest));
+    let old = match std::fs::read(manifest) {
+        Ok(b) => b,
+        Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
+    };
+    let listed = read_listed(&old, manifest);
+    let own_format = args.tag || args.sfv || args.json || args.format.is_some();
+    if !own_format {
+        match listed.format {
+            Some(Format::Bsd) => args.tag = true,
+            Some(Format::Sfv) => {
+                args.sfv = true;
+                args.rhash.no_header = true;
+            }
+            _ => {}
+        }
+    }
+    if args.algorithm.is_none() {
+        let algos: Vec<&'static Algorithm> = if !listed.algos.is_empty() {
+            listed.algos.clone()
+        } else if let Some(a) = algo::by_file_name(path_bytes(manifest)) {
+            vec![a]
+        } else if let Some(len) = listed.untagged_len {
+            let mut same = algo::by_len(len);
+            match (same.next(), same.next()) {
+                (Some(a), None) => vec![a],
+                _ => bail!("cannot tell which algorithm {shown} uses: give it with -a"),
+            }
+        } else {
+            Vec::new()
+        };
+        if !algos.is_empty() {
+            args.algorithm = Some(algos.iter().map(|a| a.name).collect::<Vec<_>>().join(","));
+        }
+    }
+    if !old.is_empty() {
+        args.rhash.no_header = true;
+    }
+
+    // The files to hash: everything under the paths that the manifest does not list.
+    let skip = std::fs::metadata(manifest).ok().map(|m| (m.dev(), m.ino()));
+    let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
+    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
+    let is_new = |name: &[u8]| {
+        !listed.names.contains(normalized(name))
+            && std::fs::metadata(OsStr::from_bytes(name))
+                .map_or(true, |m| Some((m.dev(), m.ino())) != skip)
+    };
+    let mut todo: Vec<OsString> = Vec::new();
+    for p in &args.paths {
+        let path = Path::new(p);
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            walk(path, &walk_opts, &mut |ev| {
+                if let WalkEvent::File(f, _) = ev
+                    && is_new(path_bytes(&f))
+                {
+                    todo.push(f.into_os_string());
+                }
+                true
+            });
+        } else if is_new(p.as_bytes()) {
+            todo.push(p.clone());
+        }
+    }
+    if todo.is_empty() {
+        return Ok(Status::Ok);
+    }
+
+    // Hash them into a temporary file beside the manifest, then copy + append + rename.
+    let dir = match manifest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp_name = OsString::from(".");
+    tmp_name.push(manifest.file_name().unwrap_or(OsStr::new("manifest")));
+    tmp_name.push(format!(".fixity-update.{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    args.paths = todo;
+    args.output = Some(tmp.clone());
+    args.no_walk = true;
+    args.rhash.update = None;
+    let status = super::hash::run(args);
+    let new = std::fs::read(&tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let status = status?;
+    let new = new.with_context(|| format!("cannot read {}", quote_env(path_bytes(&tmp))))?;
+    if new.is_empty() {
+        return Ok(status);
+    }
+    let mut f = AtomicFile::create(manifest).with_context(|| format!("cannot write {shown}"))?;
+    f.write_all(&old).with_context(|| format!("cannot write {shown}"))?;
+    if !old.is_empty() && !old.ends_with(b"\n") {
+        f.write_all(b"\n").with_context(|| format!("cannot write {shown}"))?;
+    }
+    f.write_all(&new).with_context(|| format!("cannot write {shown}"))?;
+    f.commit().with_context(|| format!("cannot write {shown}"))?;
+    Ok(status)
+}
