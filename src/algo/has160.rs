@@ -34,6 +34,14 @@ const S1: [u32; 20] = [5, 11, 7, 15, 6, 13, 8, 14, 7, 12, 9, 11, 8, 15, 6, 12, 9
 const S2: [u32; 4] = [10, 17, 25, 30];
 const K: [u32; 4] = [0, 0x5a82_7999, 0x6ed9_eba1, 0x8f1b_bcdc];
 
+/// The message word step `J` of round `R` reads.
+#[inline(always)]
+fn word<const R: usize, const J: usize>(x: &[u32; 16], extra: &[u32; 4]) -> u32 {
+    let (g, i) = (J / 5, J % 5);
+    if i == 0 { extra[EXTRA[g]] } else { x[ORDER[R][4 * g + i - 1]] }
+}
+
+/// Round `R`, its 20 steps spelled out so that every index and rotation is a constant.
 #[inline(always)]
 fn round<const R: usize>(v: &mut [u32; 5], x: &[u32; 16], f: impl Fn(u32, u32, u32) -> u32) {
     let order = &ORDER[R];
@@ -41,21 +49,22 @@ fn round<const R: usize>(v: &mut [u32; 5], x: &[u32; 16], f: impl Fn(u32, u32, u
         x[order[4 * g]] ^ x[order[4 * g + 1]] ^ x[order[4 * g + 2]] ^ x[order[4 * g + 3]]
     });
     let [mut a, mut b, mut c, mut d, mut e] = *v;
-    for (j, &s1) in S1.iter().enumerate() {
-        let (g, i) = (j / 5, j % 5);
-        let w = if i == 0 { extra[EXTRA[g]] } else { x[order[4 * g + i - 1]] };
-        let t = a
-            .rotate_left(s1)
-            .wrapping_add(f(b, c, d))
-            .wrapping_add(e)
-            .wrapping_add(w)
-            .wrapping_add(K[R]);
-        e = d;
-        d = c;
-        c = b.rotate_left(S2[R]);
-        b = a;
-        a = t;
+    macro_rules! steps {
+        ($($j:literal)*) => {$(
+            let t = a
+                .rotate_left(S1[$j])
+                .wrapping_add(f(b, c, d))
+                .wrapping_add(e)
+                .wrapping_add(word::<R, $j>(x, &extra))
+                .wrapping_add(K[R]);
+            e = d;
+            d = c;
+            c = b.rotate_left(S2[R]);
+            b = a;
+            a = t;
+        )*};
     }
+    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
     *v = [a, b, c, d, e];
 }
 
