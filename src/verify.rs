@@ -12,6 +12,9 @@ pub struct AlgoHints {
     pub forced: Option<&'static Algorithm>,
     /// The manifest's file name (`.sha256`, `SHA256SUMS`).
     pub from_name: Option<&'static Algorithm>,
+    /// `-a md5,sha1`: the algorithms of the digests of lines with several (rhash's
+    /// `name  d1  d2`), in order.
+    pub columns: Option<&'static [&'static Algorithm]>,
 }
 
 /// The algorithms for one line, or why there are none.
@@ -30,14 +33,17 @@ pub enum Resolved {
 /// Decides the algorithms for `record`, and decodes its digests for them.
 pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     let mut sums = Vec::with_capacity(1 + record.more.len());
+    let columns = hints.columns.filter(|c| c.len() == 1 + record.more.len());
     let first = match record.algo {
         Some(a) if hints.forced.is_some_and(|f| f != a) => return Resolved::Malformed,
         Some(a) => Some(a),
+        None if columns.is_some() => None,
         None => hints.forced.or(hints.from_name),
     };
     let lines =
         std::iter::once((first, &record.digest)).chain(record.more.iter().map(|(a, t)| (*a, t)));
-    for (named, text) in lines {
+    for (i, (named, text)) in lines.enumerate() {
+        let named = named.or_else(|| columns.map(|c| c[i]));
         match one(named, text) {
             Ok(pair) => sums.push(pair),
             Err(r) => return r,
@@ -154,10 +160,10 @@ mod tests {
         // A tag decides where the length does not; a tagged TTH may be written in hex.
         assert_eq!(resolve(&record(48, Some(tth)), &none), sum(tth));
         assert_eq!(resolve(&record(30, None), &none), Resolved::Malformed);
-        let named = AlgoHints { forced: None, from_name: Some(md5) };
+        let named = AlgoHints { from_name: Some(md5), ..AlgoHints::default() };
         assert_eq!(resolve(&record(32, None), &named), sum(md5));
         assert_eq!(resolve(&record(40, None), &named), Resolved::Malformed);
-        let forced = AlgoHints { forced: Some(md5), from_name: Some(sha1) };
+        let forced = AlgoHints { forced: Some(md5), from_name: Some(sha1), columns: None };
         assert_eq!(resolve(&record(32, None), &forced), sum(md5));
         assert_eq!(resolve(&record(40, Some(sha1)), &forced), Resolved::Malformed);
         assert_eq!(resolve(&record(40, Some(sha1)), &named), sum(sha1));
@@ -178,10 +184,27 @@ mod tests {
     }
 
     #[test]
+    fn columns_name_the_digests_of_multi_digest_lines() {
+        let md4 = algo::lookup("md4").unwrap();
+        let sha1 = algo::lookup("sha1").unwrap();
+        let mut r = record(32, None);
+        r.more.push((None, DigestText::new(&[b'0'; 40]).unwrap()));
+        // 32 and 40 hex digits each fit several algorithms.
+        assert!(matches!(resolve(&r, &AlgoHints::default()), Resolved::Ambiguous(_)));
+        let cols: &'static [&'static Algorithm] = Box::leak(Box::new([md4, sha1]));
+        let hints = AlgoHints { columns: Some(cols), ..AlgoHints::default() };
+        let Resolved::Sums(sums) = resolve(&r, &hints) else { panic!() };
+        assert_eq!(sums.iter().map(|s| s.0).collect::<Vec<_>>(), [md4, sha1]);
+        // A list of another length does not apply.
+        let one = record(32, None);
+        assert!(matches!(resolve(&one, &hints), Resolved::Ambiguous(_)));
+    }
+
+    #[test]
     fn base64_and_base32_digests_decode_for_the_named_algorithm() {
         let sha1 = algo::lookup("sha1").unwrap();
         let d = sha1.digest(b"abc");
-        let hints = AlgoHints { forced: Some(sha1), from_name: None };
+        let hints = AlgoHints { forced: Some(sha1), ..AlgoHints::default() };
         for text in [d.to_base32(), d.to_base64()] {
             let r = Record::new(
                 None,

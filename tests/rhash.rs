@@ -421,3 +421,74 @@ fn fixity_parses_what_rhash_writes() {
         }
     }
 }
+
+/// Every layout rhash writes, checked by `fixity check` (the magnet and ed2k links name
+/// files without their directories: the top-level files only).
+#[test]
+fn fixity_check_reads_what_rhash_writes() {
+    if !need_rhash("fixity_check_reads_what_rhash_writes") {
+        return;
+    }
+    let dir = util::tempdir();
+    let d = dir.path();
+    build_tree(d);
+    let top: Vec<&str> =
+        tree_files().iter().map(|(n, _)| *n).filter(|n| !n.contains('/')).collect();
+    let all: Vec<&str> = tree_files().iter().map(|(n, _)| *n).collect();
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("default.sfv", &[], &[]),
+        ("sfv.txt", &["--sfv", "--crc32"], &[]),
+        ("bsd.txt", &["--bsd", "--md5", "--sha256", "--tth", "--aich", "--has160"], &[]),
+        ("b64.txt", &["--bsd", "--base64", "--sha1", "--sha512"], &[]),
+        ("simple.sha256", &["--simple", "--sha256"], &[]),
+        ("simple.tth", &["--simple", "--tth"], &[]),
+        ("multi.txt", &["--simple", "--md5", "--sha1"], &["-a", "md5,sha1"]),
+        ("multi32.txt", &["--simple", "--base32", "--sha1", "--sha256"], &["-a", "sha1,sha256"]),
+        ("magnet.txt", &["--magnet", "--sha1", "--btih", "--tth", "--ed2k", "--aich"], &[]),
+        ("ed2k.txt", &["--ed2k-link"], &[]),
+    ];
+    for (manifest, rhash_args, check_args) in cases {
+        let links = manifest.starts_with("magnet") || manifest.starts_with("ed2k");
+        let files = if links { &top } else { &all };
+        let out = Command::new("rhash")
+            .current_dir(d)
+            .args(*rhash_args)
+            .arg("-o")
+            .arg(manifest)
+            .arg("--")
+            .args(files)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "rhash {rhash_args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut a = vec!["check"];
+        a.extend_from_slice(check_args);
+        a.push(manifest);
+        let out = util::run(d, &a);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "fixity {a:?} on rhash {rhash_args:?}:\n{stdout}{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&std::fs::read(d.join(manifest)).unwrap())
+        );
+        // --bsd writes a line per algorithm, the others one per file.
+        for f in files.iter() {
+            assert!(stdout.contains(&format!("{f}: OK\n")), "{manifest}: {f}: {stdout}");
+        }
+        assert!(!stdout.contains("FAILED"), "{manifest}: {stdout}");
+    }
+    // A tampered file fails under every layout that covers it.
+    std::fs::write(d.join(top[0]), b"tampered").unwrap();
+    for (manifest, _, check_args) in cases {
+        let mut a = vec!["check"];
+        a.extend_from_slice(check_args);
+        a.push(manifest);
+        let out = util::run(d, &a);
+        assert_eq!(out.status.code(), Some(1), "{manifest}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(": FAILED"), "{manifest}");
+    }
+}

@@ -43,11 +43,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     if args.audit {
         return super::audit::run(args);
     }
-    let forced = match &args.algorithm {
-        Some(n) => Some(algo::lookup(n).ok_or_else(|| {
-            anyhow::anyhow!("unknown algorithm '{n}' (`fixity algorithms` lists them)")
-        })?),
-        None => None,
+    // `-a NAME`, or `-a md5,sha1` for lines with several digests (rhash's `name  d1  d2`).
+    let (forced, columns) = match &args.algorithm {
+        Some(list) if list.contains(',') => {
+            let algos = algo::parse_list(list).map_err(anyhow::Error::msg)?;
+            let leaked: &'static [&'static Algorithm] = Box::leak(algos.into_boxed_slice());
+            (None, Some(leaked))
+        }
+        Some(n) => (
+            Some(algo::lookup(n).ok_or_else(|| {
+                anyhow::anyhow!("unknown algorithm '{n}' (`fixity algorithms` lists them)")
+            })?),
+            None,
+        ),
+        None => (None, None),
     };
     let manifests: Vec<OsString> =
         if args.manifests.is_empty() { vec![OsString::from("-")] } else { args.manifests.clone() };
@@ -82,6 +91,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             for m in &manifests {
                 let hints = AlgoHints {
                     forced,
+                    columns,
                     from_name: if m == "-" { None } else { algo::by_file_name(m.as_bytes()) },
                 };
                 let reader: io::Result<Box<dyn Read + Send>> = if m == "-" {

@@ -28,6 +28,10 @@ pub enum Format {
     Hashdeep,
     /// cfv's `.csv`: `name,size,crc32,`.
     CfvCsv,
+    /// rhash's magnet and ed2k links (`magnet:?xl=..&dn=..&xt=urn:..`, `ed2k://|file|..`).
+    Link,
+    /// rhash's lines with several digests: `name  d1  d2` (`--simple`), `name D1 D2` (`--sfv`).
+    Multi,
 }
 
 /// Options that change how lines are written.
@@ -72,7 +76,7 @@ pub fn write_record(
             out,
         ),
         Format::Sfv => sfv::write(opts, digest, name, out),
-        Format::Hashdeep | Format::CfvCsv => {
+        Format::Hashdeep | Format::CfvCsv | Format::Link | Format::Multi => {
             unreachable!("{format:?} lines carry a size: write them with their module")
         }
     }
@@ -210,6 +214,17 @@ impl Manifest {
                 Err(e) => self.problem = Some(format!("hashdeep line: {e}")),
             }
         }
+        if trimmed.starts_with(b"magnet:?") || trimmed.starts_with(b"ed2k://") {
+            let link = if trimmed.starts_with(b"magnet:?") {
+                rhash::parse_magnet(trimmed)
+            } else {
+                rhash::parse_ed2k_link(trimmed)
+            };
+            return match link {
+                Some(link) => self.link_record(link),
+                None => self.malformed("a magnet or ed2k link without a name or digest".into()),
+            };
+        }
         if self.csv {
             return match cfv_csv::parse_line(line) {
                 Some(r) => LineKind::Record(csv_record(r)),
@@ -237,7 +252,25 @@ impl Manifest {
         if let Some(r) = cfv_csv::parse_line(line) {
             return LineKind::Record(csv_record(r));
         }
+        if let Some(r) = multi_record(line) {
+            return LineKind::Record(r);
+        }
         LineKind::Malformed
+    }
+
+    fn link_record(&mut self, link: rhash::Link) -> LineKind {
+        let mut sums = link.digests.iter().filter(|d| d.algo.is_some());
+        let Some(first) = sums.next() else {
+            return self.malformed("a link whose digests are all of unknown algorithms".into());
+        };
+        LineKind::Record(Record {
+            algo: first.algo,
+            digest: hex_text(&first.digest),
+            name: link.name,
+            format: Format::Link,
+            size: link.size,
+            more: sums.map(|d| (d.algo, hex_text(&d.digest))).collect(),
+        })
     }
 
     fn malformed(&mut self, why: String) -> LineKind {
@@ -261,6 +294,30 @@ fn hashdeep_record(r: hashdeep::FileRecord) -> Record {
         size: Some(r.size),
         more: sums.map(|(a, d)| (Some(*a), hex_text(d))).collect(),
     }
+}
+
+/// rhash's `name  d1  d2 ...` (or `name D1 D2` in its SFV): two or more digest fields at the
+/// end of the line. Which algorithm each is, the line does not say (`-a md5,sha1` does).
+fn multi_record(line: &[u8]) -> Option<Record> {
+    let fields: Vec<&[u8]> = line.rsplit(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
+    let count = fields.iter().take_while(|f| digest_token(f).is_some()).count();
+    if count < 2 {
+        return None;
+    }
+    // Leave at least one field for the name.
+    let count = count.min(fields.len() - 1);
+    let parsed = (2..=count).rev().find_map(|n| rhash::parse_simple(line, n))?;
+    let mut texts = parsed.digests.iter().map(|t| digest_token(t));
+    let first = texts.next()??;
+    let more: Option<Vec<_>> = texts.map(|t| t.map(|t| (None, t))).collect();
+    Some(Record {
+        algo: None,
+        digest: first,
+        name: parsed.name,
+        format: Format::Multi,
+        size: None,
+        more: more?,
+    })
 }
 
 fn csv_record(r: cfv_csv::CsvRecord) -> Record {

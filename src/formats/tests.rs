@@ -112,3 +112,36 @@ fn sfv_lines() {
     let r = rec(b"cbf43926  f");
     assert_eq!(r.format, Format::Gnu);
 }
+
+#[test]
+fn links_and_multi_digest_lines() {
+    let r = rec(b"magnet:?xl=3&dn=a%20b.txt&xt=urn:sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5&xt=urn:ed2k:a448017aaf21d8525fc10ae87aa6729d");
+    assert_eq!(r.format, Format::Link);
+    assert_eq!(r.name, b"a b.txt");
+    assert_eq!(r.size, Some(3));
+    assert_eq!(r.algo, lookup("sha1"));
+    assert_eq!(
+        decode_for(&r.digest, lookup("sha1").unwrap()),
+        Some(lookup("sha1").unwrap().digest(b"abc"))
+    );
+    assert_eq!(r.more.len(), 1);
+    assert_eq!(r.more[0].0, lookup("ed2k"));
+    let r = rec(b"ed2k://|file|a.txt|3|a448017aaf21d8525fc10ae87aa6729d|h=vgmt4nsha2awvor6evyxqugcnsonbwe5|/");
+    assert_eq!((r.algo, r.more[0].0, r.size), (lookup("ed2k"), lookup("aich"), Some(3)));
+    let mut m = Manifest::default();
+    assert_eq!(
+        m.parse_line(b"magnet:?xl=3&xt=urn:sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"),
+        LineKind::Malformed
+    );
+    assert!(m.problem().unwrap().contains("link"));
+    // rhash --simple with two algorithms: the name first, then the digests.
+    let r =
+        rec(b"a b.txt  900150983cd24fb0d6963f7d28e17f72  a9993e364706816aba3e25717850c26c9cd0d89d");
+    assert_eq!(r.format, Format::Multi);
+    assert_eq!(r.name, b"a b.txt");
+    assert_eq!(r.algo, None);
+    assert_eq!(r.more.len(), 1);
+    // Its SFV form: one space.
+    let r = rec(b"a.txt 352441C2 900150983CD24FB0D6963F7D28E17F72");
+    assert_eq!((r.format, r.more.len()), (Format::Multi, 1));
+}
