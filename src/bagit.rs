@@ -557,6 +557,8 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
     struct Job {
         path: Vec<u8>,
         expects: Vec<Expect>,
+        /// Each algorithm once, in the order the digests come back.
+        algos: Arc<[&'static Algorithm]>,
     }
     let mut jobs = Vec::new();
     for (path, expects) in expected {
@@ -571,7 +573,13 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
             }
             continue;
         }
-        jobs.push(Job { path, expects });
+        let mut algos: Vec<&'static Algorithm> = Vec::new();
+        for e in &expects {
+            if !algos.contains(&e.algo) {
+                algos.push(e.algo);
+            }
+        }
+        jobs.push(Job { path, expects, algos: Arc::from(algos) });
     }
     let problems = &mut r.problems;
     let verified = &mut r.verified;
@@ -579,16 +587,10 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
         config,
         |push| {
             for job in jobs {
-                let mut algos: Vec<&'static Algorithm> = Vec::new();
-                for e in &job.expects {
-                    if !algos.contains(&e.algo) {
-                        algos.push(e.algo);
-                    }
-                }
                 let work = Work {
                     path: bag.join(bytes_path(&job.path)),
                     mode: OpenMode::Named,
-                    algos: Arc::from(algos),
+                    algos: job.algos.clone(),
                 };
                 if !push(Task { payload: job, work: Some(work) }) {
                     return;
@@ -596,15 +598,7 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
             }
         },
         |job, outcome| {
-            let algos: Vec<&'static Algorithm> = {
-                let mut v: Vec<&'static Algorithm> = Vec::new();
-                for e in &job.expects {
-                    if !v.contains(&e.algo) {
-                        v.push(e.algo);
-                    }
-                }
-                v
-            };
+            let algos = &job.algos;
             match outcome.expect("every job reads a file") {
                 Ok(h) => {
                     *verified += 1;
