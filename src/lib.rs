@@ -9,6 +9,7 @@
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
+//! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
@@ -18,6 +19,7 @@
 
 pub mod algo;
 pub mod audit;
+pub mod bagit;
 pub mod bench;
 pub mod catalog;
 pub mod digest;

@@ -3,6 +3,7 @@
 
 mod algorithms;
 mod audit;
+mod bag;
 mod bench;
 mod check;
 pub mod dropin;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Bag(b) => bag::run(b),
     }
 }
 

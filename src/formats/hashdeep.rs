@@ -324,4 +324,17 @@ mod tests {
         assert!(matches!(p.line(b"3,900150983cd24fb0d6963f7d28e17f72,x").unwrap(), Line::File(_)));
         assert!(p.line(b"%%%% something").is_err());
     }
+
+    #[test]
+    fn crlf_files_parse() {
+        let mut p = Parser::new();
+        p.line(b"%%%% HASHDEEP-1.0\r").unwrap();
+        assert_eq!(p.line(b"%%%% size,sha1,filename\r").unwrap(), Line::Header);
+        let Line::File(r) = p.line(b"3,a9993e364706816aba3e25717850c26c9cd0d89d,x y\r").unwrap()
+        else {
+            panic!("a file line")
+        };
+        assert_eq!((r.size, r.name.as_slice()), (3, b"x y".as_slice()));
+        assert_eq!(r.digests, vec![(a("sha1"), a("sha1").digest(b"abc"))]);
+    }
 }
