@@ -23,6 +23,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("b2sum", "blake2b"),
     ("cksum", "cksum"),
     ("sum", "sum"),
+    ("b3sum", "blake3"),
 ];
 
 /// The tool `argv0` names, if it is one of [`TOOLS`].
@@ -208,6 +209,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     match base {
         "cksum" => return super::dropin_sum::run_cksum(tool, args),
         "sum" => return super::dropin_sum::run_sum(tool, args),
+        "b3sum" => return super::dropin_b3sum::run(args),
         _ => {}
     }
     ui::set_program(tool);

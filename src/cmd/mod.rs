@@ -5,6 +5,7 @@ mod algorithms;
 mod bench;
 mod check;
 pub mod dropin;
+mod dropin_b3sum;
 mod dropin_sum;
 mod export;
 mod getopt;
