@@ -24,6 +24,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("cksum", "cksum"),
     ("sum", "sum"),
     ("b3sum", "blake3"),
+    ("xxhsum", "xxh64"),
 ];
 
 /// The tool `argv0` names, if it is one of [`TOOLS`].
@@ -210,6 +211,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         "cksum" => return super::dropin_sum::run_cksum(tool, args),
         "sum" => return super::dropin_sum::run_sum(tool, args),
         "b3sum" => return super::dropin_b3sum::run(args),
+        "xxhsum" => return super::dropin_xxhsum::run(tool, args),
         _ => {}
     }
     ui::set_program(tool);

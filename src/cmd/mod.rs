@@ -7,6 +7,7 @@ mod check;
 pub mod dropin;
 mod dropin_b3sum;
 mod dropin_sum;
+mod dropin_xxhsum;
 mod export;
 mod getopt;
 mod hash;
