@@ -203,7 +203,8 @@ mod tests {
     #[test]
     fn crc_fast_agrees_with_the_tables() {
         // Lengths around crc-fast's SIMD block sizes, and odd starting offsets.
-        let data: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8).collect();
+        let data: Vec<u8> =
+            (0..20_000u32).map(|i| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8).collect();
         for len in [0, 1, 3, 15, 16, 31, 63, 64, 65, 127, 128, 255, 256, 257, 1000, 4096, 19_999] {
             for start in [0, 1, 7] {
                 let part = &data[start..start + len.min(data.len() - start)];

@@ -195,7 +195,7 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
                         }
                         b'H' => {
                             let Some(n) = read_u32(a, &mut p) else {
-                                eprint!("Error: numeric value too large \n");
+                                eprintln!("Error: numeric value too large ");
                                 return Parsed::Done(Status::Failed);
                             };
                             o.algo = match n {
@@ -212,7 +212,7 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
                         // Benchmark settings: read and ignored, as xxhsum does outside -b.
                         b'i' | b'B' => {
                             if read_u32(a, &mut p).is_none() {
-                                eprint!("Error: numeric value too large \n");
+                                eprintln!("Error: numeric value too large ");
                                 return Parsed::Done(Status::Failed);
                             }
                         }
@@ -242,7 +242,7 @@ pub fn run(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         Parsed::Done(s) => return Ok(s),
     };
     if o.files.is_empty() && !o.explicit_stdin && io::stdin().is_terminal() {
-        eprint!("No input provided \n");
+        eprintln!("No input provided ");
         return Ok(Status::Failed);
     }
     Ok(if o.check { check(&o) } else { hash(&o) })
