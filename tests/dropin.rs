@@ -203,6 +203,8 @@ fn cksum_drop_in_matches_coreutils() {
     let mut cases = SUM_CASES.to_vec();
     cases.extend_from_slice(&[
         &["-a", "crc", "a"],
+        &["--debug", "a"],
+        &["--debug", "-a", "md5", "a"],
         &["-a", "bsd", "a", "b c"],
         &["--algorithm=sysv", "-", "new\nline"],
         &["-asysv", "sub"],

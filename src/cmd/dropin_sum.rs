@@ -302,7 +302,13 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
     let algo = algo::lookup(registry).expect("registered");
     if o.debug && name == "crc" {
-        ui::error("using generic hardware support");
+        // crc-fast folds with carry-less multiplication where the CPU has it, as
+        // coreutils' pclmul path does; coreutils words it this way.
+        ui::error(if carryless_multiply() {
+            "using pclmul hardware support"
+        } else {
+            "using generic hardware support"
+        });
     }
     let named = !p.operands.is_empty();
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
@@ -361,6 +367,22 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         read: read_defaults(),
         paths: files,
     })
+}
+
+/// Whether the CPU multiplies carry-less (x86 PCLMULQDQ, Arm PMULL), which crc-fast uses.
+fn carryless_multiply() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("pclmulqdq")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
 }
 
 /// BLAKE2b with an output of `bytes` bytes (`-l BITS`): the output length is a parameter
