@@ -159,7 +159,19 @@ fn md5sum_drop_in_matches_coreutils() {
 #[test]
 fn b2sum_drop_in_matches_coreutils() {
     let mut cases = CASES.to_vec();
-    cases.extend_from_slice(&[&["-l", "512", "a"], &["--length=7", "a"], &["-l", "1024", "a"]]);
+    cases.extend_from_slice(&[
+        &["-l", "512", "a"],
+        &["--length=7", "a"],
+        &["-l", "1024", "a"],
+        &["-l", "256", "a", "new\nline", "-"],
+        &["-l8", "-b", "a"],
+        &["-l", "8", "--tag", "a", "back\\slash"],
+        &["-l", "8", "--tag", "-b", "a"],
+        &["-l", "16", "-z", "new\nline"],
+        &["-l", "16", "nothere", "sub", "a"],
+        &["-l", "8", "-t", "a"],
+        &["-l", "8", "--tag", "-t", "a"],
+    ]);
     compare("b2sum", &cases);
 }
 

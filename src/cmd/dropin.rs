@@ -245,6 +245,8 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
         return Ok(Status::Ok);
     }
+    // A BLAKE2b output shorter than 512 bits (`-l 256`): hashed and printed here.
+    let mut short = None;
     if let Some(l) = &o.length {
         // gnulib quotes with curly quotes in a UTF-8 locale and with ' otherwise.
         let (lq, rq) =
@@ -260,12 +262,13 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
                 }
                 return Ok(Status::Failed);
             }
-            Ok(_) => {
+            Ok(_) if o.check => {
                 ui::error(&format!(
-                    "-l {l}: only 512-bit BLAKE2b is available in this drop-in (fixity)"
+                    "-l {l} -c: checking shortened BLAKE2b is not available in this drop-in (fixity)"
                 ));
                 return Ok(Status::Failed);
             }
+            Ok(n) => short = Some(n),
             Err(_) => {
                 ui::error(&format!("invalid length: {lq}{l}{rq}"));
                 return Ok(Status::Failed);
@@ -303,6 +306,15 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
+    if let Some(bits) = short {
+        return Ok(super::dropin_sum::print_blake2b(
+            bits,
+            &files,
+            o.tag,
+            o.binary == Some(true),
+            if o.zero { 0 } else { b'\n' },
+        ));
+    }
     if o.check {
         super::check::run(CheckArgs {
             algorithm: Some(algo.to_string()),

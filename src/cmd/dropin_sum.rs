@@ -347,7 +347,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
                 hash_operand(f, algo, &mut buf).map(|(d, _)| d.as_bytes().to_vec())
             }
         };
-        let style = Style { tagged: !o.untagged, label: &label, base64: o.base64, end };
+        let style =
+            Style { tagged: !o.untagged, label: &label, base64: o.base64, binary: false, end };
         return Ok(print_lines(&style, &files, &digest));
     }
     super::hash::run(HashArgs {
@@ -427,7 +428,22 @@ struct Style<'a> {
     label: &'a str,
     /// Padded base64 (coreutils 9.2 `--base64`) instead of hex.
     base64: bool,
+    /// Untagged lines mark the name with `*` (`-b`).
+    binary: bool,
     end: u8,
+}
+
+/// `b2sum -l BITS` (BITS < 512): shortened BLAKE2b lines, tagged `BLAKE2b-BITS`.
+pub(super) fn print_blake2b(
+    bits: u32,
+    files: &[OsString],
+    tagged: bool,
+    binary: bool,
+    end: u8,
+) -> Status {
+    let label = format!("BLAKE2b-{bits}");
+    let style = Style { tagged, label: &label, base64: false, binary, end };
+    print_lines(&style, files, &|f| blake2b_of(f, bits as usize / 8))
 }
 
 /// Prints one line per operand: `TAG (name) = DIGEST` or `DIGEST  name`, names escaped
@@ -465,7 +481,8 @@ fn print_lines(
                     line.extend_from_slice(&shown);
                     line.extend_from_slice(format!(") = {text}").as_bytes());
                 } else {
-                    line.extend_from_slice(format!("{text}  ").as_bytes());
+                    let mark = if style.binary { '*' } else { ' ' };
+                    line.extend_from_slice(format!("{text} {mark}").as_bytes());
                     line.extend_from_slice(&shown);
                 }
                 line.push(style.end);
