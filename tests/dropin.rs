@@ -379,9 +379,8 @@ fn xxhsum_banner(err: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for line in err.split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
-        if text.starts_with("xxhsum ")
-            && (text.contains(" by Yann Collet") || text.contains("(fixity"))
-        {
+        let banner = text.contains(" by Yann Collet") || text.contains("(fixity, drop-in");
+        if text.starts_with("xxh") && banner {
             out.extend_from_slice(b"BANNER\n");
         } else {
             out.extend_from_slice(line);
@@ -468,4 +467,21 @@ fn xxhsum_checks_every_line_shape_as_xxhsum() {
     compare_norm("xxhsum", &["-H3"], cases, xxhsum_banner);
     compare_norm("xxhsum", &["--little-endian", "-H0"], cases, xxhsum_banner);
     compare_norm("xxhsum", &["--tag", "--little-endian"], cases, xxhsum_banner);
+}
+
+/// The links xxHash installs beside xxhsum pick the default algorithm by name.
+#[test]
+fn xxh32sum_and_xxh128sum_drop_ins_match() {
+    let cases: &[&[&str]] = &[
+        &["a", "b c"],
+        &["--tag", "a"],
+        &["-H1", "a"],
+        &["-c", "good.sum"],
+        &["-c", "bad.sum"],
+        &["--bogus"],
+        &["sub", "nothere"],
+    ];
+    for tool in ["xxh32sum", "xxh64sum", "xxh128sum"] {
+        compare_norm(tool, &[], cases, xxhsum_banner);
+    }
 }

@@ -25,6 +25,9 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("sum", "sum"),
     ("b3sum", "blake3"),
     ("xxhsum", "xxh64"),
+    ("xxh32sum", "xxh32"),
+    ("xxh64sum", "xxh64"),
+    ("xxh128sum", "xxh128"),
 ];
 
 /// The tool `argv0` names, if it is one of [`TOOLS`].
@@ -211,7 +214,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         "cksum" => return super::dropin_sum::run_cksum(tool, args),
         "sum" => return super::dropin_sum::run_sum(tool, args),
         "b3sum" => return super::dropin_b3sum::run(args),
-        "xxhsum" => return super::dropin_xxhsum::run(tool, args),
+        "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum" => {
+            return super::dropin_xxhsum::run(tool, args);
+        }
         _ => {}
     }
     ui::set_program(tool);

@@ -3,7 +3,8 @@
 //! `--strict`, `-w/--warn`. Its quirks are kept: names are printed unescaped, XXH3 is
 //! always printed in the tagged form, standard input is called `stdin` (and a checksum
 //! line naming `stdin` reads standard input), options end at the first file name, and the
-//! summaries of `-c` go to standard output. The benchmark (`-b`) is refused.
+//! summaries of `-c` go to standard output. The benchmark (`-b`) is refused. Run as
+//! `xxh32sum` or `xxh128sum` (links xxHash installs), the default algorithm follows.
 
 use super::Status;
 use fixity::algo::{self, Algorithm};
@@ -48,16 +49,37 @@ fn welcome(exe: &str) -> String {
     format!("{exe} {} (fixity, drop-in for xxhsum 0.8.1) \n", env!("CARGO_PKG_VERSION"))
 }
 
+/// The default algorithm's number, as the usage text shows it.
+fn default_number(exe: &str) -> u8 {
+    match default_algo(exe) {
+        Algo::Xxh32 => 0,
+        Algo::Xxh128 => 2,
+        _ => 1,
+    }
+}
+
+/// xxh32sum, xxh64sum, xxh128sum (links to xxhsum) default to their algorithm.
+fn default_algo(exe: &str) -> Algo {
+    if exe.contains("xxh32sum") {
+        Algo::Xxh32
+    } else if exe.contains("xxh128sum") {
+        Algo::Xxh128
+    } else {
+        Algo::Xxh64
+    }
+}
+
 fn usage(exe: &str) -> String {
     format!(
         "{}Print or verify checksums using fast non-cryptographic algorithm xxHash \n\n\
          Usage: {exe} [options] [files] \n\n\
          When no filename provided or when '-' is provided, uses stdin as input. \n\
          Options: \n\
-         \x20 -H#         algorithm selection: 0,1,2,3 or 32,64,128 (default: 1) \n\
+         \x20 -H#         algorithm selection: 0,1,2,3 or 32,64,128 (default: {}) \n\
          \x20 -c, --check read xxHash checksum from [files] and check them \n\
          \x20 -h, --help  display a long help page about advanced options \n",
-        welcome(exe)
+        welcome(exe),
+        default_number(exe)
     )
 }
 
@@ -140,7 +162,7 @@ enum Parsed {
 
 fn parse(exe: &str, args: &[OsString]) -> Parsed {
     let mut o = Opts {
-        algo: Algo::Xxh64,
+        algo: default_algo(exe),
         check: false,
         tag: false,
         little_endian: false,
