@@ -370,6 +370,14 @@ mod tests {
         assert_eq!(tool_for("/usr/local/bin/sha256sum".as_ref()), Some(("sha256sum", "sha256")));
         assert_eq!(tool_for("b2sum".as_ref()), Some(("b2sum", "blake2b")));
         assert_eq!(tool_for("fixity".as_ref()), None);
+        assert_eq!(tool_for("/bin/cksum".as_ref()), Some(("cksum", "cksum")));
+        assert_eq!(tool_for("sum".as_ref()), Some(("sum", "sum")));
+        assert_eq!(tool_for("b3sum".as_ref()), Some(("b3sum", "blake3")));
+        assert_eq!(tool_for("xxh128sum".as_ref()), Some(("xxh128sum", "xxh128")));
+        assert_eq!(tool_for("xxhsum.bak".as_ref()), None);
+        for (tool, algo) in TOOLS {
+            assert!(fixity::algo::lookup(algo).is_some(), "{tool}: {algo} is not registered");
+        }
     }
 
     #[test]
