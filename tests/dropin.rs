@@ -276,6 +276,10 @@ fn cksum_check_drop_in_matches_coreutils() {
         &["-c", "-w", "-"],
         &["-c", "-w", "missing.sum", "malformed.sum", "-"],
         &["-a", "md5", "-c", "-w", "missing.sum"],
+        &["-a", "sha256", "--untagged", "-c", "good.sum"],
+        &["-c", "-l", "256", "good.sum"],
+        &["-c", "--debug", "good.sum"],
+        &["-a", "sha512", "-c", "-w", "good.sum"],
     ];
     compare_with("cksum", &["-a", "sha256"], cases);
 }
