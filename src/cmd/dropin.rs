@@ -23,6 +23,11 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("b2sum", "blake2b"),
     ("cksum", "cksum"),
     ("sum", "sum"),
+    ("b3sum", "blake3"),
+    ("xxhsum", "xxh64"),
+    ("xxh32sum", "xxh32"),
+    ("xxh64sum", "xxh64"),
+    ("xxh128sum", "xxh128"),
 ];
 
 /// The tool `argv0` names, if it is one of [`TOOLS`].
@@ -208,6 +213,10 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     match base {
         "cksum" => return super::dropin_sum::run_cksum(tool, args),
         "sum" => return super::dropin_sum::run_sum(tool, args),
+        "b3sum" => return super::dropin_b3sum::run(args),
+        "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum" => {
+            return super::dropin_xxhsum::run(tool, args);
+        }
         _ => {}
     }
     ui::set_program(tool);
@@ -241,6 +250,8 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
         return Ok(Status::Ok);
     }
+    // A BLAKE2b output shorter than 512 bits (`-l 256`): hashed and printed here.
+    let mut short = None;
     if let Some(l) = &o.length {
         // gnulib quotes with curly quotes in a UTF-8 locale and with ' otherwise.
         let (lq, rq) =
@@ -256,12 +267,13 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
                 }
                 return Ok(Status::Failed);
             }
-            Ok(_) => {
+            Ok(_) if o.check => {
                 ui::error(&format!(
-                    "-l {l}: only 512-bit BLAKE2b is available in this drop-in (fixity)"
+                    "-l {l} -c: checking shortened BLAKE2b is not available in this drop-in (fixity)"
                 ));
                 return Ok(Status::Failed);
             }
+            Ok(n) => short = Some(n),
             Err(_) => {
                 ui::error(&format!("invalid length: {lq}{l}{rq}"));
                 return Ok(Status::Failed);
@@ -299,6 +311,15 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
+    if let Some(bits) = short {
+        return Ok(super::dropin_sum::print_blake2b(
+            bits,
+            &files,
+            o.tag,
+            o.binary == Some(true),
+            if o.zero { 0 } else { b'\n' },
+        ));
+    }
     if o.check {
         super::check::run(CheckArgs {
             algorithm: Some(algo.to_string()),
@@ -355,6 +376,14 @@ mod tests {
         assert_eq!(tool_for("/usr/local/bin/sha256sum".as_ref()), Some(("sha256sum", "sha256")));
         assert_eq!(tool_for("b2sum".as_ref()), Some(("b2sum", "blake2b")));
         assert_eq!(tool_for("fixity".as_ref()), None);
+        assert_eq!(tool_for("/bin/cksum".as_ref()), Some(("cksum", "cksum")));
+        assert_eq!(tool_for("sum".as_ref()), Some(("sum", "sum")));
+        assert_eq!(tool_for("b3sum".as_ref()), Some(("b3sum", "blake3")));
+        assert_eq!(tool_for("xxh128sum".as_ref()), Some(("xxh128sum", "xxh128")));
+        assert_eq!(tool_for("xxhsum.bak".as_ref()), None);
+        for (tool, algo) in TOOLS {
+            assert!(fixity::algo::lookup(algo).is_some(), "{tool}: {algo} is not registered");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{escape_into, needs_escape, quote_env, utf8_locale};
 use fixity::read::{self, OpenMode, ReadError, ReadOptions};
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -297,17 +297,18 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         ui::error("SM3 is not available in this drop-in (fixity)");
         return Ok(Status::Failed);
     }
-    if length.is_some_and(|l| l != 512) {
-        ui::error(&format!(
-            "-l {}: only 512-bit BLAKE2b is available in this drop-in (fixity)",
-            length.unwrap_or_default()
-        ));
-        return Ok(Status::Failed);
-    }
+    // -l 512 is the full BLAKE2b, tagged plainly `BLAKE2b` as coreutils does.
+    let length = length.filter(|&l| l != 512);
     let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
     let algo = algo::lookup(registry).expect("registered");
-    if o.debug && name == "crc" {
-        ui::error("using generic hardware support");
+    if o.debug && name == "crc" && !o.check {
+        // crc-fast folds with carry-less multiplication where the CPU has it, as
+        // coreutils' pclmul path does; coreutils words it this way.
+        ui::error(if carryless_multiply() {
+            "using pclmul hardware support"
+        } else {
+            "using generic hardware support"
+        });
     }
     let named = !p.operands.is_empty();
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
@@ -336,8 +337,23 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if let Some(shape) = Shape::of(algo.name) {
         return Ok(print_sums(shape, algo, &files, named, end));
     }
-    if o.base64 {
-        return Ok(print_base64(algo, &files, !o.untagged, end));
+    if o.base64 || length.is_some() {
+        let label = match length {
+            Some(bits) => format!("{}-{bits}", algo.tag),
+            None => algo.tag.to_string(),
+        };
+        let bytes = length.map_or(algo.len, |bits| bits as usize / 8);
+        let digest = |f: &OsStr| -> Result<Vec<u8>, ReadError> {
+            if length.is_some() {
+                blake2b_of(f, bytes)
+            } else {
+                let mut buf = Vec::new();
+                hash_operand(f, algo, &mut buf).map(|(d, _)| d.as_bytes().to_vec())
+            }
+        };
+        let style =
+            Style { tagged: !o.untagged, label: &label, base64: o.base64, binary: false, end };
+        return Ok(print_lines(&style, &files, &digest));
     }
     super::hash::run(HashArgs {
         algorithm: Some(registry.to_string()),
@@ -360,37 +376,122 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     })
 }
 
-/// `cksum --base64` (coreutils 9.2+): the digest in padded base64 in place of hex, in the
-/// tagged or untagged line, names escaped as usual.
-fn print_base64(algo: &'static Algorithm, files: &[OsString], tagged: bool, end: u8) -> Status {
+/// Whether the CPU multiplies carry-less (x86 PCLMULQDQ, Arm PMULL), which crc-fast uses.
+fn carryless_multiply() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("pclmulqdq")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
+/// BLAKE2b with an output of `bytes` bytes (`-l BITS`): the output length is a parameter
+/// of BLAKE2b itself, so this is not a truncation of BLAKE2b-512.
+fn blake2b_of(name: &OsStr, bytes: usize) -> Result<Vec<u8>, ReadError> {
+    use blake2::Blake2bVarCore;
+    use blake2::digest::block_api::{Buffer, UpdateCore, VariableOutputCore};
+    let mut core = Blake2bVarCore::new(bytes).map_err(|_| {
+        ReadError::Io(std::io::Error::other(format!("invalid BLAKE2b length: {bytes} bytes")))
+    })?;
+    let mut buffer = Buffer::<Blake2bVarCore>::default();
+    let mut feed = |r: &mut dyn Read| -> std::io::Result<()> {
+        let mut chunk = vec![0u8; 256 * 1024];
+        loop {
+            match r.read(&mut chunk) {
+                Ok(0) => return Ok(()),
+                Ok(n) => buffer.digest_blocks(&chunk[..n], |blocks| core.update_blocks(blocks)),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    if name == "-" {
+        feed(&mut std::io::stdin().lock()).map_err(ReadError::Io)?;
+    } else {
+        let mut f = std::fs::File::open(name).map_err(ReadError::Io)?;
+        if f.metadata().map_err(ReadError::Io)?.is_dir() {
+            return Err(ReadError::Io(std::io::Error::from_raw_os_error(libc::EISDIR)));
+        }
+        feed(&mut f).map_err(ReadError::Io)?;
+    }
+    let mut out = Default::default();
+    core.finalize_variable_core(&mut buffer, &mut out);
+    Ok(out[..bytes].to_vec())
+}
+
+/// How `cksum -a ALG` lines look when fixity's `hash` command cannot write them (shortened
+/// BLAKE2b, base64 digests).
+struct Style<'a> {
+    tagged: bool,
+    /// The tag: `SHA256`, `BLAKE2b-256`.
+    label: &'a str,
+    /// Padded base64 (coreutils 9.2 `--base64`) instead of hex.
+    base64: bool,
+    /// Untagged lines mark the name with `*` (`-b`).
+    binary: bool,
+    end: u8,
+}
+
+/// `b2sum -l BITS` (BITS < 512): shortened BLAKE2b lines, tagged `BLAKE2b-BITS`.
+pub(super) fn print_blake2b(
+    bits: u32,
+    files: &[OsString],
+    tagged: bool,
+    binary: bool,
+    end: u8,
+) -> Status {
+    let label = format!("BLAKE2b-{bits}");
+    let style = Style { tagged, label: &label, base64: false, binary, end };
+    print_lines(&style, files, &|f| blake2b_of(f, bits as usize / 8))
+}
+
+/// Prints one line per operand: `TAG (name) = DIGEST` or `DIGEST  name`, names escaped
+/// (and the line marked with a leading `\`) unless lines end with NUL.
+fn print_lines(
+    style: &Style,
+    files: &[OsString],
+    digest: &dyn Fn(&OsStr) -> Result<Vec<u8>, ReadError>,
+) -> Status {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut status = Status::Ok;
-    let mut buf = Vec::new();
     for f in files {
-        match hash_operand(f, algo, &mut buf) {
-            Ok((d, _)) => {
+        match digest(f) {
+            Ok(bytes) => {
+                let text = if style.base64 {
+                    Digest::new(&bytes).to_base64()
+                } else {
+                    fixity::digest::hex_encode(&bytes, false)
+                };
                 let name = f.as_bytes();
-                let escape = end == b'\n' && needs_escape(name);
-                let mut line = Vec::new();
-                if escape {
-                    line.push(b'\\');
-                }
+                let escape = style.end == b'\n' && needs_escape(name);
                 let mut shown = Vec::new();
                 if escape {
                     escape_into(name, &mut shown);
                 } else {
                     shown.extend_from_slice(name);
                 }
-                if tagged {
-                    line.extend_from_slice(format!("{} (", algo.tag).as_bytes());
+                let mut line = Vec::new();
+                if escape {
+                    line.push(b'\\');
+                }
+                if style.tagged {
+                    line.extend_from_slice(format!("{} (", style.label).as_bytes());
                     line.extend_from_slice(&shown);
-                    line.extend_from_slice(format!(") = {}", d.to_base64()).as_bytes());
+                    line.extend_from_slice(format!(") = {text}").as_bytes());
                 } else {
-                    line.extend_from_slice(format!("{}  ", d.to_base64()).as_bytes());
+                    let mark = if style.binary { '*' } else { ' ' };
+                    line.extend_from_slice(format!("{text} {mark}").as_bytes());
                     line.extend_from_slice(&shown);
                 }
-                line.push(end);
+                line.push(style.end);
                 if out.write_all(&line).is_err() {
                     return Status::Failed;
                 }
@@ -418,7 +519,7 @@ fn print_cksum_help(tool: &str) {
          \x20                         sha224, sha256, sha384, sha512, blake2b\n\
          \x20     --base64          emit base64-encoded digests, not hexadecimal\n\
          \x20 -c, --check           read checksums from the FILEs and check them\n\
-         \x20 -l, --length=BITS     digest length in bits (blake2b; only 512 here)\n\
+         \x20 -l, --length=BITS     digest length in bits (blake2b), a multiple of 8\n\
          \x20     --tag             create a BSD-style checksum (the default)\n\
          \x20     --untagged        create a reversed style checksum, without digest type\n\
          \x20 -z, --zero            end each output line with NUL, not newline,\n\

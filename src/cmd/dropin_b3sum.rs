@@ -1,0 +1,582 @@
+//! Drop-in `b3sum` (the BLAKE3 team's tool, 1.2.0 as installed here): hex digests of any
+//! length (`-l`), `--no-names`, `--raw`, `--keyed`, `--derive-key`, `--num-threads`,
+//! `--no-mmap`, and `-c` with its own line grammar (`\` before a line whose name is
+//! escaped, only `\\` and `\n` escapes). Its command line is parsed by clap 2, whose
+//! error messages (and "Did you mean" suggestions) are reproduced here.
+
+use super::Status;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, BufRead, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+
+/// What the installed b3sum calls itself in its messages.
+const NAME: &str = "b3sum";
+
+/// The options, with how clap shows them in messages.
+struct Arg {
+    name: &'static str,
+    short: Option<u8>,
+    value: Option<&'static str>,
+}
+
+const ARGS: &[Arg] = &[
+    Arg { name: "check", short: Some(b'c'), value: None },
+    Arg { name: "derive-key", short: None, value: Some("<CONTEXT>") },
+    Arg { name: "help", short: Some(b'h'), value: None },
+    Arg { name: "keyed", short: None, value: None },
+    Arg { name: "length", short: Some(b'l'), value: Some("<LEN>") },
+    Arg { name: "no-mmap", short: None, value: None },
+    Arg { name: "no-names", short: None, value: None },
+    Arg { name: "num-threads", short: None, value: Some("<NUM>") },
+    Arg { name: "quiet", short: None, value: None },
+    Arg { name: "raw", short: None, value: None },
+    Arg { name: "version", short: Some(b'V'), value: None },
+];
+
+/// Pairs that exclude each other, as (shown first, shown second) in clap's message.
+const CONFLICTS: &[(&str, &str)] = &[
+    ("derive-key", "check"),
+    ("keyed", "check"),
+    ("keyed", "derive-key"),
+    ("length", "check"),
+    ("no-names", "check"),
+    ("raw", "check"),
+];
+
+fn shown(a: &Arg) -> String {
+    match a.value {
+        Some(v) => format!("--{} {v}", a.name),
+        None => format!("--{}", a.name),
+    }
+}
+
+fn arg(name: &str) -> &'static Arg {
+    ARGS.iter().find(|a| a.name == name).expect("known argument")
+}
+
+/// clap 2's error: the message, a usage line naming the arguments given so far (and those
+/// they require), exit 1.
+fn clap_error(msg: &str, used: &[&str], extra: Option<&str>) -> Status {
+    let mut names: Vec<&str> = used.to_vec();
+    if used.contains(&"quiet") {
+        names.push("check");
+    }
+    names.extend(extra);
+    names.sort();
+    names.dedup();
+    let mut usage = String::from(NAME);
+    if used.contains(&"keyed") {
+        usage.push_str(" <FILE>...");
+    }
+    if names.is_empty() {
+        usage.push_str(" [FLAGS] [OPTIONS] [FILE]...");
+    }
+    for n in names {
+        usage.push(' ');
+        usage.push_str(&shown(arg(n)));
+    }
+    eprint!("error: {msg}\n\nUSAGE:\n    {usage}\n\nFor more information try --help\n");
+    Status::Failed
+}
+
+/// Jaro-Winkler similarity (Winkler's prefix scale 0.1, prefix up to 4), which clap 2
+/// uses to suggest a long option.
+fn jaro_winkler(a: &str, b: &str) -> f64 {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let window = (a.len().max(b.len()) / 2).saturating_sub(1);
+    let mut b_used = vec![false; b.len()];
+    let mut a_matches = Vec::new();
+    for (i, &c) in a.iter().enumerate() {
+        let lo = i.saturating_sub(window);
+        let hi = (i + window + 1).min(b.len());
+        if let Some(j) = (lo..hi).find(|&j| !b_used[j] && b[j] == c) {
+            b_used[j] = true;
+            a_matches.push(c);
+        }
+    }
+    let m = a_matches.len();
+    if m == 0 {
+        return 0.0;
+    }
+    let b_matches: Vec<char> =
+        b.iter().zip(&b_used).filter(|(_, u)| **u).map(|(c, _)| *c).collect();
+    let transpositions = a_matches.iter().zip(&b_matches).filter(|(x, y)| x != y).count() / 2;
+    let m = m as f64;
+    let jaro = (m / a.len() as f64 + m / b.len() as f64 + (m - transpositions as f64) / m) / 3.0;
+    let prefix = a.iter().zip(&b).take(4).take_while(|(x, y)| x == y).count() as f64;
+    jaro + prefix * 0.1 * (1.0 - jaro)
+}
+
+/// The long option clap 2 suggests for `typed`: the most similar above 0.8.
+fn suggestion(typed: &str) -> Option<&'static str> {
+    let mut best: Option<(f64, &'static str)> = None;
+    for a in ARGS {
+        let score = jaro_winkler(typed, a.name);
+        if score > 0.8 && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, a.name));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+#[derive(Default)]
+struct Opts {
+    used: Vec<&'static str>,
+    length: Option<OsString>,
+    num_threads: Option<OsString>,
+    derive_key: Option<String>,
+    files: Vec<OsString>,
+}
+
+impl Opts {
+    fn has(&self, name: &str) -> bool {
+        self.used.contains(&name)
+    }
+}
+
+fn parse(args: &[OsString]) -> Result<Opts, Status> {
+    let mut o = Opts::default();
+    let mut it = args.iter();
+    let mut only_files = false;
+    let take = |o: &mut Opts,
+                a: &'static Arg,
+                value: Option<OsString>,
+                it: &mut std::slice::Iter<OsString>| {
+        if o.has(a.name) {
+            let msg = format!(
+                "The argument '{}' was provided more than once, but cannot be used multiple times",
+                shown(a)
+            );
+            return Err(clap_error(&msg, &o.used, None));
+        }
+        o.used.push(a.name);
+        if a.value.is_some() {
+            let v = match value.or_else(|| it.next().cloned()) {
+                Some(v) => v,
+                None => {
+                    let msg = format!(
+                        "The argument '{}' requires a value but none was supplied",
+                        shown(a)
+                    );
+                    o.used.retain(|n| *n != a.name);
+                    return Err(clap_error(&msg, &o.used, Some(a.name)));
+                }
+            };
+            match a.name {
+                "length" => o.length = Some(v),
+                "num-threads" => o.num_threads = Some(v),
+                _ => o.derive_key = Some(v.to_string_lossy().into_owned()),
+            }
+        }
+        Ok(())
+    };
+    while let Some(a) = it.next() {
+        let bytes = a.as_bytes();
+        if only_files || bytes == b"-" || !bytes.starts_with(b"-") {
+            o.files.push(a.clone());
+            continue;
+        }
+        if bytes == b"--" {
+            only_files = true;
+            continue;
+        }
+        if let Some(long) = bytes.strip_prefix(b"--") {
+            let (name, value) = match long.iter().position(|&b| b == b'=') {
+                Some(i) => (&long[..i], Some(OsString::from(OsStr::from_bytes(&long[i + 1..])))),
+                None => (long, None),
+            };
+            let Some(spec) = ARGS.iter().find(|s| s.name.as_bytes() == name) else {
+                let typed = String::from_utf8_lossy(name);
+                let hint = suggestion(&typed);
+                let mut msg = format!(
+                    "Found argument '{}' which wasn't expected, or isn't valid in this context",
+                    a.to_string_lossy()
+                );
+                if let Some(h) = hint {
+                    msg.push_str(&format!("\n\tDid you mean \x1b[32m--\x1b[0m\x1b[32m{h}\x1b[0m?"));
+                }
+                return Err(clap_error(&msg, &o.used, hint));
+            };
+            take(&mut o, spec, value, &mut it)?;
+            continue;
+        }
+        let mut rest = &bytes[1..];
+        while let Some((&c, tail)) = rest.split_first() {
+            rest = tail;
+            let Some(spec) = ARGS.iter().find(|s| s.short == Some(c)) else {
+                let msg = format!(
+                    "Found argument '-{}' which wasn't expected, or isn't valid in this context",
+                    c as char
+                );
+                return Err(clap_error(&msg, &o.used, None));
+            };
+            let value = if spec.value.is_some() && !rest.is_empty() {
+                let v = OsString::from(OsStr::from_bytes(rest));
+                rest = &[];
+                Some(v)
+            } else {
+                None
+            };
+            take(&mut o, spec, value, &mut it)?;
+        }
+    }
+    Ok(o)
+}
+
+/// How a file is hashed.
+struct Mode {
+    key: Option<[u8; 32]>,
+    context: Option<String>,
+    no_mmap: bool,
+}
+
+impl Mode {
+    fn hasher(&self) -> blake3::Hasher {
+        match (&self.key, &self.context) {
+            (Some(k), _) => blake3::Hasher::new_keyed(k),
+            (None, Some(c)) => blake3::Hasher::new_derive_key(c),
+            (None, None) => blake3::Hasher::new(),
+        }
+    }
+
+    /// Hashes a file (or standard input for `-`), memory-mapped and on several threads
+    /// when it is a large enough regular file.
+    fn hash(&self, name: &OsStr) -> io::Result<blake3::OutputReader> {
+        let mut h = self.hasher();
+        if name == "-" {
+            if self.key.is_some() {
+                return Err(io::Error::other("Cannot open `-` in keyed mode"));
+            }
+            h.update_reader(io::stdin().lock())?;
+            return Ok(h.finalize_xof());
+        }
+        let file = std::fs::File::open(name)?;
+        let md = file.metadata()?;
+        if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
+            h.update_mmap_rayon(name)?;
+        } else {
+            h.update_reader(file)?;
+        }
+        Ok(h.finalize_xof())
+    }
+}
+
+/// An error as the Rust standard library prints it (`... (os error 2)`), which b3sum
+/// shows unchanged.
+fn io_text(e: &io::Error) -> String {
+    e.to_string()
+}
+
+/// Runs `b3sum ARGS`.
+pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
+    crate::ui::set_program(NAME);
+    let o = match parse(&args) {
+        Ok(o) => o,
+        Err(s) => return Ok(s),
+    };
+    if o.has("help") {
+        println!(
+            "{NAME} (fixity drop-in)\n\n\
+             USAGE:\n    {NAME} [FLAGS] [OPTIONS] [FILE]...\n\n\
+             FLAGS:\n\
+             \x20   -c, --check       Reads BLAKE3 sums from the [file]s and checks them\n\
+             \x20   -h, --help        Prints help information\n\
+             \x20       --keyed       Keyed mode; the 32-byte key is read from standard input\n\
+             \x20       --no-mmap     Disables memory mapping (and multithreading)\n\
+             \x20       --no-names    Omits filenames in the output\n\
+             \x20       --quiet       Skips printing OK for each verified file (with --check)\n\
+             \x20       --raw         Writes the raw output bytes of one input\n\
+             \x20   -V, --version     Prints version information\n\n\
+             OPTIONS:\n\
+             \x20       --derive-key <CONTEXT>    Key derivation mode with this context\n\
+             \x20   -l, --length <LEN>            Output bytes before hex encoding (default 32)\n\
+             \x20       --num-threads <NUM>       Maximum number of threads"
+        );
+        return Ok(Status::Ok);
+    }
+    if o.has("version") {
+        println!("{NAME} (fixity) {}", env!("CARGO_PKG_VERSION"));
+        return Ok(Status::Ok);
+    }
+    for &(a, b) in CONFLICTS {
+        if o.has(a) && o.has(b) {
+            let msg =
+                format!("The argument '{}' cannot be used with '{}'", shown(arg(a)), shown(arg(b)));
+            return Ok(clap_error(&msg, &o.used, None));
+        }
+    }
+    if o.has("quiet") && !o.has("check") {
+        eprint!(
+            "error: The following required arguments were not provided:\n    --check\n\n\
+             USAGE:\n    {NAME} --check --quiet\n\nFor more information try --help\n"
+        );
+        return Ok(Status::Failed);
+    }
+    if o.has("keyed") && o.files.is_empty() {
+        eprint!(
+            "error: The following required arguments were not provided:\n    <FILE>...\n\n\
+             USAGE:\n    {NAME} <FILE>... --keyed\n\nFor more information try --help\n"
+        );
+        return Ok(Status::Failed);
+    }
+    let threads = match &o.num_threads {
+        Some(v) => match v.to_string_lossy().parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprint!("Error: Failed to parse num threads.\n\nCaused by:\n    {e}\n");
+                return Ok(Status::Failed);
+            }
+        },
+        None => None,
+    };
+    let mut key = None;
+    if o.has("keyed") {
+        let mut buf = Vec::new();
+        io::stdin().lock().take(33).read_to_end(&mut buf)?;
+        match <[u8; 32]>::try_from(buf.as_slice()) {
+            Ok(k) => key = Some(k),
+            Err(_) if buf.len() > 32 => {
+                eprintln!("Error: read more than 32 bytes from stdin");
+                return Ok(Status::Failed);
+            }
+            Err(_) => {
+                eprintln!("Error: expected 32 key bytes from stdin, found {}", buf.len());
+                return Ok(Status::Failed);
+            }
+        }
+    }
+    let mode = Mode { key, context: o.derive_key.clone(), no_mmap: o.has("no-mmap") };
+    let work = || {
+        if o.has("check") { check(&o, &mode) } else { hash(&o, &mode) }
+    };
+    let status = match threads.filter(|&n| n > 0) {
+        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(work),
+        None => work(),
+    };
+    Ok(status)
+}
+
+fn hash(o: &Opts, mode: &Mode) -> Status {
+    let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files.clone() };
+    let raw = o.has("raw");
+    if raw && files.len() > 1 {
+        eprintln!("Error: Only one filename can be provided when using --raw");
+        return Status::Failed;
+    }
+    let stdout = io::stdout();
+    let mut status = Status::Ok;
+    for f in &files {
+        let name = f.to_string_lossy();
+        let len = match &o.length {
+            None => Ok(32),
+            Some(v) => v.to_string_lossy().parse::<usize>(),
+        };
+        let result = match len {
+            Ok(n) => mode.hash(f).map(|mut r| {
+                let mut out = vec![0u8; n];
+                r.fill(&mut out);
+                out
+            }),
+            Err(_) => Err(io::Error::other("Failed to parse length.")),
+        };
+        let bytes = match result {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = stdout.lock().flush();
+                eprintln!("{NAME}: {name}: {}", io_text(&e));
+                status = Status::Failed;
+                continue;
+            }
+        };
+        let mut line = Vec::new();
+        if raw {
+            line = bytes;
+        } else {
+            let escaped = !o.has("no-names") && (name.contains('\\') || name.contains('\n'));
+            if escaped {
+                line.push(b'\\');
+            }
+            line.extend_from_slice(fixity::digest::hex_encode(&bytes, false).as_bytes());
+            if !o.has("no-names") {
+                line.extend_from_slice(b"  ");
+                if escaped {
+                    line.extend_from_slice(
+                        name.replace('\\', "\\\\").replace('\n', "\\n").as_bytes(),
+                    );
+                } else {
+                    line.extend_from_slice(name.as_bytes());
+                }
+            }
+            line.push(b'\n');
+        }
+        let mut out = stdout.lock();
+        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+            return Status::Failed;
+        }
+    }
+    status
+}
+
+/// One line of a checkfile, as b3sum reads it.
+#[derive(Debug, PartialEq, Eq)]
+struct CheckLine {
+    /// The name as written in the line (still escaped), which results are printed with.
+    shown: String,
+    escaped: bool,
+    path: String,
+    expected: [u8; 32],
+}
+
+/// Parses a checkfile line (its trailing newlines already removed): an optional `\`,
+/// 64 lowercase hex digits, two spaces, a name.
+fn parse_check_line(mut line: &str) -> Result<CheckLine, &'static str> {
+    let first = line.chars().next().ok_or("Empty line")?;
+    let escaped = first == '\\';
+    if escaped {
+        line = &line[1..];
+    }
+    const PREFIX: usize = 64 + 2;
+    if line.len() <= PREFIX {
+        return Err("Short line");
+    }
+    if !line.as_bytes()[..PREFIX].is_ascii() {
+        return Err("Non-ASCII prefix");
+    }
+    if &line[64..PREFIX] != "  " {
+        return Err("Invalid space");
+    }
+    let mut expected = [0u8; 32];
+    let hex = line.as_bytes();
+    let half = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err("Invalid hex"),
+    };
+    for (i, byte) in expected.iter_mut().enumerate() {
+        *byte = half(hex[2 * i])? * 16 + half(hex[2 * i + 1])?;
+    }
+    let shown = line[PREFIX..].to_string();
+    let path = if escaped { unescape(&shown)? } else { shown.clone() };
+    Ok(CheckLine { shown, escaped, path, expected })
+}
+
+/// Undoes b3sum's escaping: `\\` and `\n` only.
+fn unescape(s: &str) -> Result<String, &'static str> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('n') => out.push('\n'),
+            _ => return Err("Invalid backslash escape"),
+        }
+    }
+    Ok(out)
+}
+
+fn check(o: &Opts, mode: &Mode) -> Status {
+    let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files.clone() };
+    let quiet = o.has("quiet");
+    let mut status = Status::Ok;
+    let stdout = io::stdout();
+    for f in &files {
+        let reader: Box<dyn BufRead> = if f == "-" {
+            Box::new(io::BufReader::new(io::stdin()))
+        } else {
+            match std::fs::File::open(f) {
+                Ok(file) => Box::new(io::BufReader::new(file)),
+                Err(e) => {
+                    eprintln!("Error: {}", io_text(&e));
+                    return Status::Failed;
+                }
+            }
+        };
+        let mut reader = reader;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = stdout.lock().flush();
+                    eprintln!("Error: {}", io_text(&e));
+                    return Status::Failed;
+                }
+            }
+            let parsed = match parse_check_line(line.trim_end_matches('\n')) {
+                Ok(p) => p,
+                Err(msg) => {
+                    let _ = stdout.lock().flush();
+                    eprintln!("{NAME}: {msg}");
+                    status = Status::Failed;
+                    continue;
+                }
+            };
+            let verdict = match mode.hash(OsStr::new(&parsed.path)) {
+                Ok(mut r) => {
+                    let mut got = [0u8; 32];
+                    r.fill(&mut got);
+                    if got == parsed.expected { None } else { Some("FAILED".to_string()) }
+                }
+                Err(e) => Some(format!("FAILED ({})", io_text(&e))),
+            };
+            if verdict.is_some() {
+                status = Status::Failed;
+            }
+            if verdict.is_some() || !quiet {
+                let mark = if parsed.escaped { "\\" } else { "" };
+                let text = verdict.unwrap_or_else(|| "OK".into());
+                let mut out = stdout.lock();
+                if writeln!(out, "{mark}{}: {text}", parsed.shown)
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    return Status::Failed;
+                }
+            }
+        }
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jaro_winkler_matches_published_values() {
+        // Winkler's examples (1990) as strsim computes them.
+        assert!((jaro_winkler("MARTHA", "MARHTA") - 0.9611).abs() < 1e-4);
+        assert!((jaro_winkler("DIXON", "DICKSONX") - 0.8133).abs() < 1e-4);
+        assert!((jaro_winkler("DWAYNE", "DUANE") - 0.84).abs() < 1e-4);
+        assert_eq!(suggestion("chek"), Some("check"));
+        assert_eq!(suggestion("len"), Some("length"));
+        assert_eq!(suggestion("bogus"), None);
+    }
+
+    #[test]
+    fn check_lines_parse_as_b3sum_reads_them() {
+        let hex = "ac678d92b3d739773d18cd952cfcea443fa4a5a98ffc9554b66795bb22d5532d";
+        let l = parse_check_line(&format!("{hex}  a b")).unwrap();
+        assert_eq!((l.path.as_str(), l.escaped, l.expected[0]), ("a b", false, 0xac));
+        let l = parse_check_line(&format!("\\{hex}  x\\\\y\\nz")).unwrap();
+        assert_eq!((l.shown.as_str(), l.path.as_str()), ("x\\\\y\\nz", "x\\y\nz"));
+        assert_eq!(parse_check_line(""), Err("Empty line"));
+        assert_eq!(parse_check_line(&format!("{hex}  ")), Err("Short line"));
+        assert_eq!(parse_check_line(&format!("{hex} *a")), Err("Invalid space"));
+        assert_eq!(parse_check_line(&format!("{}  a", hex.to_uppercase())), Err("Invalid hex"));
+        assert_eq!(parse_check_line(&format!("\\{hex}  a\\t")), Err("Invalid backslash escape"));
+        assert_eq!(parse_check_line(&format!("é{hex}  a")), Err("Non-ASCII prefix"));
+    }
+}

@@ -1,0 +1,615 @@
+//! Drop-in `xxhsum` (xxHash's command line tool, 0.8.1 as installed here): `-H0/1/2/3`
+//! (XXH32, XXH64, XXH128, XXH3), `--tag`, `--little-endian`, `-c` with `-q`, `--status`,
+//! `--strict`, `-w/--warn`. Its quirks are kept: names are printed unescaped, XXH3 is
+//! always printed in the tagged form, standard input is called `stdin` (and a checksum
+//! line naming `stdin` reads standard input), options end at the first file name, and the
+//! summaries of `-c` go to standard output. The benchmark (`-b`) is refused. Run as
+//! `xxh32sum` or `xxh128sum` (links xxHash installs), the default algorithm follows.
+
+use super::Status;
+use fixity::algo::{self, Algorithm};
+use fixity::digest::{Digest, hex_encode};
+use fixity::read::io_message;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Algo {
+    Xxh32,
+    Xxh64,
+    Xxh128,
+    Xxh3,
+}
+
+impl Algo {
+    fn registry(self) -> &'static Algorithm {
+        let name = match self {
+            Algo::Xxh32 => "xxh32",
+            Algo::Xxh64 => "xxh64",
+            Algo::Xxh128 => "xxh128",
+            Algo::Xxh3 => "xxh3",
+        };
+        algo::lookup(name).expect("registered")
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Algo::Xxh32 => "XXH32",
+            Algo::Xxh64 => "XXH64",
+            Algo::Xxh128 => "XXH128",
+            Algo::Xxh3 => "XXH3",
+        }
+    }
+}
+
+/// The first line of xxhsum's usage and version texts. The real one names its version
+/// and author; this one says what answers instead.
+fn welcome(exe: &str) -> String {
+    format!("{exe} {} (fixity, drop-in for xxhsum 0.8.1) \n", env!("CARGO_PKG_VERSION"))
+}
+
+/// The default algorithm's number, as the usage text shows it.
+fn default_number(exe: &str) -> u8 {
+    match default_algo(exe) {
+        Algo::Xxh32 => 0,
+        Algo::Xxh128 => 2,
+        _ => 1,
+    }
+}
+
+/// xxh32sum, xxh64sum, xxh128sum (links to xxhsum) default to their algorithm.
+fn default_algo(exe: &str) -> Algo {
+    if exe.contains("xxh32sum") {
+        Algo::Xxh32
+    } else if exe.contains("xxh128sum") {
+        Algo::Xxh128
+    } else {
+        Algo::Xxh64
+    }
+}
+
+fn usage(exe: &str) -> String {
+    format!(
+        "{}Print or verify checksums using fast non-cryptographic algorithm xxHash \n\n\
+         Usage: {exe} [options] [files] \n\n\
+         When no filename provided or when '-' is provided, uses stdin as input. \n\
+         Options: \n\
+         \x20 -H#         algorithm selection: 0,1,2,3 or 32,64,128 (default: {}) \n\
+         \x20 -c, --check read xxHash checksum from [files] and check them \n\
+         \x20 -h, --help  display a long help page about advanced options \n",
+        welcome(exe),
+        default_number(exe)
+    )
+}
+
+fn usage_advanced(exe: &str) -> String {
+    format!(
+        "{}Advanced :\n\
+         \x20 -V, --version        Display version information \n\
+         \x20     --tag            Produce BSD-style checksum lines \n\
+         \x20     --little-endian  Checksum values use little endian convention (default: big endian) \n\
+         \x20 -q, --quiet          Don't print the progress line while hashing \n\
+         \x20 (-b, the benchmark, is not available in this drop-in)\n\n\
+         The following four options are useful only when verifying checksums (-c): \n\
+         \x20 -q, --quiet          Don't print OK for each successfully verified file \n\
+         \x20     --status         Don't output anything, status code shows success \n\
+         \x20     --strict         Exit non-zero for improperly formatted checksum lines \n\
+         \x20     --warn           Warn about improperly formatted checksum lines \n",
+        usage(exe)
+    )
+}
+
+fn bad_usage(exe: &str) -> Status {
+    eprint!("Wrong parameters\n\n{}", usage(exe));
+    Status::Failed
+}
+
+/// xxhsum's number reader: digits, then an optional `K`/`M` (x1024, x1048576) with an
+/// optional `i` and `B`. `None` on overflow.
+fn read_u32(s: &[u8], pos: &mut usize) -> Option<u32> {
+    const MAX: u32 = u32::MAX / 10 - 1;
+    let mut v: u32 = 0;
+    while let Some(&c) = s.get(*pos).filter(|c| c.is_ascii_digit()) {
+        if v > MAX {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u32;
+        *pos += 1;
+    }
+    if let Some(&unit @ (b'K' | b'M')) = s.get(*pos) {
+        const MAX_K: u32 = u32::MAX >> 10;
+        if v > MAX_K {
+            return None;
+        }
+        v <<= 10;
+        if unit == b'M' {
+            if v > MAX_K {
+                return None;
+            }
+            v <<= 10;
+        }
+        *pos += 1;
+        if s.get(*pos) == Some(&b'i') {
+            *pos += 1;
+        }
+        if s.get(*pos) == Some(&b'B') {
+            *pos += 1;
+        }
+    }
+    Some(v)
+}
+
+struct Opts {
+    algo: Algo,
+    check: bool,
+    tag: bool,
+    little_endian: bool,
+    strict: bool,
+    status: bool,
+    warn: bool,
+    /// Starts at 2; each -q/--quiet lowers it.
+    log_level: i32,
+    explicit_stdin: bool,
+    files: Vec<OsString>,
+}
+
+/// What parsing ended in: options to run with, or an exit status (help, version, errors).
+enum Parsed {
+    Run(Opts),
+    Done(Status),
+}
+
+fn parse(exe: &str, args: &[OsString]) -> Parsed {
+    let mut o = Opts {
+        algo: default_algo(exe),
+        check: false,
+        tag: false,
+        little_endian: false,
+        strict: false,
+        status: false,
+        warn: false,
+        log_level: 2,
+        explicit_stdin: false,
+        files: Vec::new(),
+    };
+    for (i, arg) in args.iter().enumerate() {
+        match arg.as_bytes() {
+            b"--check" => o.check = true,
+            b"--quiet" => o.log_level -= 1,
+            b"--little-endian" => o.little_endian = true,
+            b"--strict" => o.strict = true,
+            b"--status" => o.status = true,
+            b"--warn" => o.warn = true,
+            b"--help" => {
+                eprint!("{}", usage_advanced(exe));
+                return Parsed::Done(Status::Ok);
+            }
+            b"--version" => {
+                eprint!("{}", welcome(exe));
+                return Parsed::Done(Status::Ok);
+            }
+            b"--tag" => o.tag = true,
+            b"--" => {
+                o.files = args[i + 1..].to_vec();
+                break;
+            }
+            a if !a.starts_with(b"-") => {
+                o.files = args[i..].to_vec();
+                break;
+            }
+            a => {
+                if a.len() == 1 {
+                    o.explicit_stdin = true;
+                }
+                let mut p = 1;
+                while p < a.len() {
+                    let c = a[p];
+                    p += 1;
+                    match c {
+                        b'V' => {
+                            eprint!("{}", welcome(exe));
+                            return Parsed::Done(Status::Ok);
+                        }
+                        b'h' => {
+                            eprint!("{}", usage_advanced(exe));
+                            return Parsed::Done(Status::Ok);
+                        }
+                        b'H' => {
+                            let Some(n) = read_u32(a, &mut p) else {
+                                eprintln!("Error: numeric value too large ");
+                                return Parsed::Done(Status::Failed);
+                            };
+                            o.algo = match n {
+                                0 | 32 => Algo::Xxh32,
+                                1 | 64 => Algo::Xxh64,
+                                2 | 128 => Algo::Xxh128,
+                                3 => Algo::Xxh3,
+                                _ => return Parsed::Done(bad_usage(exe)),
+                            };
+                        }
+                        b'c' => o.check = true,
+                        b'w' => o.warn = true,
+                        b'q' => o.log_level -= 1,
+                        // Benchmark settings: read and ignored, as xxhsum does outside -b.
+                        b'i' | b'B' => {
+                            if read_u32(a, &mut p).is_none() {
+                                eprintln!("Error: numeric value too large ");
+                                return Parsed::Done(Status::Failed);
+                            }
+                        }
+                        b'b' => {
+                            eprintln!(
+                                "{exe}: the benchmark (-b) is not available in this drop-in (fixity); \
+                                 `fixity bench` measures hashing speed"
+                            );
+                            return Parsed::Done(Status::Failed);
+                        }
+                        _ => return Parsed::Done(bad_usage(exe)),
+                    }
+                }
+            }
+        }
+    }
+    Parsed::Run(o)
+}
+
+/// Runs `xxhsum ARGS`; `tool` is argv[0] (its last component names the program in the
+/// usage text, as xxhsum's does).
+pub fn run(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
+    let exe = tool.rsplit('/').next().unwrap_or(tool);
+    crate::ui::set_program(exe);
+    let o = match parse(exe, &args) {
+        Parsed::Run(o) => o,
+        Parsed::Done(s) => return Ok(s),
+    };
+    if o.files.is_empty() && !o.explicit_stdin && io::stdin().is_terminal() {
+        eprintln!("No input provided ");
+        return Ok(Status::Failed);
+    }
+    Ok(if o.check { check(&o) } else { hash(&o) })
+}
+
+/// Why a file could not be hashed.
+enum HashError {
+    Open(io::Error),
+    /// A read failed after the open: xxhsum gives up on everything.
+    Read,
+}
+
+/// Hashes `name` (standard input for `None`).
+fn hash_file(name: Option<&OsStr>, algo: &'static Algorithm) -> Result<Digest, HashError> {
+    let mut h = algo.hasher();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut feed = |r: &mut dyn Read| -> Result<(), HashError> {
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => h.update(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(HashError::Read),
+            }
+        }
+    };
+    match name {
+        None => feed(&mut io::stdin().lock())?,
+        Some(n) => {
+            let mut f = std::fs::File::open(n).map_err(HashError::Open)?;
+            feed(&mut f)?;
+        }
+    }
+    Ok(h.finish())
+}
+
+/// Ends the run as xxhsum does on a read error: the message, exit 1.
+fn read_failure() -> Status {
+    let _ = io::stdout().flush();
+    eprintln!("Error: a failure occurred reading the input file.");
+    Status::Failed
+}
+
+fn hex(d: &Digest, little_endian: bool) -> String {
+    let mut bytes = d.as_bytes().to_vec();
+    if little_endian {
+        bytes.reverse();
+    }
+    hex_encode(&bytes, false)
+}
+
+fn hash(o: &Opts) -> Status {
+    let algo = o.algo.registry();
+    let stdout = io::stdout();
+    let mut status = Status::Ok;
+    let names: Vec<Option<&OsStr>> = if o.files.is_empty() {
+        vec![None]
+    } else {
+        o.files.iter().map(|f| Some(f.as_os_str())).collect()
+    };
+    for name in names {
+        let shown: &[u8] = name.map_or(b"stdin", |n| n.as_bytes());
+        if let Some(n) = name
+            && std::fs::metadata(n).is_ok_and(|m| m.is_dir())
+        {
+            let _ = stdout.lock().flush();
+            eprintln!("xxhsum: {}: Is a directory ", String::from_utf8_lossy(shown));
+            status = Status::Failed;
+            continue;
+        }
+        let d = match hash_file(name, algo) {
+            Ok(d) => d,
+            Err(HashError::Open(e)) => {
+                let _ = stdout.lock().flush();
+                eprintln!(
+                    "Error: Could not open '{}': {}. ",
+                    String::from_utf8_lossy(shown),
+                    io_message(&e)
+                );
+                status = Status::Failed;
+                continue;
+            }
+            Err(HashError::Read) => return read_failure(),
+        };
+        let mut line = Vec::new();
+        if o.tag || o.algo == Algo::Xxh3 {
+            let le = if o.little_endian { "_LE" } else { "" };
+            line.extend_from_slice(format!("{}{le} (", o.algo.tag()).as_bytes());
+            line.extend_from_slice(shown);
+            line.extend_from_slice(format!(") = {}\n", hex(&d, o.little_endian)).as_bytes());
+        } else {
+            line.extend_from_slice(format!("{}  ", hex(&d, o.little_endian)).as_bytes());
+            line.extend_from_slice(shown);
+            line.push(b'\n');
+        }
+        let mut out = stdout.lock();
+        if out.write_all(&line).is_err() {
+            return Status::Failed;
+        }
+    }
+    if stdout.lock().flush().is_err() {
+        return Status::Failed;
+    }
+    // xxhsum clears its progress line once it is done with named files.
+    if !o.files.is_empty() && o.log_level >= 2 {
+        eprint!("\r{:70}\r", "");
+    }
+    status
+}
+
+/// One parsed checksum line.
+#[derive(Debug, PartialEq, Eq)]
+struct Line<'a> {
+    algo: Algo,
+    name: &'a [u8],
+    /// The digest in canonical (big-endian) byte order.
+    digest: Vec<u8>,
+}
+
+/// Parses a checksum line the way xxhsum 0.8.1 does: `HEX  NAME` (the character after
+/// the first space is skipped, whatever it is; the length picks the algorithm) or
+/// `TAG (NAME) = HEX` (the tag's prefix picks it, `_LE` in it reverses the bytes).
+fn parse_line(line: &[u8], little_endian: bool) -> Option<Line<'_>> {
+    let first = line.iter().position(|&b| b == b' ')?;
+    let next = *line.get(first + 1)?;
+    let (algo, hash, name, rev);
+    if next == b'(' {
+        let last = line.iter().rposition(|&b| b == b' ')?;
+        if last < first + 5 || &line[last - 3..last] != b") =" {
+            return None;
+        }
+        let tag = &line[..first];
+        rev = tag.windows(3).any(|w| w == b"_LE");
+        hash = &line[last + 1..];
+        name = &line[first + 2..last - 3];
+        algo = if tag.starts_with(b"XXH32") {
+            Algo::Xxh32
+        } else if tag.starts_with(b"XXH64") {
+            Algo::Xxh64
+        } else if tag.starts_with(b"XXH128") {
+            Algo::Xxh128
+        } else if tag.starts_with(b"XXH3") {
+            Algo::Xxh3
+        } else {
+            Algo::Xxh64
+        };
+    } else {
+        hash = &line[..first];
+        name = &line[first + 2..];
+        rev = little_endian;
+        algo = match hash.len() {
+            8 => Algo::Xxh32,
+            32 => Algo::Xxh128,
+            _ => Algo::Xxh64,
+        };
+    }
+    let fits = match hash.len() {
+        8 => algo == Algo::Xxh32,
+        16 => matches!(algo, Algo::Xxh64 | Algo::Xxh3),
+        32 => algo == Algo::Xxh128,
+        _ => false,
+    };
+    if !fits {
+        return None;
+    }
+    let mut digest = Digest::from_hex(hash)?.as_bytes().to_vec();
+    if rev {
+        digest.reverse();
+    }
+    Some(Line { algo, name, digest })
+}
+
+#[derive(Default)]
+struct Report {
+    proper: u64,
+    improper: u64,
+    mismatched: u64,
+    unreadable: u64,
+}
+
+/// Why checking stopped early.
+struct Abort;
+
+fn check(o: &Opts) -> Status {
+    let quiet = o.log_level < 2;
+    let mut ok = true;
+    let names: Vec<Option<&OsStr>> = if o.files.is_empty() {
+        vec![None]
+    } else {
+        o.files.iter().map(|f| Some(f.as_os_str())).collect()
+    };
+    for name in names {
+        match check_file(name, o, quiet) {
+            Ok(good) => ok &= good,
+            Err(Abort) => return read_failure(),
+        }
+    }
+    if io::stdout().flush().is_err() || !ok { Status::Failed } else { Status::Ok }
+}
+
+fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort> {
+    let shown = String::from_utf8_lossy(name.map_or(b"stdin", |n| n.as_bytes())).into_owned();
+    let reader: Box<dyn BufRead> = match name {
+        None => Box::new(io::BufReader::new(io::stdin())),
+        Some(n) => match std::fs::File::open(n) {
+            Ok(f) => Box::new(io::BufReader::new(f)),
+            Err(e) => {
+                let _ = io::stdout().flush();
+                eprintln!("Error: Could not open '{shown}': {}", io_message(&e));
+                return Ok(false);
+            }
+        },
+    };
+    let mut reader = reader;
+    let mut r = Report::default();
+    let mut out = io::stdout().lock();
+    let mut buf = Vec::new();
+    let mut lineno = 0u64;
+    loop {
+        buf.clear();
+        // A checksum file that cannot be read (a directory) reads as empty.
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        lineno += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let Some(line) = parse_line(&buf, o.little_endian) else {
+            r.improper += 1;
+            if o.warn {
+                let _ = out.flush();
+                eprintln!("{shown}:{lineno}: Error: Improperly formatted checksum line.");
+            }
+            continue;
+        };
+        r.proper += 1;
+        let target = (line.name != b"stdin").then(|| OsStr::from_bytes(line.name));
+        let verdict = match hash_file(target, line.algo.registry()) {
+            Ok(d) => d.as_bytes() == line.digest.as_slice(),
+            Err(HashError::Open(e)) => {
+                r.unreadable += 1;
+                if !o.status {
+                    let _ = out.write_all(
+                        format!("{shown}:{lineno}: Could not open or read '").as_bytes(),
+                    );
+                    let _ = out.write_all(line.name);
+                    let _ = out.write_all(format!("': {}.\n", io_message(&e)).as_bytes());
+                }
+                continue;
+            }
+            Err(HashError::Read) => {
+                drop(out);
+                return Err(Abort);
+            }
+        };
+        if !verdict {
+            r.mismatched += 1;
+        }
+        if (!verdict || !quiet) && !o.status {
+            let _ = out.write_all(line.name);
+            let _ = out.write_all(if verdict { b": OK\n" } else { b": FAILED\n" });
+        }
+    }
+    if r.proper == 0 {
+        let _ = out.flush();
+        eprintln!("{shown}: no properly formatted xxHash checksum lines found");
+    } else if !o.status {
+        let plural =
+            |n: u64, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+        if r.improper > 0 {
+            let _ = writeln!(
+                out,
+                "{} {} improperly formatted",
+                r.improper,
+                plural(r.improper, "line is", "lines are")
+            );
+        }
+        if r.unreadable > 0 {
+            let _ = writeln!(
+                out,
+                "{} listed {} could not be read",
+                r.unreadable,
+                plural(r.unreadable, "file", "files")
+            );
+        }
+        if r.mismatched > 0 {
+            let _ = writeln!(
+                out,
+                "{} computed {} did NOT match",
+                r.mismatched,
+                plural(r.mismatched, "checksum", "checksums")
+            );
+        }
+    }
+    let _ = out.flush();
+    Ok(r.proper > 0 && r.mismatched == 0 && r.unreadable == 0 && (!o.strict || r.improper == 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_as_xxhsum_0_8_1_reads_them() {
+        let l = parse_line(b"e56631e04077c052  a b", false).unwrap();
+        assert_eq!((l.algo == Algo::Xxh64, l.name), (true, &b"a b"[..]));
+        assert_eq!(l.digest, [0xe5, 0x66, 0x31, 0xe0, 0x40, 0x77, 0xc0, 0x52]);
+        let l = parse_line(b"52c07740e03166e5 *a", true).unwrap();
+        assert_eq!(l.digest[0], 0xe5, "--little-endian reverses untagged digests");
+        let l = parse_line(b"XXH3_LE (x) y) = 1fc3ad8901aadd3b", false).unwrap();
+        assert!(l.algo == Algo::Xxh3 && l.name == b"x) y" && l.digest[0] == 0x3b);
+        assert!(parse_line(b"XXH32 (a) = 1668bcb8", false).unwrap().algo == Algo::Xxh32);
+        assert!(parse_line(b"1668bcb8  a", false).unwrap().algo == Algo::Xxh32);
+        assert!(
+            parse_line(b"890c8a5c5ad2a8a2edba9e94785346a3  a", false).unwrap().algo == Algo::Xxh128
+        );
+        // A foreign tag with a 16-digit digest is read as XXH64, as xxhsum does.
+        assert!(parse_line(b"MD5 (a) = e56631e04077c052", false).unwrap().algo == Algo::Xxh64);
+        for bad in [
+            &b"XXH64 (a)= e56631e04077c052"[..],
+            b"XXH64 (a) =  e56631e04077c052",
+            b"XXH3_3bddaa0189adc31f  a",
+            b"\\e56631e04077c052  a",
+            b"e56631e04077c05  a",
+            b"e56631e04077c052",
+            b"e56631e04077c052 ",
+            b"XXH32 (a) = e56631e04077c052",
+            b"g56631e04077c052  a",
+        ] {
+            assert_eq!(parse_line(bad, false), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_xxhsum_reads_them() {
+        let n = |s: &str| {
+            let mut p = 0;
+            read_u32(s.as_bytes(), &mut p).map(|v| (v, p))
+        };
+        assert_eq!(n(""), Some((0, 0)));
+        assert_eq!(n("128x"), Some((128, 3)));
+        assert_eq!(n("1KiB"), Some((1024, 4)));
+        assert_eq!(n("2M"), Some((2 << 20, 2)));
+        assert_eq!(n("99999999999"), None);
+    }
+}
