@@ -25,7 +25,7 @@ pub struct RhashOut {
     /// The algorithms to compute, in rhash's order.
     pub algos: Vec<&'static Algorithm>,
     /// SFV: (path, size, mtime) for the header, and the lines after it.
-    header: Option<Vec<(Vec<u8>, u64, Option<i64>)>>,
+    header: Option<Vec<rhash::HeaderEntry>>,
     body: Vec<u8>,
 }
 

@@ -295,3 +295,13 @@ fn rhash_table_matches_the_registry() {
     assert_eq!(by_name(b"SHA-256").unwrap().fixity, "sha256");
     assert_eq!(by_urn(b"tree:tiger").unwrap().fixity, "tth");
 }
+
+#[test]
+fn parse_link_takes_either_kind() {
+    let m =
+        parse_link(b"magnet:?xl=6&dn=a.txt&xt=urn:md5:b1946ac92492d2347c6235b4d2611184").unwrap();
+    assert_eq!(m.digests[0].digest.to_hex(), MD5);
+    let e = parse_link(b"ed2k://|file|a.txt|6|63481c78ae04c201fa01ea9d2b1db56d|/").unwrap();
+    assert_eq!(e.name, b"a.txt");
+    assert_eq!(parse_link(format!("{MD5}  a.txt").as_bytes()), None);
+}
