@@ -54,11 +54,7 @@ fn mask(out: &[u8]) -> Vec<u8> {
 }
 
 fn missing_algorithms(needs: &[String]) -> Vec<String> {
-    needs
-        .iter()
-        .filter(|n| fixity::algo::lookup(n).is_none_or(|a| a.name != n.as_str()))
-        .cloned()
-        .collect()
+    needs.iter().filter(|n| fixity::formats::rhash::algorithm(n).is_none()).cloned().collect()
 }
 
 #[test]

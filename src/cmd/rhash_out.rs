@@ -30,10 +30,7 @@ pub struct RhashOut {
 }
 
 fn find(name: &str) -> anyhow::Result<&'static Algorithm> {
-    rhash::TABLE
-        .iter()
-        .find(|r| r.fixity == name)
-        .and_then(rhash::RhashAlgo::algorithm)
+    rhash::algorithm(name)
         .with_context(|| format!("this format needs {name}, which fixity does not compute yet"))
 }
 

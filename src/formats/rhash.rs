@@ -41,7 +41,7 @@ const fn row(
 }
 
 /// rhash 1.4.3's algorithms in the order it prints them (`rhash --list-hashes`).
-pub const TABLE: &[RhashAlgo] = &[
+pub static TABLE: &[RhashAlgo] = &[
     row("crc32", "crc32", "CRC32", "crc32", false, 4),
     row("md4", "md4", "MD4", "md4", false, 16),
     row("md5", "md5", "MD5", "md5", false, 16),
@@ -76,16 +76,33 @@ pub const TABLE: &[RhashAlgo] = &[
 ];
 
 impl RhashAlgo {
-    /// fixity's algorithm, if fixity computes it.
+    /// fixity's algorithm, if fixity computes it (looked up by name or alias, so a
+    /// registry row named otherwise, with this name as an alias, is found too).
     pub fn algorithm(&self) -> Option<&'static Algorithm> {
-        algo::lookup(self.fixity)
-            .filter(|a| algo::normalize(a.name) == algo::normalize(self.fixity))
+        let i = TABLE.iter().position(|r| std::ptr::eq(r, self))?;
+        resolved()[i]
     }
+}
+
+/// fixity's algorithm for each row of [`TABLE`], looked up once.
+fn resolved() -> &'static [Option<&'static Algorithm>] {
+    static RESOLVED: std::sync::OnceLock<Vec<Option<&'static Algorithm>>> =
+        std::sync::OnceLock::new();
+    RESOLVED.get_or_init(|| TABLE.iter().map(|r| algo::lookup(r.fixity)).collect())
+}
+
+fn row_index(algo: &Algorithm) -> Option<usize> {
+    resolved().iter().position(|a| a.is_some_and(|a| a.name == algo.name))
 }
 
 /// rhash's row for `algo`, if rhash knows the algorithm.
 pub fn info(algo: &Algorithm) -> Option<&'static RhashAlgo> {
-    TABLE.iter().find(|r| r.fixity == algo.name)
+    row_index(algo).map(|i| &TABLE[i])
+}
+
+/// fixity's algorithm for rhash's `name` (`tth`, `sha1`: the `fixity` column of [`TABLE`]).
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    TABLE.iter().find(|r| r.fixity == name)?.algorithm()
 }
 
 /// rhash's row for a printf name (`sha-256`, `TTH`), case-insensitively.
@@ -99,7 +116,7 @@ pub fn by_urn(urn: &[u8]) -> Option<&'static RhashAlgo> {
 }
 
 fn rank(algo: &Algorithm) -> usize {
-    TABLE.iter().position(|r| r.fixity == algo.name).unwrap_or(TABLE.len())
+    row_index(algo).unwrap_or(TABLE.len())
 }
 
 /// Sorts algorithms into the order rhash prints them (stable: unknown ones keep theirs).
@@ -194,7 +211,7 @@ pub fn digest_text(
 ) {
     let enc = match enc {
         Enc::Default if info(algo).is_some_and(|r| r.base32) => Enc::Base32,
-        Enc::Default if magnet && algo.name == "sha1" => Enc::Base32,
+        Enc::Default if magnet && info(algo).is_some_and(|r| r.fixity == "sha1") => Enc::Base32,
         Enc::Default => Enc::Hex,
         e => e,
     };
@@ -332,8 +349,7 @@ pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
 /// uppercase, as rhash does.
 pub fn ed2k_link(file: &FileInfo, upper: bool, out: &mut Vec<u8>) {
     let find = |name: &str| {
-        let row = TABLE.iter().find(|r| r.fixity == name)?;
-        let a = row.algorithm()?;
+        let a = algorithm(name)?;
         Some((a, *file.digest(a)?))
     };
     let Some((ed2k, ed2k_digest)) = find("ed2k") else { return };
