@@ -149,6 +149,20 @@ impl ReplaceMd5 for [u8] {
     }
 }
 
+#[test]
+fn stdin_is_named_as_rhash_names_it() {
+    let dir = util::tempdir();
+    // echo hi | rhash - ; echo hi | rhash --magnet --md5 -
+    let out = util::run_stdin(dir.path(), ["hash", "--format", "rhash", "-"], b"hi\n");
+    assert_eq!(String::from_utf8_lossy(&mask(&out.stdout)), ";\n(stdin) ED6F7A7A\n");
+    let out =
+        util::run_stdin(dir.path(), ["hash", "--format", "magnet", "-a", "md5", "-"], b"hi\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "magnet:?xl=3&dn=%28stdin%29&xt=urn:md5:764efa883dda1e11db47671c4a3bbd9e\n"
+    );
+}
+
 // ------------------------------------------------------------------ --update
 
 #[test]

@@ -143,6 +143,9 @@ impl RhashOut {
             .filter(|(a, _)| self.algos.contains(a))
             .collect();
         let mtime = h.mtime_ns.map(|ns| ns.div_euclid(1_000_000_000) as i64);
+        // Standard input is "(stdin)" to rhash, and its SFV header leaves it out.
+        let stdin = name == b"-";
+        let name: &[u8] = if stdin { b"(stdin)" } else { name };
         let file = FileInfo { path: name, size: h.size, mtime, digests: &digests };
         match &self.kind {
             Kind::Printf(t) => t.render(&file, line),
@@ -155,7 +158,9 @@ impl RhashOut {
                 }
                 rhash::write(*layout, self.style, &file, line);
                 if let Some(h) = self.header.as_mut() {
-                    h.push((name.to_vec(), file.size, mtime));
+                    if !stdin {
+                        h.push((name.to_vec(), file.size, mtime));
+                    }
                     self.body.append(line);
                 }
             }
