@@ -219,6 +219,24 @@ fn update_keeps_gnu_and_sfv_manifests_in_their_format() {
 }
 
 #[test]
+fn update_reads_rhash_multi_digest_lines() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    util::write(d, "t/a b", b"a");
+    util::write(d, "t/c", b"c");
+    let args = ["--format", "rhash-simple", "-a", "md5,sha1"];
+    let out =
+        util::fixity(d).args(["hash", "-o", "m.txt"]).args(args).arg("t/a b").output().unwrap();
+    assert!(out.status.success());
+    let out =
+        util::fixity(d).args(["hash", "--update", "m.txt"]).args(args).arg("t").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(d.join("m.txt")).unwrap();
+    let names: Vec<&str> = text.lines().map(|l| l.split("  ").next().unwrap()).collect();
+    assert_eq!(names, ["t/a b", "t/c"], "{text}");
+}
+
+#[test]
 fn update_does_not_read_listed_files() {
     use std::os::unix::fs::PermissionsExt;
     let dir = util::tempdir();
