@@ -29,8 +29,12 @@ fuzz_target!(|data: &[u8]| {
         else {
             continue;
         };
-        let mut sorted = digests.clone();
-        sorted.sort_by_key(|(a, _)| rhash::TABLE.iter().position(|r| r.fixity == a.name));
+        let mut algos: Vec<_> = digests.iter().map(|(a, _)| *a).collect();
+        rhash::sort_rhash_order(&mut algos);
+        let sorted: Vec<_> = algos
+            .iter()
+            .map(|a| *digests.iter().find(|(b, _)| b.name == a.name).expect("same algorithms"))
+            .collect();
         if link.name.contains(&b'/') {
             continue; // dn= holds a file name; a '/' in it would be read as a directory
         }

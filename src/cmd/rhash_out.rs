@@ -18,9 +18,6 @@ enum Kind {
     Printf(Template),
 }
 
-/// A file of rhash's SFV header: path, size, mtime.
-type HeaderEntry = (Vec<u8>, u64, Option<i64>);
-
 /// Writes rhash-format output for one run.
 pub struct RhashOut {
     kind: Kind,
@@ -28,15 +25,12 @@ pub struct RhashOut {
     /// The algorithms to compute, in rhash's order.
     pub algos: Vec<&'static Algorithm>,
     /// SFV: (path, size, mtime) for the header, and the lines after it.
-    header: Option<Vec<HeaderEntry>>,
+    header: Option<Vec<rhash::HeaderEntry>>,
     body: Vec<u8>,
 }
 
 fn find(name: &str) -> anyhow::Result<&'static Algorithm> {
-    rhash::TABLE
-        .iter()
-        .find(|r| r.fixity == name)
-        .and_then(rhash::RhashAlgo::algorithm)
+    rhash::algorithm(name)
         .with_context(|| format!("this format needs {name}, which fixity does not compute yet"))
 }
 
@@ -149,6 +143,9 @@ impl RhashOut {
             .filter(|(a, _)| self.algos.contains(a))
             .collect();
         let mtime = h.mtime_ns.map(|ns| ns.div_euclid(1_000_000_000) as i64);
+        // Standard input is "(stdin)" to rhash, and its SFV header leaves it out.
+        let stdin = name == b"-";
+        let name: &[u8] = if stdin { b"(stdin)" } else { name };
         let file = FileInfo { path: name, size: h.size, mtime, digests: &digests };
         match &self.kind {
             Kind::Printf(t) => t.render(&file, line),
@@ -161,7 +158,9 @@ impl RhashOut {
                 }
                 rhash::write(*layout, self.style, &file, line);
                 if let Some(h) = self.header.as_mut() {
-                    h.push((name.to_vec(), file.size, mtime));
+                    if !stdin {
+                        h.push((name.to_vec(), file.size, mtime));
+                    }
                     self.body.append(line);
                 }
             }

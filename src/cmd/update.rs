@@ -7,7 +7,7 @@ use super::Status;
 use crate::cli::HashArgs;
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::formats::{Format, LineKind, Manifest};
+use fixity::formats::{Format, LineKind, Manifest, rhash};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
@@ -36,13 +36,22 @@ fn normalized(name: &[u8]) -> &[u8] {
     n
 }
 
-fn read_listed(text: &[u8], manifest: &Path) -> Listed {
+/// `several`: the number of algorithms asked for when more than one, so rhash's
+/// multi-digest lines (`name  d1  d2`, `--format rhash-simple`) are recognized too.
+fn read_listed(text: &[u8], manifest: &Path, several: Option<usize>) -> Listed {
     let sfv = manifest.extension().is_some_and(|e| e.eq_ignore_ascii_case("sfv"));
     let mut m = Manifest::new(sfv);
     let mut listed =
         Listed { names: HashSet::new(), format: None, algos: Vec::new(), untagged_len: None };
     for line in text.split(|&b| b == b'\n') {
-        if let LineKind::Record(r) = m.parse_line(line) {
+        let kind = m.parse_line(line);
+        if let (LineKind::Malformed, Some(n)) = (&kind, several)
+            && let Some(l) = rhash::parse_simple(line, n)
+        {
+            listed.names.insert(normalized(&l.name).to_vec());
+            continue;
+        }
+        if let LineKind::Record(r) = kind {
             listed.format.get_or_insert(r.format);
             match r.algo {
                 Some(a) if !listed.algos.contains(&a) => listed.algos.push(a),
@@ -64,7 +73,12 @@ pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
     };
-    let listed = read_listed(&old, manifest);
+    let several = args
+        .algorithm
+        .as_deref()
+        .map(|l| l.split(',').filter(|s| !s.trim().is_empty()).count())
+        .filter(|&n| n > 1);
+    let listed = read_listed(&old, manifest, several);
     let own_format = args.tag || args.sfv || args.json || args.format.is_some();
     if !own_format {
         match listed.format {
