@@ -75,69 +75,32 @@ impl Digest {
     /// alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
     pub fn from_base32(text: &[u8]) -> Option<Digest> {
         let text = trim_padding(text);
-        let nbytes = text.len() * 5 / 8;
-        if text.is_empty()
-            || nbytes > MAX_DIGEST_LEN
-            || !matches!(text.len() % 8, 0 | 2 | 4 | 5 | 7)
-        {
+        if !matches!(text.len() % 8, 0 | 2 | 4 | 5 | 7) {
             return None;
         }
-        let mut out = [0u8; MAX_DIGEST_LEN];
-        let (mut acc, mut bits, mut n) = (0u32, 0u32, 0usize);
-        for &c in text {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a',
-                b'2'..=b'7' => c - b'2' + 26,
-                _ => return None,
-            };
-            acc = (acc << 5) | v as u32;
-            bits += 5;
-            if bits >= 8 {
-                bits -= 8;
-                out[n] = (acc >> bits) as u8;
-                n += 1;
-                acc &= (1 << bits) - 1;
-            }
-        }
-        if acc != 0 {
-            return None;
-        }
-        Some(Digest { len: n as u8, bytes: out })
+        decode_bits(text, 5, |c| match c {
+            b'A'..=b'Z' => Some(c - b'A'),
+            b'a'..=b'z' => Some(c - b'a'),
+            b'2'..=b'7' => Some(c - b'2' + 26),
+            _ => None,
+        })
     }
 
     /// Parses base64 (standard alphabet; padding optional). `None` on a character outside
     /// the alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
     pub fn from_base64(text: &[u8]) -> Option<Digest> {
         let text = trim_padding(text);
-        let nbytes = text.len() * 6 / 8;
-        if text.is_empty() || nbytes > MAX_DIGEST_LEN || text.len() % 4 == 1 {
+        if text.len() % 4 == 1 {
             return None;
         }
-        let mut out = [0u8; MAX_DIGEST_LEN];
-        let (mut acc, mut bits, mut n) = (0u32, 0u32, 0usize);
-        for &c in text {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                _ => return None,
-            };
-            acc = (acc << 6) | v as u32;
-            bits += 6;
-            if bits >= 8 {
-                bits -= 8;
-                out[n] = (acc >> bits) as u8;
-                n += 1;
-                acc &= (1 << bits) - 1;
-            }
-        }
-        if acc != 0 {
-            return None;
-        }
-        Some(Digest { len: n as u8, bytes: out })
+        decode_bits(text, 6, |c| match c {
+            b'A'..=b'Z' => Some(c - b'A'),
+            b'a'..=b'z' => Some(c - b'a' + 26),
+            b'0'..=b'9' => Some(c - b'0' + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        })
     }
 
     /// Compares in time that depends only on the lengths, never on where the first
@@ -260,6 +223,27 @@ impl Encoding {
             Encoding::Base64 => bytes.div_ceil(3) * 4,
         }
     }
+}
+
+/// Decodes `text`, each character worth `bits` bits (`value` maps it, `None` outside the
+/// alphabet); the bits left over at the end must be zero.
+fn decode_bits(text: &[u8], bits: u32, value: impl Fn(u8) -> Option<u8>) -> Option<Digest> {
+    if text.is_empty() || text.len() * bits as usize / 8 > MAX_DIGEST_LEN {
+        return None;
+    }
+    let mut out = [0u8; MAX_DIGEST_LEN];
+    let (mut acc, mut held, mut n) = (0u32, 0u32, 0usize);
+    for &c in text {
+        acc = (acc << bits) | value(c)? as u32;
+        held += bits;
+        if held >= 8 {
+            held -= 8;
+            out[n] = (acc >> held) as u8;
+            n += 1;
+            acc &= (1 << held) - 1;
+        }
+    }
+    (acc == 0).then_some(Digest { len: n as u8, bytes: out })
 }
 
 fn trim_padding(text: &[u8]) -> &[u8] {

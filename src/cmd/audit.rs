@@ -214,13 +214,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 }
                 (Entry::File(_), None) => unreachable!("files always carry work"),
             }
-            if !line.is_empty()
-                && let Err(e) = out.write_all(&line)
-            {
-                write_err = Some(e);
-                return false;
-            }
-            true
+            super::emit(&mut out, &line, &mut write_err)
         },
     );
     progress.finish();

@@ -354,13 +354,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     current += 1;
                 }
             }
-            if !line.is_empty()
-                && let Err(e) = out.write_all(&line)
-            {
-                write_err = Some(e);
-                return false;
-            }
-            true
+            super::emit(&mut out, &line, &mut write_err)
         },
     );
     progress.finish();

@@ -70,3 +70,18 @@ fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
     }
     cfg
 }
+
+/// Writes one finished record of a pipeline's sink to `out`; on a write error keeps it in
+/// `err` and returns false, which stops the pipeline (the caller reports the error).
+fn emit(out: &mut impl std::io::Write, line: &[u8], err: &mut Option<std::io::Error>) -> bool {
+    if line.is_empty() {
+        return true;
+    }
+    match out.write_all(line) {
+        Ok(()) => true,
+        Err(e) => {
+            *err = Some(e);
+            false
+        }
+    }
+}

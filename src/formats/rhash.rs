@@ -472,16 +472,7 @@ pub fn url_decode(text: &[u8]) -> Option<Vec<u8>> {
 /// Decodes a digest written in any of rhash's encodings for an algorithm producing `len`
 /// bytes: hex, base32 (either case) or base64, told apart by the text's length.
 pub fn decode_digest(text: &[u8], len: usize) -> Option<Digest> {
-    use crate::digest::Encoding;
-    for enc in [Encoding::Hex, Encoding::Base32, Encoding::Base64] {
-        if text.len() == enc.text_len(len)
-            && let Some(d) = enc.decode(text)
-            && d.as_bytes().len() == len
-        {
-            return Some(d);
-        }
-    }
-    None
+    crate::digest::DigestText::new(text)?.decode(len, crate::digest::Encoding::Hex)
 }
 
 /// Decodes a digest whose length is unknown: hex if it is hex, else base32, else base64.
