@@ -2,7 +2,7 @@
 //! with, and the counters coreutils keeps per checksum file (and the exit status they give).
 
 use crate::algo::{self, Algorithm};
-use crate::digest::{Digest, DigestText};
+use crate::digest::{Digest, DigestText, Encoding};
 use crate::formats::{Record, decode_for};
 
 /// Where the algorithm for untagged lines comes from, strongest first.
@@ -35,10 +35,13 @@ pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     let mut sums = Vec::with_capacity(1 + record.more.len());
     let columns = hints.columns.filter(|c| c.len() == 1 + record.more.len());
     let first = match record.algo {
-        Some(a) if hints.forced.is_some_and(|f| f != a) => return Resolved::Malformed,
+        // `-a blake2b` takes BLAKE2b of every length, as `b2sum -c` does.
+        Some(a) if hints.forced.is_some_and(|f| f != a && f != a.family()) => {
+            return Resolved::Malformed;
+        }
         Some(a) => Some(a),
         None if columns.is_some() => None,
-        None => hints.forced.or(hints.from_name),
+        None => hints.forced.or(hints.from_name).map(|a| blake2b_length(a, &record.digest)),
     };
     let lines =
         std::iter::once((first, &record.digest)).chain(record.more.iter().map(|(a, t)| (*a, t)));
@@ -50,6 +53,18 @@ pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
         }
     }
     Resolved::Sums(sums)
+}
+
+/// The algorithm of an untagged line said to be `a`: for BLAKE2b, BLAKE2b of the length
+/// of its hex digest, as `b2sum -c` and `cksum -a blake2b -c` read untagged lines
+/// whatever `-l` says (`b2sum -l 256` writes 64 hex digits and no length); `a` otherwise.
+/// A text that is no hex digest of 1 to 64 bytes is left to `a` to decode or refuse.
+fn blake2b_length(a: &'static Algorithm, text: &DigestText) -> &'static Algorithm {
+    if algo::blake2b_bits(512) != Some(a) {
+        return a;
+    }
+    let bytes = text.decode_as(Encoding::Hex).map_or(0, |d| d.as_bytes().len());
+    u32::try_from(bytes * 8).ok().and_then(algo::blake2b_bits).unwrap_or(a)
 }
 
 /// One digest: with its algorithm named, decoded for it; otherwise the algorithm is the one
@@ -167,6 +182,40 @@ mod tests {
         assert_eq!(resolve(&record(32, None), &forced), sum(md5));
         assert_eq!(resolve(&record(40, Some(sha1)), &forced), Resolved::Malformed);
         assert_eq!(resolve(&record(40, Some(sha1)), &named), sum(sha1));
+    }
+
+    #[test]
+    fn blake2b_takes_its_length_from_the_line() {
+        let b2 = algo::lookup("blake2b").unwrap();
+        let b256 = algo::blake2b_bits(256).unwrap();
+        let b8 = algo::blake2b_bits(8).unwrap();
+        let forced = |a| AlgoHints { forced: Some(a), ..AlgoHints::default() };
+        let named = AlgoHints { from_name: Some(b2), ..AlgoHints::default() };
+        // Untagged: the hex digits decide, as `b2sum -c` (whatever its -l) decides.
+        for hints in [forced(b2), named] {
+            assert_eq!(resolve(&record(64, None), &hints), sum(b256));
+            assert_eq!(resolve(&record(2, None), &hints), sum(b8));
+            assert_eq!(resolve(&record(128, None), &hints), sum(b2));
+            for bad in [1, 3, 127] {
+                assert_eq!(resolve(&record(bad, None), &hints), Resolved::Malformed, "{bad}");
+            }
+        }
+        // Tagged: the tag decides; `-a blake2b` takes every length, `-a blake2b-256` its own.
+        assert_eq!(resolve(&record(64, Some(b256)), &forced(b2)), sum(b256));
+        assert_eq!(resolve(&record(64, Some(b256)), &forced(b256)), sum(b256));
+        assert_eq!(resolve(&record(128, Some(b2)), &forced(b256)), Resolved::Malformed);
+        assert_eq!(resolve(&record(2, Some(b8)), &forced(b256)), Resolved::Malformed);
+        // `-a blake2b-256` reads untagged lines at that length only.
+        assert_eq!(resolve(&record(64, None), &forced(b256)), sum(b256));
+        assert_eq!(resolve(&record(128, None), &forced(b256)), Resolved::Malformed);
+        // Other algorithms do not stretch: 64 hex digits are no SHA-512.
+        let sha512 = algo::lookup("sha512").unwrap();
+        assert_eq!(resolve(&record(64, None), &forced(sha512)), Resolved::Malformed);
+        // Never guessed without a hint: 64 digits stay SHA-256 and its kin.
+        let Resolved::Ambiguous(fits) = resolve(&record(64, None), &AlgoHints::default()) else {
+            panic!()
+        };
+        assert!(!fits.contains(&b256));
     }
 
     #[test]

@@ -262,3 +262,80 @@ fn paths_outside_the_manifest_are_noticed_once_and_refused_with_confine() {
     let out = run(&w, ["check", "--status", "list.sha256"]);
     assert!(out.stderr.is_empty() && out.stdout.is_empty() && out.status.success());
 }
+
+/// BLAKE2b of a chosen output length (`b2sum -l 256`): `-a blake2b-256` hashes and checks
+/// it, `BLAKE2b-256 (f) = ...` lines name it, and `-a blake2b` reads untagged lines of any
+/// length from their digits as `b2sum -c` does.
+#[test]
+fn blake2b_of_a_chosen_length() {
+    use crate::util::have;
+    let d = tempdir();
+    write(d.path(), "f", b"x");
+    write(d.path(), "g", b"alpha\n");
+    let b256 = lookup("blake2b-256").unwrap();
+    let hex = |alg: &str, data: &[u8]| lookup(alg).unwrap().digest(data).to_hex();
+    let out = run(d.path(), ["hash", "-a", "blake2b-256", "f", "g"]);
+    let untagged =
+        format!("{}  f\n{}  g\n", hex("blake2b-256", b"x"), hex("blake2b-256", b"alpha\n"));
+    assert_eq!((text(&out.stdout), out.status.code()), (untagged.clone(), Some(0)));
+    // Published by coreutils 9.1: `printf 'alpha\n' | b2sum -l 256`.
+    assert!(
+        untagged.contains("67b755180b7a98f6aa26a92770d6d674d1b24d041554a3c59ccd47bf851a9081  g")
+    );
+    if have("b2sum") {
+        let real = std::process::Command::new("b2sum")
+            .args(["-l", "256", "f", "g"])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(text(&real.stdout), untagged, "b2sum -l 256 writes the same");
+    }
+    let out = run(d.path(), ["hash", "-a", "BLAKE2b-160", "--tag", "f"]);
+    let tagged = format!("BLAKE2b-160 (f) = {}\n", hex("blake2b-160", b"x"));
+    assert_eq!(text(&out.stdout), tagged);
+    assert_eq!(hex("blake2b-160", b"x").len(), 40);
+
+    write(d.path(), "list", untagged.as_bytes());
+    let out = run(d.path(), ["check", "-a", "blake2b-256", "list"]);
+    assert_eq!((text(&out.stdout), out.status.code()), ("f: OK\ng: OK\n".into(), Some(0)));
+    // Untagged and without -a, 64 digits fit many algorithms: never guessed.
+    let out = run(d.path(), ["check", "list"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // `-a blake2b` (and a `.b2` name) take the length from the digits, as b2sum -c does.
+    let out = run(d.path(), ["check", "-a", "blake2b", "list"]);
+    assert_eq!(text(&out.stdout), "f: OK\ng: OK\n", "{}", text(&out.stderr));
+    write(d.path(), "list.b2", untagged.as_bytes());
+    let out = run(d.path(), ["check", "list.b2"]);
+    assert_eq!(text(&out.stdout), "f: OK\ng: OK\n", "{}", text(&out.stderr));
+
+    // Tagged lines carry their length; `-a blake2b-256` refuses other lengths.
+    let mixed = format!(
+        "{tagged}BLAKE2b-8 (g) = {}\nBLAKE2b (f) = {}\n",
+        hex("blake2b-8", b"alpha\n"),
+        hex("blake2b", b"x")
+    );
+    write(d.path(), "tagged", mixed.as_bytes());
+    let out = run(d.path(), ["check", "tagged"]);
+    assert_eq!((text(&out.stdout), out.status.code()), ("f: OK\ng: OK\nf: OK\n".into(), Some(0)));
+    let out = run(d.path(), ["check", "-w", "-a", "blake2b-256", "tagged", "list"]);
+    assert_eq!(text(&out.stdout), "f: OK\ng: OK\n");
+    assert!(
+        text(&out.stderr).contains("tagged: no properly formatted checksum lines found"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A shorter BLAKE2b is not a prefix of the longer one: a truncated line fails.
+    let cut = format!("BLAKE2b-256 (f) = {}\n", &hex("blake2b", b"x")[..64]);
+    write(d.path(), "cut", cut.as_bytes());
+    let out = run(d.path(), ["check", "cut"]);
+    assert_eq!((text(&out.stdout), out.status.code()), ("f: FAILED\n".into(), Some(1)));
+    // A changed file fails.
+    write(d.path(), "f", b"y");
+    let out = run(d.path(), ["check", "-a", "blake2b-256", "list"]);
+    assert_eq!((text(&out.stdout), out.status.code()), ("f: FAILED\ng: OK\n".into(), Some(1)));
+    // The rows are made on demand and not listed.
+    let out = run(d.path(), ["algorithms", "--no-speed"]);
+    assert!(text(&out.stdout).contains("blake2b "), "{}", text(&out.stdout));
+    assert!(!text(&out.stdout).contains("blake2b-256"));
+    assert_eq!(b256.len, 32);
+}

@@ -88,10 +88,22 @@ fn compare_norm(tool: &str, make_args: &[&str], cases: &[&[&str]], norm: fn(&[u8
     std::fs::write(dir.join("up.sum"), [first_digest, b"  ../w/a\n"].concat()).unwrap();
     std::fs::write(dir.join("missing.sum"), [&good[..], first_digest, b"  nothere\n"].concat())
         .unwrap();
+    compare_cases(tool, (&real, &fake), &dir, cases, norm);
+}
+
+/// Runs each case with the real tool and the drop-in (`tools`: their paths) in `dir`, and
+/// fails listing every case whose stdout, stderr (after `norm`) or exit status differ.
+fn compare_cases(
+    tool: &str,
+    (real, fake): (&Path, &Path),
+    dir: &Path,
+    cases: &[&[&str]],
+    norm: fn(&[u8]) -> Vec<u8>,
+) {
     let mut failures = Vec::new();
     for args in cases {
-        let mut want = run(&real, tool, &dir, args, b"from stdin\n");
-        let mut got = run(&fake, tool, &dir, args, b"from stdin\n");
+        let mut want = run(real, tool, dir, args, b"from stdin\n");
+        let mut got = run(fake, tool, dir, args, b"from stdin\n");
         want.1 = norm(&want.1);
         got.1 = norm(&got.1);
         if want != got {
@@ -171,8 +183,122 @@ fn b2sum_drop_in_matches_coreutils() {
         &["-l", "16", "nothere", "sub", "a"],
         &["-l", "8", "-t", "a"],
         &["-l", "8", "--tag", "-t", "a"],
+        // -l does not limit what -c reads: every line is checked at its own length.
+        &["-l", "256", "-c", "good.sum"],
+        &["-l", "8", "-c", "--quiet", "bad.sum"],
+        &["-l", "7", "-c", "good.sum"],
+        &["-l", "1024", "-c", "good.sum"],
+        &["-l", "x", "-c", "good.sum"],
+        &["-l", "99999999999999999999999", "a"],
+        &["-l", "5000000000", "a"],
+        &["-l", " +16", "a"],
     ]);
     compare("b2sum", &cases);
+}
+
+/// Cases for manifests of shortened BLAKE2b, made by the real tool.
+const SHORT_BLAKE2B_CHECKS: &[&[&str]] = &[
+    &["-c", "good.sum"],
+    &["-l", "256", "-c", "good.sum"],
+    &["-l", "8", "-c", "good.sum"],
+    &["-l", "512", "-c", "bad.sum"],
+    &["-c", "-w", "malformed.sum"],
+    &["-l", "256", "-c", "--strict", "malformed.sum"],
+    &["-c", "missing.sum"],
+    &["-l", "256", "-c", "--ignore-missing", "missing.sum"],
+];
+
+#[test]
+fn b2sum_checks_shortened_blake2b_as_coreutils() {
+    compare_with("b2sum", &["-l", "256", "--tag"], SHORT_BLAKE2B_CHECKS);
+    compare_with("b2sum", &["-l", "160", "--tag"], SHORT_BLAKE2B_CHECKS);
+    compare_with("cksum", &["-a", "blake2b", "-l", "256"], SHORT_BLAKE2B_CHECKS);
+    let mut cksum_cases: Vec<&[&str]> = SHORT_BLAKE2B_CHECKS.to_vec();
+    cksum_cases.iter_mut().for_each(|c| *c = &c[c.len().min(2)..]);
+    cksum_cases.retain(|c| !c.is_empty() && c[0] == "-c");
+    compare_with("cksum", &["-a", "blake2b", "-l", "8"], &cksum_cases);
+}
+
+/// One manifest holding BLAKE2b of many lengths, tagged and untagged, as the real b2sum
+/// wrote them, and one of lines coreutils refuses (a tag's length against its digits, a
+/// length that is no multiple of 8 or over 512, an odd number of digits): checked by the
+/// real tools and the drop-ins with every -l.
+#[test]
+fn blake2b_of_every_length_is_checked_as_coreutils() {
+    if !have("b2sum") || !have("cksum") {
+        skip("drop-in b2sum -l -c", "the real b2sum or cksum is not installed");
+        return;
+    }
+    let d = tempdir();
+    let dir = d.path().join("w");
+    write(&dir, "a", b"alpha\n");
+    write(&dir, "b c", b"with space");
+    write(&dir, "back\\slash", b"escaped name");
+    write(&dir, "empty", b"");
+    write(&dir, "new\nline", b"newline in the name");
+    let links = d.path().join("bin");
+    std::fs::create_dir(&links).unwrap();
+    for tool in ["b2sum", "cksum"] {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), links.join(tool)).unwrap();
+    }
+    let b2sum = which("b2sum");
+    let made = |args: &[&str]| {
+        let (out, err, code) = run(&b2sum, "b2sum", &dir, args, b"");
+        assert_eq!((err.as_slice(), code), (&b""[..], Some(0)), "b2sum {args:?}");
+        String::from_utf8(out).unwrap()
+    };
+    let mut mixed = String::new();
+    mixed += &made(&["-l", "256", "a", "b c"]);
+    mixed += &made(&["-l", "8", "empty"]);
+    mixed += &made(&["--tag", "-l", "160", "back\\slash"]);
+    mixed += &made(&["a"]);
+    mixed += &made(&["--tag", "a"]);
+    mixed += &made(&["--tag", "-l", "504", "new\nline"]);
+    mixed += &made(&["-l", "384", "new\nline"]);
+    std::fs::write(dir.join("mixed.sum"), &mixed).unwrap();
+    let l256 = made(&["-l", "256", "a"]);
+    let hex256 = l256.split(' ').next().unwrap();
+    let hex512 = made(&["a"]).split(' ').next().unwrap().to_string();
+    let bad = [
+        format!("BLAKE2b-256 (a) = {}", &hex256[2..]),
+        format!("BLAKE2b-256 (a) = {hex512}"),
+        format!("BLAKE2b-160 (a) = {hex256}"),
+        format!("BLAKE2b-7 (a) = {}", &hex256[..2]),
+        format!("BLAKE2b-0 (a) = {}", &hex256[..2]),
+        format!("BLAKE2b-520 (a) = {hex512}{}", &hex256[..2]),
+        format!("BLAKE2b-256 (empty) = {hex256}"),
+        format!("{}  a", &hex256[..63]),
+        format!("{}  a", &hex256[..2]),
+        "not a line".to_string(),
+        l256.trim_end().to_string(),
+    ];
+    std::fs::write(dir.join("lengths.bad"), bad.join("\n") + "\n").unwrap();
+    let cases: &[&[&str]] = &[
+        &["-c", "mixed.sum"],
+        &["-l", "256", "-c", "mixed.sum"],
+        &["-l", "8", "-c", "mixed.sum"],
+        &["-l", "512", "--quiet", "-c", "mixed.sum", "lengths.bad"],
+        &["-c", "-w", "lengths.bad"],
+        &["-l", "256", "-c", "--strict", "-w", "lengths.bad"],
+        &["-l", "160", "-c", "--status", "lengths.bad"],
+        &["-l", "0", "-c", "mixed.sum"],
+    ];
+    let b2 = (b2sum.as_path(), links.join("b2sum"));
+    compare_cases("b2sum", (b2.0, &b2.1), &dir, cases, |e| e.to_vec());
+    let cksum = (which("cksum"), links.join("cksum"));
+    let tools = (cksum.0.as_path(), cksum.1.as_path());
+    let with_a: Vec<Vec<&str>> =
+        cases.iter().map(|c| [&["-a", "blake2b"][..], c].concat()).collect();
+    let with_a: Vec<&[&str]> = with_a.iter().map(Vec::as_slice).collect();
+    compare_cases("cksum", tools, &dir, &with_a, |e| e.to_vec());
+    // Without -a, cksum reads tagged lines only, and refuses -l.
+    let plain: &[&[&str]] = &[
+        &["-c", "mixed.sum"],
+        &["-c", "-w", "mixed.sum", "lengths.bad"],
+        &["-l", "256", "-c", "mixed.sum"],
+        &["-l", "1024", "-c", "mixed.sum"],
+    ];
+    compare_cases("cksum", tools, &dir, plain, |e| e.to_vec());
 }
 
 /// Names and inputs only `cksum` and `sum` print (no checking side).

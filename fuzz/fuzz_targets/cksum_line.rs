@@ -1,9 +1,10 @@
 //! The `cksum`/`sum` line parsers on arbitrary bytes: they never panic, a parsed CRC line
-//! written back parses to the same values, and a shortened-BLAKE2b line's digest has the
-//! length its tag names.
+//! written back parses to the same values, and a tagged line's digest (`BLAKE2b-256 (f) =
+//! ...` included) has the length of the algorithm its tag names.
 #![no_main]
 
-use fixity::formats::cksum::{Shape, parse_blake2b_line, parse_line, write};
+use fixity::formats::cksum::{Shape, parse_line, write};
+use fixity::formats::{bsd, decode_for};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(parse_line(shape, &out), Some(l));
         }
     }
-    if let Some(l) = parse_blake2b_line(data) {
-        assert_eq!(l.digest.as_bytes().len() * 8, l.bits as usize);
+    if let Some(r) = bsd::parse(data) {
+        let algo = r.algo.expect("a tagged line names its algorithm");
+        let digest = decode_for(&r.digest, algo).expect("the parser decoded it");
+        assert_eq!(digest.as_bytes().len(), algo.len);
     }
 });

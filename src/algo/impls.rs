@@ -2,8 +2,9 @@
 //! the fastest measured on our machines (see ../shared/design/crates.md), each with
 //! runtime CPU-feature dispatch (SHA-NI, AVX2, AVX-512, PCLMULQDQ).
 
-use super::Hasher;
+use super::{Algorithm, Hasher};
 use crate::digest::Digest;
+use blake2::digest::block_api::{Buffer, UpdateCore, VariableOutputCore};
 
 /// Adapts any RustCrypto `Digest` type.
 struct RustCrypto<D>(D);
@@ -143,8 +144,37 @@ pub(super) fn gost12_256() -> Box<dyn Hasher> {
 pub(super) fn gost12_512() -> Box<dyn Hasher> {
     rust_crypto::<streebog::Streebog512>()
 }
-pub(super) fn blake2b() -> Box<dyn Hasher> {
-    rust_crypto::<blake2::Blake2b512>()
+/// BLAKE2b with the output length of `row` (64 bytes for `blake2b`, fewer for the rows of
+/// [`super::blake2b_bits`]). The length goes into the parameter block (RFC 7693 section
+/// 2.5): a shorter BLAKE2b is a different function, not a prefix of BLAKE2b-512.
+pub(super) fn blake2b(row: &Algorithm) -> Box<dyn Hasher> {
+    if row.len == 64 {
+        return rust_crypto::<blake2::Blake2b512>();
+    }
+    let core = blake2::Blake2bVarCore::new(row.len).expect("BLAKE2b rows are 1 to 64 bytes");
+    Box::new(Blake2bVar { core, buffer: Default::default(), len: row.len })
+}
+
+/// BLAKE2b of a length chosen at run time: the crate's block-level core and its lazy
+/// block buffer (BLAKE2 must keep the last block for the finalization flag).
+#[derive(Clone)]
+struct Blake2bVar {
+    core: blake2::Blake2bVarCore,
+    buffer: Buffer<blake2::Blake2bVarCore>,
+    len: usize,
+}
+
+impl Hasher for Blake2bVar {
+    fn update(&mut self, data: &[u8]) {
+        let core = &mut self.core;
+        self.buffer.digest_blocks(data, |blocks| core.update_blocks(blocks));
+    }
+    fn finish(&self) -> Digest {
+        let mut done = self.clone();
+        let mut out = Default::default();
+        done.core.finalize_variable_core(&mut done.buffer, &mut out);
+        Digest::new(&out[..self.len])
+    }
 }
 pub(super) fn blake2s() -> Box<dyn Hasher> {
     rust_crypto::<blake2::Blake2s256>()

@@ -20,6 +20,7 @@ mod tth;
 use crate::digest::{Digest, Encoding};
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// What is known about an input before it is read, for the algorithms whose result
 /// depends on it (BTIH hashes the file's name and size into its info dictionary; imohash
@@ -129,13 +130,22 @@ pub struct Algorithm {
     /// How the reference tool prints the digest (hex for most; base32 for rhash's TTH
     /// and AICH).
     pub encoding: Encoding,
-    new: fn() -> Box<dyn Hasher>,
+    /// Makes a hasher; given the row, so one constructor can serve rows that differ only
+    /// in a parameter (BLAKE2b's output length, see [`blake2b_bits`]).
+    new: fn(&Algorithm) -> Box<dyn Hasher>,
 }
 
 impl Algorithm {
     /// Starts a new computation.
     pub fn hasher(&self) -> Box<dyn Hasher> {
-        (self.new)()
+        (self.new)(self)
+    }
+
+    /// The row this one is a variant of: `blake2b` for the shortened BLAKE2b rows of
+    /// [`blake2b_bits`], the row itself otherwise. coreutils names them all `BLAKE2b` in
+    /// its messages, and `b2sum -c` takes them all.
+    pub fn family(&'static self) -> &'static Algorithm {
+        if self.name.starts_with(BLAKE2B_PREFIX) { blake2b_bits(512).unwrap_or(self) } else { self }
     }
 
     /// Hashes `data` in one call, without [`Hasher::begin`] (so BTIH has no file entry and
@@ -173,6 +183,12 @@ impl fmt::Display for Algorithm {
 }
 
 macro_rules! algo {
+    // A constructor that reads its row: `row = f`, `f: fn(&Algorithm) -> Box<dyn Hasher>`.
+    // First, so that `row = f` is not taken for an assignment expression. The other
+    // forms take a `fn() -> Box<dyn Hasher>`.
+    ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], row = $new:expr) => {
+        algo!(@row $name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, false, Hex)
+    };
     ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr) => {
         algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, false)
     };
@@ -183,6 +199,9 @@ macro_rules! algo {
         algo!($name, $tag, $len, $strength, [$($alias),*], [$($ext),*], $new, $mt, Hex)
     };
     ($name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr, $enc:ident) => {
+        algo!(@row $name, $tag, $len, $strength, [$($alias),*], [$($ext),*], |_| $new(), $mt, $enc)
+    };
+    (@row $name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr, $enc:ident) => {
         Algorithm {
             name: $name,
             aliases: &[$($alias),*],
@@ -371,7 +390,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         Cryptographic,
         ["blake2b512", "b2", "blake2", "b2sum"],
         ["b2", "blake2b", "b2sum", "b2sums"],
-        impls::blake2b
+        row = impls::blake2b
     ),
     algo!(
         "blake2s",
@@ -443,16 +462,66 @@ pub fn normalize(name: &str) -> String {
     name.chars().filter(|c| !matches!(c, '-' | '_' | ' ')).flat_map(char::to_lowercase).collect()
 }
 
-/// Looks an algorithm up by any of its names, case-insensitively.
+/// Looks an algorithm up by any of its names, case-insensitively; `blake2b-BITS` (any
+/// spelling, `BLAKE2b_256`) is BLAKE2b with that output length (see [`blake2b_bits`]).
 pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     let want = normalize(name);
-    ALGORITHMS.iter().find(|a| normalize(a.name) == want || a.aliases.contains(&want.as_str()))
+    ALGORITHMS
+        .iter()
+        .find(|a| normalize(a.name) == want || a.aliases.contains(&want.as_str()))
+        .or_else(|| blake2b_bits(bits_after(&want, "blake2b")?))
 }
 
 /// Looks an algorithm up by the tag of a BSD-style line (`SHA256`, `BLAKE2b`, ...).
-/// Exact tags win; then any name or alias, case-insensitively.
+/// Exact tags win; then any name or alias, case-insensitively. `BLAKE2b-256`, as
+/// `b2sum -l 256 --tag` writes it, is the 256-bit BLAKE2b row.
 pub fn by_tag(tag: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.tag == tag).or_else(|| lookup(tag))
+}
+
+/// The decimal number `text` holds after `prefix`, with no sign and no leading zero.
+fn bits_after(text: &str, prefix: &str) -> Option<u32> {
+    let digits = text.strip_prefix(prefix)?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// How the rows of shortened BLAKE2b are named: `blake2b-256`.
+const BLAKE2B_PREFIX: &str = "blake2b-";
+
+/// BLAKE2b with an output of `bits` bits (`b2sum -l BITS`, `cksum -a blake2b -l BITS`):
+/// a multiple of 8 from 8 to 512. The output length is a parameter of BLAKE2b itself
+/// (RFC 7693 section 2.5), so BLAKE2b-256 is not a truncation of BLAKE2b-512. 512 is the
+/// registered `blake2b` row; any other length has a row of its own, named `blake2b-BITS`
+/// and tagged `BLAKE2b-BITS` as coreutils tags it, made on first use and kept for the
+/// life of the process. These rows are not in [`ALGORITHMS`] (`fixity algorithms` does not
+/// list 63 variants of one function), but [`lookup`] and [`by_tag`] find them.
+pub fn blake2b_bits(bits: u32) -> Option<&'static Algorithm> {
+    static SHORT: [OnceLock<Algorithm>; 63] = [const { OnceLock::new() }; 63];
+    if bits == 0 || !bits.is_multiple_of(8) || bits > 512 {
+        return None;
+    }
+    if bits == 512 {
+        return ALGORITHMS.iter().find(|a| a.name == "blake2b");
+    }
+    Some(SHORT[bits as usize / 8 - 1].get_or_init(|| {
+        // Leaked once per length (at most 63 pairs of short strings).
+        let name: &'static str = String::leak(format!("{BLAKE2B_PREFIX}{bits}"));
+        let tag: &'static str = String::leak(format!("BLAKE2b-{bits}"));
+        Algorithm {
+            name,
+            aliases: &[],
+            tag,
+            len: bits as usize / 8,
+            extensions: &[],
+            strength: Strength::Cryptographic,
+            multithreaded: false,
+            encoding: Encoding::Hex,
+            new: impls::blake2b,
+        }
+    }))
 }
 
 /// Every algorithm whose digest is `len` bytes long.

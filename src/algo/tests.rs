@@ -215,6 +215,23 @@ static KATS: &[Kat] = &[
     kat("blake2b", "RFC 7693 appendix A: \"abc\"", ABC, "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"),
     kat("blake2b", "tool: 1,000,000 x 'a'", MILLION_A, "98fb3efb7206fd19ebf69b6f312cf7b64e3b94dbe1a17107913975a793f177e1d077609d7fba363cbba00d05f7aa4e4fa8715d6428104c0a75643b0ff3fd3eaf"),
 
+    // --- BLAKE2b of shorter outputs (blake2b_bits, `b2sum -l BITS`): the length is in the
+    // parameter block, so these are not prefixes of the 512-bit digests above. No standard
+    // publishes them; "tool": GNU coreutils 9.1 `b2sum -l BITS`, the same from Python's
+    // hashlib.blake2b(digest_size=BITS/8).
+    kat("blake2b-256", "tool: empty", EMPTY, "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"),
+    kat("blake2b-256", "tool: \"abc\"", ABC, "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"),
+    kat("blake2b-256", "tool: 1,000,000 x 'a'", MILLION_A, "0741850f36cba4259628355d1073e24ddb9ca0e1bfac36fd39ae5dc2101e23a4"),
+    kat("blake2b-160", "tool: empty", EMPTY, "3345524abf6bbe1809449224b5972c41790b6cf2"),
+    kat("blake2b-160", "tool: \"abc\"", ABC, "384264f676f39536840523f284921cdc68b6846b"),
+    kat("blake2b-160", "tool: 1,000,000 x 'a'", MILLION_A, "9b512a5ed7d52ddeb8d8762e4b6dd880b25ea54d"),
+    kat("blake2b-384", "tool: empty", EMPTY, "b32811423377f52d7862286ee1a72ee540524380fda1724a6f25d7978c6fd3244a6caf0498812673c5e05ef583825100"),
+    kat("blake2b-384", "tool: \"abc\"", ABC, "6f56a82c8e7ef526dfe182eb5212f7db9df1317e57815dbda46083fc30f54ee6c66ba83be64b302d7cba6ce15bb556f4"),
+    kat("blake2b-384", "tool: 1,000,000 x 'a'", MILLION_A, "92650b7746765a98701ec2077c3603127c62525c8543477c8519d6cc53ac5a9f0098ed56eb7aaf03ca50bfe046e7bba3"),
+    kat("blake2b-8", "tool: empty", EMPTY, "2e"),
+    kat("blake2b-8", "tool: \"abc\"", ABC, "6b"),
+    kat("blake2b-8", "tool: 1,000,000 x 'a'", MILLION_A, "ef"),
+
     // --- BLAKE2s-256: RFC 7693 appendix B ("abc"). Cross-checked: hashlib.blake2s, rhash.
     kat("blake2s", "empty (reference implementation)", EMPTY, "69217a3079908094e11121d042354a7c1f55b6482ca1a51e1b250dfd1ed0eef9"),
     kat("blake2s", "RFC 7693 appendix B: \"abc\"", ABC, "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982"),
@@ -558,8 +575,10 @@ fn every_algorithm_has_empty_and_abc_vectors() {
         );
     }
     for k in KATS {
+        // The shortened BLAKE2b rows are made on demand (blake2b_bits), not listed.
         assert!(
-            ALGORITHMS.iter().any(|a| a.name == k.algo),
+            ALGORITHMS.iter().any(|a| a.name == k.algo)
+                || lookup(k.algo).is_some_and(|a| a.name == k.algo && a.family().name == "blake2b"),
             "vector for unregistered algorithm {}",
             k.algo
         );
@@ -762,6 +781,72 @@ per_algorithm! {
     aich => "aich",
     ed2k => "ed2k",
     imohash => "imohash",
+}
+
+/// The BLAKE2b rows of other output lengths (blake2b_bits): not in ALGORITHMS, so not in
+/// the table above.
+mod blake2b_lengths {
+    #[test]
+    fn known_answers() {
+        for name in ["blake2b-256", "blake2b-160", "blake2b-384", "blake2b-8"] {
+            super::run_kats(name);
+        }
+    }
+
+    #[test]
+    fn chunkings_agree() {
+        for name in ["blake2b-256", "blake2b-8", "blake2b-504"] {
+            super::chunkings_agree(name);
+        }
+    }
+}
+
+#[test]
+fn blake2b_rows_of_every_length() {
+    let full = algo("blake2b");
+    let data = test_data(1000);
+    let mut seen = Vec::new();
+    for bits in (8..=512).step_by(8) {
+        let a = blake2b_bits(bits).unwrap_or_else(|| panic!("no row for {bits} bits"));
+        assert_eq!(a.len, bits as usize / 8, "{a}: len");
+        if bits == 512 {
+            assert_eq!(a, full, "512 bits is the registered row");
+            continue;
+        }
+        assert_eq!(a.name, format!("blake2b-{bits}"));
+        assert_eq!(a.tag, format!("BLAKE2b-{bits}"), "coreutils' tag");
+        assert_eq!(
+            (a.strength, a.encoding, a.multithreaded),
+            (full.strength, Encoding::Hex, false)
+        );
+        assert!(a.aliases.is_empty() && a.extensions.is_empty(), "{a}: owns no spelling");
+        assert_eq!(a.family(), full);
+        // Made once: every call returns the same row.
+        assert!(std::ptr::eq(a, blake2b_bits(bits).unwrap()), "{a}: not cached");
+        assert_eq!(lookup(a.name), Some(a));
+        assert_eq!(lookup(&a.name.to_uppercase()), Some(a));
+        assert_eq!(by_tag(a.tag), Some(a));
+        assert!(!ALGORITHMS.contains(a), "{a} is listed");
+        let d = a.digest(&data);
+        assert_eq!(d.as_bytes().len(), a.len, "{a}: digest length");
+        // A parameter of the function, not a truncation of the 512-bit digest.
+        assert_ne!(d.as_bytes(), &full.digest(&data).as_bytes()[..a.len], "{a} is a truncation");
+        assert!(!seen.contains(&d), "{a}: same digest as a shorter row");
+        seen.push(d);
+    }
+    assert_eq!(full.family(), full);
+    assert_eq!(algo("sha256").family(), algo("sha256"));
+    for bits in [0, 7, 9, 511, 520, 1024] {
+        assert_eq!(blake2b_bits(bits), None, "{bits} bits");
+    }
+    // Spellings: coreutils' tag, user spellings; no leading zero, sign or stray text.
+    assert_eq!(by_tag("BLAKE2b-256").unwrap().name, "blake2b-256");
+    assert_eq!(by_tag("BLAKE2b-512").unwrap().name, "blake2b");
+    assert_eq!(lookup("BLAKE2B_160").unwrap().name, "blake2b-160");
+    assert_eq!(lookup("blake2b256").unwrap().name, "blake2b-256");
+    for bad in ["BLAKE2b-0256", "BLAKE2b-+256", "BLAKE2b-256k", "BLAKE2b-0", "BLAKE2b-7"] {
+        assert_eq!(by_tag(bad), None, "{bad}");
+    }
 }
 
 // ---------------------------------------------------------------------------

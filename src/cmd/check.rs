@@ -78,9 +78,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let mut write_err = None;
     let algo_sets: Vec<Arc<[&'static Algorithm]>> =
         algo::ALGORITHMS.iter().map(|a| Arc::from(vec![a])).collect();
-    let set_of = |a: &'static Algorithm| {
-        let i = algo::ALGORITHMS.iter().position(|x| x == a).expect("registered");
-        algo_sets[i].clone()
+    // One shared set per listed algorithm; a row made on demand (BLAKE2b-256) gets its own.
+    let set_of = |a: &'static Algorithm| match algo::ALGORITHMS.iter().position(|x| x == a) {
+        Some(i) => algo_sets[i].clone(),
+        None => Arc::from(vec![a]),
     };
 
     pipeline::run(
@@ -165,7 +166,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             }
                             Resolved::Sums(sums) => {
                                 if args.cksum_tags && forced.is_none() {
-                                    cksum_tag = sums[0].0.tag;
+                                    // `BLAKE2b` for BLAKE2b-256 too, as coreutils names it.
+                                    cksum_tag = sums[0].0.family().tag;
                                 }
                                 Task {
                                     work: Some(Work {

@@ -63,7 +63,7 @@ struct Opts {
     status: bool,
     strict: bool,
     warn: bool,
-    length: Option<String>,
+    length: Option<Length>,
     help: bool,
     version: bool,
     files: Vec<OsString>,
@@ -124,7 +124,7 @@ fn parse(tool: &str, args: &[OsString]) -> Result<Opts, Status> {
                         }
                     },
                 };
-                o.length = Some(v);
+                o.length = Some(Length::parse(&v)?);
                 continue;
             }
             if value.is_some() {
@@ -154,7 +154,7 @@ fn parse(tool: &str, args: &[OsString]) -> Result<Opts, Status> {
                             }
                         }
                     };
-                    o.length = Some(v);
+                    o.length = Some(Length::parse(&v)?);
                     rest = &[];
                     continue;
                 }
@@ -166,6 +166,65 @@ fn parse(tool: &str, args: &[OsString]) -> Result<Opts, Status> {
         }
     }
     Ok(o)
+}
+
+/// A BLAKE2b output length given with `-l`/`--length` (b2sum, cksum), read as coreutils
+/// reads it (gnulib's `xdectoumax`): decimal, after optional blanks and one `+`.
+pub(super) struct Length {
+    /// Bits; 0 means the full 512.
+    pub bits: u64,
+    /// As typed, for messages.
+    text: String,
+}
+
+impl Length {
+    /// Parses the option's value; as coreutils does while reading options, says why and
+    /// fails (exit 1) unless it is a number and a multiple of 8.
+    pub(super) fn parse(text: &str) -> Result<Length, Status> {
+        let (lq, rq) = quotes();
+        let digits = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+        let digits = digits.strip_prefix('+').unwrap_or(digits);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            ui::error(&format!("invalid length: {lq}{text}{rq}"));
+            return Err(Status::Failed);
+        }
+        let Ok(bits) = digits.parse::<u64>() else {
+            ui::error(&format!(
+                "invalid length: {lq}{text}{rq}: Value too large for defined data type"
+            ));
+            return Err(Status::Failed);
+        };
+        if bits % 8 != 0 {
+            ui::error(&format!("invalid length: {lq}{text}{rq}"));
+            ui::error("length is not a multiple of 8");
+            return Err(Status::Failed);
+        }
+        Ok(Length { bits, text: text.to_string() })
+    }
+
+    /// Whether BLAKE2b has this length (at most 512 bits); coreutils' messages if not,
+    /// which it prints once the options are read.
+    pub(super) fn fits(&self) -> bool {
+        if self.bits <= 512 {
+            return true;
+        }
+        let (lq, rq) = quotes();
+        ui::error(&format!("invalid length: {lq}{}{rq}", self.text));
+        ui::error(&format!("maximum digest length for {lq}BLAKE2b{rq} is 512 bits"));
+        false
+    }
+
+    /// The registry row of this length (`blake2b-256`; `blake2b` for 0 and 512), for a
+    /// length that [`Length::fits`].
+    pub(super) fn algorithm(&self) -> &'static fixity::algo::Algorithm {
+        let bits = if self.bits == 0 { 512 } else { self.bits as u32 };
+        fixity::algo::blake2b_bits(bits).expect("a multiple of 8, at most 512")
+    }
+}
+
+/// gnulib quotes with curly quotes in a UTF-8 locale and with ' otherwise.
+fn quotes() -> (&'static str, &'static str) {
+    if fixity::pathtext::utf8_locale() { ("\u{2018}", "\u{2019}") } else { ("'", "'") }
 }
 
 fn set(o: &mut Opts, name: &str) {
@@ -250,34 +309,17 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         println!("{tool} (fixity) {}", env!("CARGO_PKG_VERSION"));
         return Ok(Status::Ok);
     }
-    // A BLAKE2b output shorter than 512 bits (`-l 256`): hashed and printed here.
-    let mut short = None;
+    // `-l BITS`: BLAKE2b with that output length, the registry's `blake2b-BITS` row (0 and
+    // 512: the full `blake2b`). It chooses what is written; `-c` checks every line at its
+    // own length (an untagged line's from its digits, a tagged one's from its tag), as
+    // coreutils does.
+    let mut algo = algo.to_string();
     if let Some(l) = &o.length {
-        // gnulib quotes with curly quotes in a UTF-8 locale and with ' otherwise.
-        let (lq, rq) =
-            if fixity::pathtext::utf8_locale() { ("\u{2018}", "\u{2019}") } else { ("'", "'") };
-        match l.parse::<u32>() {
-            Ok(0 | 512) => {}
-            Ok(n) if n % 8 != 0 || n > 512 => {
-                ui::error(&format!("invalid length: {lq}{l}{rq}"));
-                if n > 512 {
-                    ui::error(&format!("maximum digest length for {lq}BLAKE2b{rq} is 512 bits"));
-                } else {
-                    ui::error("length is not a multiple of 8");
-                }
-                return Ok(Status::Failed);
-            }
-            Ok(_) if o.check => {
-                ui::error(&format!(
-                    "-l {l} -c: checking shortened BLAKE2b is not available in this drop-in (fixity)"
-                ));
-                return Ok(Status::Failed);
-            }
-            Ok(n) => short = Some(n),
-            Err(_) => {
-                ui::error(&format!("invalid length: {lq}{l}{rq}"));
-                return Ok(Status::Failed);
-            }
+        if !l.fits() {
+            return Ok(Status::Failed);
+        }
+        if l.bits != 0 && !o.check {
+            algo = l.algorithm().name.to_string();
         }
     }
     // coreutils' own order of option checks.
@@ -311,18 +353,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
-    if let Some(bits) = short {
-        return Ok(super::dropin_sum::print_blake2b(
-            bits,
-            &files,
-            o.tag,
-            o.binary == Some(true),
-            if o.zero { 0 } else { b'\n' },
-        ));
-    }
     if o.check {
         super::check::run(CheckArgs {
-            algorithm: Some(algo.to_string()),
+            algorithm: Some(algo),
             quiet: o.quiet,
             status: o.status,
             strict: o.strict,
@@ -342,7 +375,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         })
     } else {
         super::hash::run(HashArgs {
-            algorithm: Some(algo.to_string()),
+            algorithm: Some(algo),
             format: None,
             tag: o.tag,
             sfv: false,
@@ -392,10 +425,20 @@ mod tests {
         assert!(o.check && o.status && o.binary == Some(true));
         assert_eq!(o.files, os(&["x", "-c"]));
         let o = parse("b2sum", &os(&["-l", "256", "--ignore", "f"])).ok().unwrap();
-        assert_eq!(o.length.as_deref(), Some("256"));
+        assert_eq!(o.length.map(|l| l.bits), Some(256));
         assert!(o.ignore_missing);
         let o = parse("b2sum", &os(&["-l512", "--length=0"])).ok().unwrap();
-        assert_eq!(o.length.as_deref(), Some("0"));
+        assert_eq!(o.length.map(|l| l.bits), Some(0));
+        for (text, bits) in [(" +8", 8), ("08", 8), ("\t512", 512), ("1024", 1024)] {
+            assert_eq!(Length::parse(text).ok().map(|l| l.bits), Some(bits), "{text:?}");
+        }
+        for bad in ["", "x", "-8", "8 ", "++8", "0x10", "7", "18446744073709551616"] {
+            assert!(Length::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(Length::parse("512").ok().unwrap().fits());
+        assert!(!Length::parse("520").ok().unwrap().fits());
+        assert_eq!(Length::parse("256").ok().unwrap().algorithm().name, "blake2b-256");
+        assert_eq!(Length::parse("0").ok().unwrap().algorithm().name, "blake2b");
         let o = parse("md5sum", &os(&["--quiet", "--warn"])).ok().unwrap();
         assert!(o.warn && !o.quiet, "the last of quiet/status/warn wins");
     }

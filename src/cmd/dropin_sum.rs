@@ -5,16 +5,18 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::Status;
+use super::dropin::Length;
 use super::getopt::{self, Opt};
 use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
 use crate::ui;
 use fixity::algo::{self, Algorithm};
-use fixity::digest::Digest;
+use fixity::digest::{Digest, Encoding};
 use fixity::formats::cksum::{self, Shape};
-use fixity::pathtext::{escape_into, needs_escape, quote_env, utf8_locale};
+use fixity::formats::{self, Format, WriteOptions};
+use fixity::pathtext::{quote_env, utf8_locale};
 use fixity::read::{self, OpenMode, ReadError, ReadOptions};
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -181,7 +183,7 @@ struct CksumOpts {
     algo: Option<&'static str>,
     base64: bool,
     check: bool,
-    length: Option<u32>,
+    length: Option<Length>,
     untagged: bool,
     zero: bool,
     ignore_missing: bool,
@@ -219,27 +221,10 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
                     }
                 }
             }
-            "length" => {
-                let v = v.unwrap_or_default();
-                match v.parse::<u32>() {
-                    Ok(n) if n % 8 == 0 && n <= 512 => o.length = Some(n),
-                    Ok(n) => {
-                        ui::error(&format!("invalid length: {lq}{v}{rq}"));
-                        if n > 512 {
-                            ui::error(&format!(
-                                "maximum digest length for {lq}BLAKE2b{rq} is 512 bits"
-                            ));
-                        } else {
-                            ui::error("length is not a multiple of 8");
-                        }
-                        return Ok(Status::Failed);
-                    }
-                    Err(_) => {
-                        ui::error(&format!("invalid length: {lq}{v}{rq}"));
-                        return Ok(Status::Failed);
-                    }
-                }
-            }
+            "length" => match Length::parse(&v.unwrap_or_default()) {
+                Ok(l) => o.length = Some(l),
+                Err(status) => return Ok(status),
+            },
             "base64" => o.base64 = true,
             "check" => o.check = true,
             "tag" => o.untagged = false,
@@ -263,9 +248,12 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         }
     }
     let name = o.algo.unwrap_or("crc");
-    let length = o.length.filter(|&l| l != 0);
+    let length = o.length.filter(|l| l.bits != 0);
     if length.is_some() && name != "blake2b" {
         ui::error("--length is only supported with --algorithm=blake2b");
+        return Ok(Status::Failed);
+    }
+    if length.as_ref().is_some_and(|l| !l.fits()) {
         return Ok(Status::Failed);
     }
     let legacy = matches!(name, "bsd" | "sysv" | "crc");
@@ -297,10 +285,14 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         ui::error("SM3 is not available in this drop-in (fixity)");
         return Ok(Status::Failed);
     }
-    // -l 512 is the full BLAKE2b, tagged plainly `BLAKE2b` as coreutils does.
-    let length = length.filter(|&l| l != 512);
     let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
-    let algo = algo::lookup(registry).expect("registered");
+    // `-l BITS` writes BLAKE2b of that length (the `blake2b-BITS` row, tagged
+    // `BLAKE2b-BITS`; -l 512 is the full `BLAKE2b`). `-c` checks each line at its own
+    // length, whatever -l says, as coreutils does.
+    let algo = match &length {
+        Some(l) => l.algorithm(),
+        None => algo::lookup(registry).expect("registered"),
+    };
     if o.debug && name == "crc" && !o.check {
         // crc-fast folds with carry-less multiplication where the CPU has it, as
         // coreutils' pclmul path does; coreutils words it this way.
@@ -337,26 +329,11 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if let Some(shape) = Shape::of(algo.name) {
         return Ok(print_sums(shape, algo, &files, named, end));
     }
-    if o.base64 || length.is_some() {
-        let label = match length {
-            Some(bits) => format!("{}-{bits}", algo.tag),
-            None => algo.tag.to_string(),
-        };
-        let bytes = length.map_or(algo.len, |bits| bits as usize / 8);
-        let digest = |f: &OsStr| -> Result<Vec<u8>, ReadError> {
-            if length.is_some() {
-                blake2b_of(f, bytes)
-            } else {
-                let mut buf = Vec::new();
-                hash_operand(f, algo, &mut buf).map(|(d, _)| d.as_bytes().to_vec())
-            }
-        };
-        let style =
-            Style { tagged: !o.untagged, label: &label, base64: o.base64, binary: false, end };
-        return Ok(print_lines(&style, &files, &digest));
+    if o.base64 {
+        return Ok(print_base64(algo, &files, !o.untagged, o.zero));
     }
     super::hash::run(HashArgs {
-        algorithm: Some(registry.to_string()),
+        algorithm: Some(algo.name.to_string()),
         tag: !o.untagged,
         format: None,
         rhash: Default::default(),
@@ -392,106 +369,21 @@ fn carryless_multiply() -> bool {
     }
 }
 
-/// BLAKE2b with an output of `bytes` bytes (`-l BITS`): the output length is a parameter
-/// of BLAKE2b itself, so this is not a truncation of BLAKE2b-512.
-fn blake2b_of(name: &OsStr, bytes: usize) -> Result<Vec<u8>, ReadError> {
-    use blake2::Blake2bVarCore;
-    use blake2::digest::block_api::{Buffer, UpdateCore, VariableOutputCore};
-    let mut core = Blake2bVarCore::new(bytes).map_err(|_| {
-        ReadError::Io(std::io::Error::other(format!("invalid BLAKE2b length: {bytes} bytes")))
-    })?;
-    let mut buffer = Buffer::<Blake2bVarCore>::default();
-    let mut feed = |r: &mut dyn Read| -> std::io::Result<()> {
-        let mut chunk = vec![0u8; 256 * 1024];
-        loop {
-            match r.read(&mut chunk) {
-                Ok(0) => return Ok(()),
-                Ok(n) => buffer.digest_blocks(&chunk[..n], |blocks| core.update_blocks(blocks)),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    };
-    if name == "-" {
-        feed(&mut std::io::stdin().lock()).map_err(ReadError::Io)?;
-    } else {
-        let mut f = std::fs::File::open(name).map_err(ReadError::Io)?;
-        if f.metadata().map_err(ReadError::Io)?.is_dir() {
-            return Err(ReadError::Io(std::io::Error::from_raw_os_error(libc::EISDIR)));
-        }
-        feed(&mut f).map_err(ReadError::Io)?;
-    }
-    let mut out = Default::default();
-    core.finalize_variable_core(&mut buffer, &mut out);
-    Ok(out[..bytes].to_vec())
-}
-
-/// How `cksum -a ALG` lines look when fixity's `hash` command cannot write them (shortened
-/// BLAKE2b, base64 digests).
-struct Style<'a> {
-    tagged: bool,
-    /// The tag: `SHA256`, `BLAKE2b-256`.
-    label: &'a str,
-    /// Padded base64 (coreutils 9.2 `--base64`) instead of hex.
-    base64: bool,
-    /// Untagged lines mark the name with `*` (`-b`).
-    binary: bool,
-    end: u8,
-}
-
-/// `b2sum -l BITS` (BITS < 512): shortened BLAKE2b lines, tagged `BLAKE2b-BITS`.
-pub(super) fn print_blake2b(
-    bits: u32,
-    files: &[OsString],
-    tagged: bool,
-    binary: bool,
-    end: u8,
-) -> Status {
-    let label = format!("BLAKE2b-{bits}");
-    let style = Style { tagged, label: &label, base64: false, binary, end };
-    print_lines(&style, files, &|f| blake2b_of(f, bits as usize / 8))
-}
-
-/// Prints one line per operand: `TAG (name) = DIGEST` or `DIGEST  name`, names escaped
-/// (and the line marked with a leading `\`) unless lines end with NUL.
-fn print_lines(
-    style: &Style,
-    files: &[OsString],
-    digest: &dyn Fn(&OsStr) -> Result<Vec<u8>, ReadError>,
-) -> Status {
+/// `cksum --base64` (coreutils 9.2): `TAG (name) = BASE64` or, `--untagged`, `BASE64  name`,
+/// names escaped as in every other line unless lines end with NUL.
+fn print_base64(algo: &'static Algorithm, files: &[OsString], tagged: bool, zero: bool) -> Status {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut status = Status::Ok;
+    let mut buf = Vec::new();
+    let mut line = Vec::new();
+    let format = if tagged { Format::Bsd } else { Format::Gnu };
+    let opts = WriteOptions { binary: false, zero, encoding: Some(Encoding::Base64) };
     for f in files {
-        match digest(f) {
-            Ok(bytes) => {
-                let text = if style.base64 {
-                    Digest::new(&bytes).to_base64()
-                } else {
-                    fixity::digest::hex_encode(&bytes, false)
-                };
-                let name = f.as_bytes();
-                let escape = style.end == b'\n' && needs_escape(name);
-                let mut shown = Vec::new();
-                if escape {
-                    escape_into(name, &mut shown);
-                } else {
-                    shown.extend_from_slice(name);
-                }
-                let mut line = Vec::new();
-                if escape {
-                    line.push(b'\\');
-                }
-                if style.tagged {
-                    line.extend_from_slice(format!("{} (", style.label).as_bytes());
-                    line.extend_from_slice(&shown);
-                    line.extend_from_slice(format!(") = {text}").as_bytes());
-                } else {
-                    let mark = if style.binary { '*' } else { ' ' };
-                    line.extend_from_slice(format!("{text} {mark}").as_bytes());
-                    line.extend_from_slice(&shown);
-                }
-                line.push(style.end);
+        match hash_operand(f, algo, &mut buf) {
+            Ok((d, _)) => {
+                line.clear();
+                formats::write_record(format, opts, algo, &d, f.as_bytes(), &mut line);
                 if out.write_all(&line).is_err() {
                     return Status::Failed;
                 }

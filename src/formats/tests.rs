@@ -145,3 +145,34 @@ fn links_and_multi_digest_lines() {
     let r = rec(b"a.txt 352441C2 900150983CD24FB0D6963F7D28E17F72");
     assert_eq!((r.format, r.more.len()), (Format::Multi, 1));
 }
+
+#[test]
+fn shortened_blake2b_lines_parse_with_their_length() {
+    // Printed by coreutils 9.1: `cksum -a blake2b -l 256 a` and `b2sum --tag -l 8` of a
+    // name with a newline and `) = ` (printf 'alpha\n' > a).
+    let b256 = lookup("blake2b-256").unwrap();
+    let hex = "67b755180b7a98f6aa26a92770d6d674d1b24d041554a3c59ccd47bf851a9081";
+    let r = rec(format!("BLAKE2b-256 (a) = {hex}").as_bytes());
+    assert_eq!((r.algo, r.name.as_slice(), r.format), (Some(b256), &b"a"[..], Format::Bsd));
+    assert_eq!(decode_for(&r.digest, b256).unwrap().to_hex(), hex);
+    let r = rec(b"\\BLAKE2b-8 (new\\nl) = ) = 53");
+    assert_eq!((r.algo.unwrap().name, r.name.as_slice()), ("blake2b-8", &b"new\nl) = "[..]));
+    // -l 512 is the plain BLAKE2b.
+    let full = lookup("blake2b").unwrap().digest(b"");
+    let r = rec(format!("BLAKE2b-512 (e) = {}", full.to_hex()).as_bytes());
+    assert_eq!(r.algo, lookup("blake2b"));
+    // The digits must be as many as the tag says, and the length one BLAKE2b has.
+    for bad in [
+        format!("BLAKE2b-256 (a) = {}", &hex[2..]),
+        format!("BLAKE2b-160 (a) = {hex}"),
+        format!("BLAKE2b-7 (a) = {}", &hex[..2]),
+        format!("BLAKE2b-0 (a) = {}", &hex[..2]),
+        format!("BLAKE2b-520 (a) = {hex}{hex}00"),
+        format!("BLAKE2b (a) = {hex}"),
+        "BLAKE2b-8 (a) = zz".to_string(),
+    ] {
+        let parsed = parse_line(bad.as_bytes());
+        let as_bsd = matches!(&parsed, LineKind::Record(r) if r.format == Format::Bsd);
+        assert!(!as_bsd, "{bad}: {parsed:?}");
+    }
+}
