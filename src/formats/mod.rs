@@ -2,6 +2,7 @@
 //! [`parse_line`] tries them in a fixed order; [`Manifest`] carries the per-file state
 //! that coreutils keeps while reading one checksum file.
 
+pub mod b3sum;
 pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;
@@ -11,6 +12,7 @@ pub mod json;
 pub mod rhash;
 pub mod sfv;
 pub mod template;
+pub mod xxhsum;
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};
