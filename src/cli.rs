@@ -218,8 +218,9 @@ pub struct ExportArgs {
     /// The catalog file (default: PATH/.fixity/catalog.db).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Manifest format: gnu, bsd, sfv, json, or a tool's name (md5sum, sha1sum, sha256sum,
-    /// sha512sum, b2sum, b3sum ...), which also requires the catalog's algorithm to match.
+    /// Manifest format: gnu, bsd, sfv, json, hashdeep, cfv-csv, cksum, sum, sysv, xxhsum,
+    /// or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
+    /// gnu, bsd and json need the catalog's algorithm to be one the format holds.
     #[arg(long, default_value = "gnu")]
     pub format: String,
     /// Write to FILE atomically instead of standard output.
