@@ -107,7 +107,10 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         if !fits && shape.is_some() {
             bail!("{name} lines hold the {default} checksum only: drop -a");
         } else if !fits && chosen == HashFormat::Xxhsum {
-            bail!("xxhsum lines hold one of {}: drop -a or name one", xxhsum::ALGORITHMS.join(", "));
+            bail!(
+                "xxhsum lines hold one of {}: drop -a or name one",
+                xxhsum::ALGORITHMS.join(", ")
+            );
         } else if !fits {
             bail!("b3sum lines hold one digest: drop -a or name one algorithm");
         }

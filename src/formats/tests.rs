@@ -154,7 +154,10 @@ fn cksum_lines_in_a_cksum_manifest() {
     assert_eq!(m.parse_line(b"# comment"), LineKind::Ignored);
     match m.parse_line(b"3650393976 6 a b") {
         LineKind::Record(r) => {
-            assert_eq!((r.name.as_slice(), r.size, r.format), (&b"a b"[..], Some(6), Format::Cksum));
+            assert_eq!(
+                (r.name.as_slice(), r.size, r.format),
+                (&b"a b"[..], Some(6), Format::Cksum)
+            );
             let cksum = lookup("cksum").unwrap();
             assert_eq!(r.algo, Some(cksum));
             assert_eq!(decode_for(&r.digest, cksum), Some(cksum.digest(b"alpha\n")));
