@@ -218,8 +218,9 @@ pub struct ExportArgs {
     /// The catalog file (default: PATH/.fixity/catalog.db).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Manifest format: gnu, bsd, sfv, json, or a tool's name (md5sum, sha1sum, sha256sum,
-    /// sha512sum, b2sum, b3sum ...), which also requires the catalog's algorithm to match.
+    /// Manifest format: gnu, bsd, sfv, json, hashdeep, cfv-csv, cksum, sum, sysv, xxhsum,
+    /// or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
+    /// gnu, bsd and json need the catalog's algorithm to be one the format holds.
     #[arg(long, default_value = "gnu")]
     pub format: String,
     /// Write to FILE atomically instead of standard output.
@@ -322,7 +323,8 @@ pub struct HashArgs {
 pub enum HashFormat {
     /// `digest  name` (coreutils *sum); several algorithms switch to bsd.
     Gnu,
-    /// `SHA256 (name) = digest` (coreutils --tag).
+    /// `SHA256 (name) = digest` (coreutils --tag); byte for byte what coreutils 9.1's
+    /// `cksum -a ALG` prints for every algorithm both have.
     Bsd,
     /// `name CRC32` (cksfv, cfv, rhash --sfv).
     Sfv,
@@ -344,6 +346,17 @@ pub enum HashFormat {
     Magnet,
     /// `rhash --ed2k-link`: `ed2k://|file|NAME|SIZE|ED2K|h=AICH|/`.
     Ed2kLink,
+    /// POSIX `cksum` (`cksum -a crc`): `CRC SIZE name`, the cksum CRC only.
+    Cksum,
+    /// `sum` (`sum -r`, `cksum -a bsd`): `%05d %5d name`, size in 1 KiB blocks.
+    Sum,
+    /// `sum -s` (`cksum -a sysv`): `%d %d name`, size in 512-byte blocks.
+    Sysv,
+    /// What b3sum prints: `digest  name` (blake3 by default), b3sum's escaping.
+    B3sum,
+    /// What xxhsum 0.8.1 prints: `digest  name` (xxh64 by default; xxh32, xxh128), and
+    /// `XXH3 (name) = digest` for xxh3; names unescaped, standard input is `stdin`.
+    Xxhsum,
 }
 
 /// rhash's output options of `fixity hash`.

@@ -13,3 +13,4 @@ mod hashdeep;
 mod rhash;
 mod roundtrip;
 mod util;
+mod writers;

@@ -398,22 +398,8 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
         if raw {
             line = bytes;
         } else {
-            let escaped = !o.has("no-names") && (name.contains('\\') || name.contains('\n'));
-            if escaped {
-                line.push(b'\\');
-            }
-            line.extend_from_slice(fixity::digest::hex_encode(&bytes, false).as_bytes());
-            if !o.has("no-names") {
-                line.extend_from_slice(b"  ");
-                if escaped {
-                    line.extend_from_slice(
-                        name.replace('\\', "\\\\").replace('\n', "\\n").as_bytes(),
-                    );
-                } else {
-                    line.extend_from_slice(name.as_bytes());
-                }
-            }
-            line.push(b'\n');
+            let named = !o.has("no-names");
+            fixity::formats::b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
         }
         let mut out = stdout.lock();
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {

@@ -8,7 +8,8 @@
 
 use super::Status;
 use fixity::algo::{self, Algorithm};
-use fixity::digest::{Digest, hex_encode};
+use fixity::digest::Digest;
+use fixity::formats::xxhsum;
 use fixity::read::io_message;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, IsTerminal, Read, Write};
@@ -31,15 +32,6 @@ impl Algo {
             Algo::Xxh3 => "xxh3",
         };
         algo::lookup(name).expect("registered")
-    }
-
-    fn tag(self) -> &'static str {
-        match self {
-            Algo::Xxh32 => "XXH32",
-            Algo::Xxh64 => "XXH64",
-            Algo::Xxh128 => "XXH128",
-            Algo::Xxh3 => "XXH3",
-        }
     }
 }
 
@@ -308,14 +300,6 @@ fn read_failure() -> Status {
     Status::Failed
 }
 
-fn hex(d: &Digest, little_endian: bool) -> String {
-    let mut bytes = d.as_bytes().to_vec();
-    if little_endian {
-        bytes.reverse();
-    }
-    hex_encode(&bytes, false)
-}
-
 fn hash(o: &Opts) -> Status {
     let algo = o.algo.registry();
     let stdout = io::stdout();
@@ -326,7 +310,7 @@ fn hash(o: &Opts) -> Status {
         o.files.iter().map(|f| Some(f.as_os_str())).collect()
     };
     for name in names {
-        let shown: &[u8] = name.map_or(b"stdin", |n| n.as_bytes());
+        let shown: &[u8] = name.map_or(xxhsum::STDIN, |n| n.as_bytes());
         if let Some(n) = name
             && std::fs::metadata(n).is_ok_and(|m| m.is_dir())
         {
@@ -350,16 +334,7 @@ fn hash(o: &Opts) -> Status {
             Err(HashError::Read) => return read_failure(),
         };
         let mut line = Vec::new();
-        if o.tag || o.algo == Algo::Xxh3 {
-            let le = if o.little_endian { "_LE" } else { "" };
-            line.extend_from_slice(format!("{}{le} (", o.algo.tag()).as_bytes());
-            line.extend_from_slice(shown);
-            line.extend_from_slice(format!(") = {}\n", hex(&d, o.little_endian)).as_bytes());
-        } else {
-            line.extend_from_slice(format!("{}  ", hex(&d, o.little_endian)).as_bytes());
-            line.extend_from_slice(shown);
-            line.push(b'\n');
-        }
+        xxhsum::write(algo, &d, shown, o.tag, o.little_endian, &mut line);
         let mut out = stdout.lock();
         if out.write_all(&line).is_err() {
             return Status::Failed;

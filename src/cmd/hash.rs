@@ -7,7 +7,9 @@ use crate::cli::{HashArgs, HashFormat};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::formats::{self, Format, WriteOptions, cfv_csv, hashdeep, json, sfv};
+use fixity::formats::{
+    self, Format, WriteOptions, b3sum, cfv_csv, cksum, hashdeep, json, sfv, xxhsum,
+};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
@@ -49,12 +51,22 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         None => HashFormat::Gnu,
     };
     let json_out = chosen == HashFormat::Json;
+    // The tools' own lines: one algorithm each (fixed for cksum and sum), with its default.
+    let tool = match chosen {
+        HashFormat::Cksum => Some(("cksum", "cksum")),
+        HashFormat::Sum => Some(("sum", "sum")),
+        HashFormat::Sysv => Some(("sysv", "sysv")),
+        HashFormat::B3sum => Some(("b3sum", "blake3")),
+        HashFormat::Xxhsum => Some(("xxhsum", "xxh64")),
+        _ => None,
+    };
     let mut algos: Vec<&'static Algorithm> = match &args.algorithm {
         _ if rhash_out.is_some() => rhash_out.as_ref().expect("some").algorithms(),
         Some(list) => algo::parse_list(list).map_err(anyhow::Error::msg)?,
         None if matches!(chosen, HashFormat::Sfv | HashFormat::CfvCsv) => {
             vec![algo::lookup("crc32").expect("registered")]
         }
+        None if tool.is_some() => vec![algo::lookup(tool.expect("some").1).expect("registered")],
         None if chosen == HashFormat::Hashdeep => {
             hashdeep::DEFAULT.iter().map(|n| algo::lookup(n).expect("registered")).collect()
         }
@@ -85,6 +97,27 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         bail!("SFV files hold CRC32 only: drop -a or use -a crc32");
     }
     let csv_out = chosen == HashFormat::CfvCsv;
+    let shape = tool.and_then(|(_, a)| cksum::Shape::of(a));
+    if let Some((name, default)) = tool {
+        let fits = match (shape, algos.as_slice()) {
+            (Some(_), [a]) => a.name == default,
+            (None, [a]) => chosen != HashFormat::Xxhsum || xxhsum::supports(a),
+            _ => false,
+        };
+        if !fits && shape.is_some() {
+            bail!("{name} lines hold the {default} checksum only: drop -a");
+        } else if !fits && chosen == HashFormat::Xxhsum {
+            bail!(
+                "xxhsum lines hold one of {}: drop -a or name one",
+                xxhsum::ALGORITHMS.join(", ")
+            );
+        } else if !fits {
+            bail!("b3sum lines hold one digest: drop -a or name one algorithm");
+        }
+        if shape.is_none() && (args.zero || args.binary) {
+            bail!("{name} has no -z or -b: drop them");
+        }
+    }
     if csv_out && (algos.len() != 1 || algos[0].name != "crc32") {
         bail!("cfv's .csv files hold CRC32 only: drop -a or use -a crc32");
     }
@@ -236,6 +269,17 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         hashdeep::write(h.size, &h.digests, &name, &mut line);
                     } else if csv_out {
                         cfv_csv::write(&name, h.size, &h.digests[0], &mut line);
+                    } else if let Some(shape) = shape {
+                        // As cksum and sum, no name for standard input read because no
+                        // file was named.
+                        let named = (!args.paths.is_empty()).then_some(name.as_slice());
+                        let end = if args.zero { 0 } else { b'\n' };
+                        cksum::write(shape, &h.digests[0], h.size, named, end, &mut line);
+                    } else if chosen == HashFormat::B3sum {
+                        b3sum::write(h.digests[0].as_bytes(), Some(&name), &mut line);
+                    } else if chosen == HashFormat::Xxhsum {
+                        let shown = if name == b"-" { xxhsum::STDIN } else { &name };
+                        xxhsum::write(algos[0], &h.digests[0], shown, false, false, &mut line);
                     } else {
                         for (a, d) in algos.iter().zip(&h.digests) {
                             formats::write_record(format, wopts, a, d, &name, &mut line);

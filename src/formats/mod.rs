@@ -2,6 +2,7 @@
 //! [`parse_line`] tries them in a fixed order; [`Manifest`] carries the per-file state
 //! that coreutils keeps while reading one checksum file.
 
+pub mod b3sum;
 pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;
@@ -11,6 +12,7 @@ pub mod json;
 pub mod rhash;
 pub mod sfv;
 pub mod template;
+pub mod xxhsum;
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};
@@ -32,6 +34,8 @@ pub enum Format {
     Link,
     /// rhash's lines with several digests: `name  d1  d2` (`--simple`), `name D1 D2` (`--sfv`).
     Multi,
+    /// POSIX `cksum`'s `CRC SIZE name` (read from manifests named `*.cksum`).
+    Cksum,
 }
 
 /// Options that change how lines are written.
@@ -76,7 +80,7 @@ pub fn write_record(
             out,
         ),
         Format::Sfv => sfv::write(opts, digest, name, out),
-        Format::Hashdeep | Format::CfvCsv | Format::Link | Format::Multi => {
+        Format::Hashdeep | Format::CfvCsv | Format::Link | Format::Multi | Format::Cksum => {
             unreachable!("{format:?} lines carry a size: write them with their module")
         }
     }
@@ -158,6 +162,9 @@ pub struct Manifest {
     pub sfv: bool,
     /// Parse as cfv `.csv` first (from the `.csv` name).
     pub csv: bool,
+    /// Parse as POSIX `cksum` output, `CRC SIZE name` (from the `.cksum` name). Nothing
+    /// else in such a file is a checksum line: a line that is not one is malformed.
+    pub cksum: bool,
     reversed: Option<bool>,
     seen_line: bool,
     /// hashdeep's digest columns, once its `%%%% size,...,filename` line has been read.
@@ -171,13 +178,14 @@ impl Manifest {
         Manifest { sfv, ..Manifest::default() }
     }
 
-    /// State for a manifest with the given file name (`.sfv` and `.csv` decide which
-    /// format is tried first).
+    /// State for a manifest with the given file name (`.sfv`, `.csv` and `.cksum` decide
+    /// which format is tried first).
     pub fn for_name(name: &[u8]) -> Manifest {
         let lower = name.to_ascii_lowercase();
         Manifest {
             sfv: lower.ends_with(b".sfv"),
             csv: lower.ends_with(b".csv"),
+            cksum: lower.ends_with(b".cksum"),
             ..Manifest::default()
         }
     }
@@ -229,6 +237,22 @@ impl Manifest {
             return match cfv_csv::parse_line(line) {
                 Some(r) => LineKind::Record(csv_record(r)),
                 None => self.malformed("not a cfv .csv line (name,size,crc32,)".into()),
+            };
+        }
+        if self.cksum {
+            return match cksum::parse_line(cksum::Shape::Crc, line) {
+                Some(l) if l.name.is_empty() => self.malformed(
+                    "a cksum line without a name (standard input) cannot be checked".into(),
+                ),
+                Some(l) => LineKind::Record(Record {
+                    algo: algo::lookup("cksum"),
+                    digest: hex_text(&l.digest),
+                    name: l.name,
+                    format: Format::Cksum,
+                    size: Some(l.count),
+                    more: Vec::new(),
+                }),
+                None => self.malformed("not a cksum line (CRC SIZE NAME)".into()),
             };
         }
         if trimmed[0] == b';' && (self.sfv || first) {

@@ -176,3 +176,33 @@ fn shortened_blake2b_lines_parse_with_their_length() {
         assert!(!as_bsd, "{bad}: {parsed:?}");
     }
 }
+
+#[test]
+fn cksum_lines_in_a_cksum_manifest() {
+    // `printf 'alpha\n' > 'a b'; cksum 'a b'` (coreutils 9.1).
+    let mut m = Manifest::for_name(b"sums.CKSUM");
+    assert!(m.cksum && !m.csv && !m.sfv);
+    assert_eq!(m.parse_line(b"# comment"), LineKind::Ignored);
+    match m.parse_line(b"3650393976 6 a b") {
+        LineKind::Record(r) => {
+            assert_eq!(
+                (r.name.as_slice(), r.size, r.format),
+                (&b"a b"[..], Some(6), Format::Cksum)
+            );
+            let cksum = lookup("cksum").unwrap();
+            assert_eq!(r.algo, Some(cksum));
+            assert_eq!(decode_for(&r.digest, cksum), Some(cksum.digest(b"alpha\n")));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Standard input's line has no name to check; anything else is not a cksum line.
+    assert_eq!(m.parse_line(b"3650393976 6"), LineKind::Malformed);
+    assert!(m.problem().unwrap().contains("without a name"));
+    assert_eq!(m.parse_line(b"d41d8cd98f00b204e9800998ecf8427e  a"), LineKind::Malformed);
+    assert!(m.problem().unwrap().contains("CRC SIZE NAME"));
+    // Elsewhere the same line is not read as cksum's (coreutils cannot check it either).
+    assert!(!matches!(
+        Manifest::for_name(b"sums.txt").parse_line(b"3650393976 6 a b"),
+        LineKind::Record(Record { format: Format::Cksum, .. })
+    ));
+}
