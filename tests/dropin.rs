@@ -443,6 +443,29 @@ fn cksum_base64_lines() {
     assert_eq!(out, b"3650393976 6 a\n");
 }
 
+/// `cksum -a crc32b` (coreutils 9.6; the 9.1 compared elsewhere lacks it): the CRC-32 of
+/// zlib and SFV, printed like `cksum`'s `CRC SIZE NAME`.
+#[test]
+fn cksum_crc32b_lines() {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    // The CRC-32 check value: "123456789" -> 0xCBF43926.
+    write(&dir, "check", b"123456789");
+    write(&dir, "empty", b"");
+    let links = d.path().join("bin");
+    std::fs::create_dir(&links).unwrap();
+    let fake = links.join("cksum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let (out, err, code) = run(&fake, "cksum", &dir, &["-a", "crc32b", "check", "empty"], b"");
+    assert_eq!((String::from_utf8_lossy(&err).as_ref(), code), ("", Some(0)));
+    assert_eq!(String::from_utf8_lossy(&out), format!("{} 9 check\n0 0 empty\n", 0xCBF4_3926u32));
+    let (out, _, _) = run(&fake, "cksum", &dir, &["--algorithm=crc32b"], b"123456789");
+    assert_eq!(String::from_utf8_lossy(&out), format!("{} 9\n", 0xCBF4_3926u32));
+    let (_, err, code) = run(&fake, "cksum", &dir, &["-a", "crc32b", "-c", "check"], b"");
+    assert_eq!(code, Some(1));
+    assert!(String::from_utf8_lossy(&err).contains("--algorithm={bsd,sysv,crc,crc32b}"));
+}
+
 #[test]
 fn b3sum_drop_in_matches_b3sum() {
     let cases: &[&[&str]] = &[

@@ -39,8 +39,7 @@ fn normalized(name: &[u8]) -> &[u8] {
 /// `several`: the number of algorithms asked for when more than one, so rhash's
 /// multi-digest lines (`name  d1  d2`, `--format rhash-simple`) are recognized too.
 fn read_listed(text: &[u8], manifest: &Path, several: Option<usize>) -> Listed {
-    let sfv = manifest.extension().is_some_and(|e| e.eq_ignore_ascii_case("sfv"));
-    let mut m = Manifest::new(sfv);
+    let mut m = Manifest::for_name(manifest.as_os_str().as_encoded_bytes());
     let mut listed =
         Listed { names: HashSet::new(), format: None, algos: Vec::new(), untagged_len: None };
     for line in text.split(|&b| b == b'\n') {
