@@ -149,7 +149,8 @@ mod tests {
     #[test]
     fn written_lines_read_back() {
         let digest = *blake3::hash(b"alpha\n").as_bytes();
-        for name in ["a", "a b", " lead and trail ", "b\\s", "n\nl", "\\\n\\n", "c\rr", "ü \\ ü"] {
+        for name in ["a", "a b", " lead and trail ", "b\\s", "n\nl", "\\\n\\n", "c\rr", "ü \\ ü"]
+        {
             let mut out = Vec::new();
             write(&digest, Some(name.as_bytes()), &mut out);
             assert_eq!(out.pop(), Some(b'\n'));
