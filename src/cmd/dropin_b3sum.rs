@@ -5,6 +5,7 @@
 //! error messages (and "Did you mean" suggestions) are reproduced here.
 
 use super::Status;
+use fixity::formats::b3sum;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -399,7 +400,7 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
             line = bytes;
         } else {
             let named = !o.has("no-names");
-            fixity::formats::b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
+            b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
         }
         let mut out = stdout.lock();
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
@@ -407,67 +408,6 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
         }
     }
     status
-}
-
-/// One line of a checkfile, as b3sum reads it.
-#[derive(Debug, PartialEq, Eq)]
-struct CheckLine {
-    /// The name as written in the line (still escaped), which results are printed with.
-    shown: String,
-    escaped: bool,
-    path: String,
-    expected: [u8; 32],
-}
-
-/// Parses a checkfile line (its trailing newlines already removed): an optional `\`,
-/// 64 lowercase hex digits, two spaces, a name.
-fn parse_check_line(mut line: &str) -> Result<CheckLine, &'static str> {
-    let first = line.chars().next().ok_or("Empty line")?;
-    let escaped = first == '\\';
-    if escaped {
-        line = &line[1..];
-    }
-    const PREFIX: usize = 64 + 2;
-    if line.len() <= PREFIX {
-        return Err("Short line");
-    }
-    if !line.as_bytes()[..PREFIX].is_ascii() {
-        return Err("Non-ASCII prefix");
-    }
-    if &line[64..PREFIX] != "  " {
-        return Err("Invalid space");
-    }
-    let mut expected = [0u8; 32];
-    let hex = line.as_bytes();
-    let half = |c: u8| match c {
-        b'0'..=b'9' => Ok(c - b'0'),
-        b'a'..=b'f' => Ok(c - b'a' + 10),
-        _ => Err("Invalid hex"),
-    };
-    for (i, byte) in expected.iter_mut().enumerate() {
-        *byte = half(hex[2 * i])? * 16 + half(hex[2 * i + 1])?;
-    }
-    let shown = line[PREFIX..].to_string();
-    let path = if escaped { unescape(&shown)? } else { shown.clone() };
-    Ok(CheckLine { shown, escaped, path, expected })
-}
-
-/// Undoes b3sum's escaping: `\\` and `\n` only.
-fn unescape(s: &str) -> Result<String, &'static str> {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('\\') => out.push('\\'),
-            Some('n') => out.push('\n'),
-            _ => return Err("Invalid backslash escape"),
-        }
-    }
-    Ok(out)
 }
 
 fn check(o: &Opts, mode: &Mode) -> Status {
@@ -500,7 +440,7 @@ fn check(o: &Opts, mode: &Mode) -> Status {
                     return Status::Failed;
                 }
             }
-            let parsed = match parse_check_line(line.trim_end_matches('\n')) {
+            let parsed = match b3sum::parse_check_line(line.trim_end_matches('\n')) {
                 Ok(p) => p,
                 Err(msg) => {
                     let _ = stdout.lock().flush();
@@ -549,20 +489,5 @@ mod tests {
         assert_eq!(suggestion("chek"), Some("check"));
         assert_eq!(suggestion("len"), Some("length"));
         assert_eq!(suggestion("bogus"), None);
-    }
-
-    #[test]
-    fn check_lines_parse_as_b3sum_reads_them() {
-        let hex = "ac678d92b3d739773d18cd952cfcea443fa4a5a98ffc9554b66795bb22d5532d";
-        let l = parse_check_line(&format!("{hex}  a b")).unwrap();
-        assert_eq!((l.path.as_str(), l.escaped, l.expected[0]), ("a b", false, 0xac));
-        let l = parse_check_line(&format!("\\{hex}  x\\\\y\\nz")).unwrap();
-        assert_eq!((l.shown.as_str(), l.path.as_str()), ("x\\\\y\\nz", "x\\y\nz"));
-        assert_eq!(parse_check_line(""), Err("Empty line"));
-        assert_eq!(parse_check_line(&format!("{hex}  ")), Err("Short line"));
-        assert_eq!(parse_check_line(&format!("{hex} *a")), Err("Invalid space"));
-        assert_eq!(parse_check_line(&format!("{}  a", hex.to_uppercase())), Err("Invalid hex"));
-        assert_eq!(parse_check_line(&format!("\\{hex}  a\\t")), Err("Invalid backslash escape"));
-        assert_eq!(parse_check_line(&format!("é{hex}  a")), Err("Non-ASCII prefix"));
     }
 }

@@ -2,7 +2,8 @@
 //! with b3sum's own escaping. The name is shown as text (bytes that are not UTF-8 become
 //! U+FFFD, as Rust's `to_string_lossy` makes them); a name holding `\` or a newline is
 //! escaped (`\\`, `\n`, and nothing else: a carriage return stays as it is) and the line
-//! starts with `\`. Standard input is `-`.
+//! starts with `\`. Standard input is `-`. [`parse_check_line`] reads a line back as
+//! `b3sum -c` (1.2.0) does.
 
 /// Whether b3sum escapes `name` (and starts its line with `\`).
 pub fn needs_escape(name: &str) -> bool {
@@ -35,6 +36,73 @@ pub fn write(digest: &[u8], name: Option<&[u8]>, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+/// One line of a checkfile, as `b3sum -c` reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckLine {
+    /// The name as written in the line (still escaped), which b3sum prints results with.
+    pub shown: String,
+    /// Whether the line started with `\` (its name is escaped, and results are printed
+    /// with a leading `\` too).
+    pub escaped: bool,
+    /// The name, unescaped: the file to hash.
+    pub path: String,
+    /// The expected digest (b3sum checks only the default 32-byte length).
+    pub expected: [u8; 32],
+}
+
+/// Parses a checkfile line (its trailing newlines already removed) the way b3sum 1.2.0's
+/// `-c` does: an optional `\`, 64 lowercase hex digits, two spaces, a name of at least one
+/// character, unescaped (`\\` and `\n` only) when the line started with `\`. The error is
+/// b3sum's own message for the line (`Invalid hex`), which it prints after `b3sum: `.
+pub fn parse_check_line(mut line: &str) -> Result<CheckLine, &'static str> {
+    let first = line.chars().next().ok_or("Empty line")?;
+    let escaped = first == '\\';
+    if escaped {
+        line = &line[1..];
+    }
+    const PREFIX: usize = 64 + 2;
+    if line.len() <= PREFIX {
+        return Err("Short line");
+    }
+    if !line.as_bytes()[..PREFIX].is_ascii() {
+        return Err("Non-ASCII prefix");
+    }
+    if &line[64..PREFIX] != "  " {
+        return Err("Invalid space");
+    }
+    let mut expected = [0u8; 32];
+    let hex = line.as_bytes();
+    let half = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err("Invalid hex"),
+    };
+    for (i, byte) in expected.iter_mut().enumerate() {
+        *byte = half(hex[2 * i])? * 16 + half(hex[2 * i + 1])?;
+    }
+    let shown = line[PREFIX..].to_string();
+    let path = if escaped { unescape(&shown)? } else { shown.clone() };
+    Ok(CheckLine { shown, escaped, path, expected })
+}
+
+/// Undoes b3sum's escaping: `\\` and `\n` only.
+fn unescape(s: &str) -> Result<String, &'static str> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('n') => out.push('\n'),
+            _ => return Err("Invalid backslash escape"),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +129,35 @@ mod tests {
         let mut out = Vec::new();
         write(&[0xac, 0x67, 0x8d, 0x92], Some(b"a"), &mut out);
         assert_eq!(out, b"ac678d92  a\n");
+    }
+
+    #[test]
+    fn check_lines_parse_as_b3sum_reads_them() {
+        let hex = "ac678d92b3d739773d18cd952cfcea443fa4a5a98ffc9554b66795bb22d5532d";
+        let l = parse_check_line(&format!("{hex}  a b")).unwrap();
+        assert_eq!((l.path.as_str(), l.escaped, l.expected[0]), ("a b", false, 0xac));
+        let l = parse_check_line(&format!("\\{hex}  x\\\\y\\nz")).unwrap();
+        assert_eq!((l.shown.as_str(), l.path.as_str()), ("x\\\\y\\nz", "x\\y\nz"));
+        assert_eq!(parse_check_line(""), Err("Empty line"));
+        assert_eq!(parse_check_line(&format!("{hex}  ")), Err("Short line"));
+        assert_eq!(parse_check_line(&format!("{hex} *a")), Err("Invalid space"));
+        assert_eq!(parse_check_line(&format!("{}  a", hex.to_uppercase())), Err("Invalid hex"));
+        assert_eq!(parse_check_line(&format!("\\{hex}  a\\t")), Err("Invalid backslash escape"));
+        assert_eq!(parse_check_line(&format!("é{hex}  a")), Err("Non-ASCII prefix"));
+    }
+
+    #[test]
+    fn written_lines_read_back() {
+        let digest = *blake3::hash(b"alpha\n").as_bytes();
+        for name in ["a", "a b", " lead and trail ", "b\\s", "n\nl", "\\\n\\n", "c\rr", "ü \\ ü"]
+        {
+            let mut out = Vec::new();
+            write(&digest, Some(name.as_bytes()), &mut out);
+            assert_eq!(out.pop(), Some(b'\n'));
+            let text = String::from_utf8(out).unwrap();
+            let l = parse_check_line(&text).unwrap_or_else(|e| panic!("{name:?}: {e}"));
+            assert_eq!((l.path.as_str(), l.expected), (name, digest), "{text:?}");
+            assert_eq!(l.escaped, needs_escape(name), "{text:?}");
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! XXH128, and the tagged `XXH3 (name) = hex` for XXH3, which 0.8.1 always prints tagged
 //! (`--tag` tags the others too). Names are printed as they are, never escaped, and
 //! standard input is called [`STDIN`]. `--little-endian` prints the digest's bytes
-//! reversed and adds `_LE` to the tag.
+//! reversed and adds `_LE` to the tag. [`parse_check_line`] reads a line back as
+//! `xxhsum -c` (0.8.1) does; since names are not escaped, a name holding a newline cannot
+//! be read back from a checksum file, which xxhsum splits at every newline.
 
-use crate::algo::Algorithm;
+use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, hex_encode};
 
 /// The name xxhsum prints for standard input (whether named `-` or not named at all).
@@ -55,6 +57,82 @@ pub fn write(
     out.push(b'\n');
 }
 
+/// The registry row of one of [`ALGORITHMS`].
+fn registered(name: &str) -> &'static Algorithm {
+    algo::lookup(name).expect("xxhsum's algorithms are registered")
+}
+
+/// One checksum line, as `xxhsum -c` reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckLine<'a> {
+    /// The algorithm to check with (one of [`ALGORITHMS`]).
+    pub algo: &'static Algorithm,
+    /// The name, as written (xxhsum never escapes); `stdin` means standard input.
+    pub name: &'a [u8],
+    /// The expected digest in canonical (big-endian) byte order.
+    pub digest: Digest,
+}
+
+/// Parses a checksum line (its newline already removed) the way xxhsum 0.8.1 does:
+/// `HEX  NAME` (the character after the first space is skipped, whatever it is; the
+/// length picks the algorithm, 8 hex digits XXH32, 32 XXH128, 16 XXH64; the bytes are
+/// reversed when `little_endian`, xxhsum's `--little-endian`) or `TAG (NAME) = HEX` (the
+/// tag's prefix picks the algorithm, XXH64 when it names none; `_LE` anywhere in it
+/// reverses the bytes). The name of a tagged line runs from after `(` to the `) =`
+/// before the last space. `None` for an improperly formatted line, including one whose
+/// digest length does not fit its algorithm.
+pub fn parse_check_line(line: &[u8], little_endian: bool) -> Option<CheckLine<'_>> {
+    let first = line.iter().position(|&b| b == b' ')?;
+    let next = *line.get(first + 1)?;
+    let (algo, hash, name, rev);
+    if next == b'(' {
+        let last = line.iter().rposition(|&b| b == b' ')?;
+        if last < first + 5 || &line[last - 3..last] != b") =" {
+            return None;
+        }
+        let tag = &line[..first];
+        rev = tag.windows(3).any(|w| w == b"_LE");
+        hash = &line[last + 1..];
+        name = &line[first + 2..last - 3];
+        algo = if tag.starts_with(b"XXH32") {
+            "xxh32"
+        } else if tag.starts_with(b"XXH64") {
+            "xxh64"
+        } else if tag.starts_with(b"XXH128") {
+            "xxh128"
+        } else if tag.starts_with(b"XXH3") {
+            "xxh3"
+        } else {
+            "xxh64"
+        };
+    } else {
+        hash = &line[..first];
+        name = &line[first + 2..];
+        rev = little_endian;
+        algo = match hash.len() {
+            8 => "xxh32",
+            32 => "xxh128",
+            _ => "xxh64",
+        };
+    }
+    let fits = match hash.len() {
+        8 => algo == "xxh32",
+        16 => matches!(algo, "xxh64" | "xxh3"),
+        32 => algo == "xxh128",
+        _ => false,
+    };
+    if !fits {
+        return None;
+    }
+    let mut digest = Digest::from_hex(hash)?;
+    if rev {
+        let mut bytes = digest.as_bytes().to_vec();
+        bytes.reverse();
+        digest = Digest::new(&bytes);
+    }
+    Some(CheckLine { algo: registered(algo), name, digest })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +170,58 @@ mod tests {
             assert!(supports(lookup(name).unwrap()), "{name}");
         }
         assert!(!supports(lookup("blake3").unwrap()));
+    }
+
+    #[test]
+    fn lines_parse_as_xxhsum_0_8_1_reads_them() {
+        let p = parse_check_line;
+        let algo = |line: &[u8]| p(line, false).unwrap().algo.name;
+        let l = p(b"e56631e04077c052  a b", false).unwrap();
+        assert_eq!((l.algo.name, l.name), ("xxh64", &b"a b"[..]));
+        assert_eq!(l.digest.as_bytes(), [0xe5, 0x66, 0x31, 0xe0, 0x40, 0x77, 0xc0, 0x52]);
+        let l = p(b"52c07740e03166e5 *a", true).unwrap();
+        assert_eq!(l.digest.as_bytes()[0], 0xe5, "--little-endian reverses untagged digests");
+        let l = p(b"XXH3_LE (x) y) = 1fc3ad8901aadd3b", false).unwrap();
+        assert_eq!((l.algo.name, l.name, l.digest.as_bytes()[0]), ("xxh3", &b"x) y"[..], 0x3b));
+        assert_eq!(algo(b"XXH32 (a) = 1668bcb8"), "xxh32");
+        assert_eq!(algo(b"1668bcb8  a"), "xxh32");
+        assert_eq!(algo(b"890c8a5c5ad2a8a2edba9e94785346a3  a"), "xxh128");
+        // A foreign tag with a 16-digit digest is read as XXH64, as xxhsum does.
+        assert_eq!(algo(b"MD5 (a) = e56631e04077c052"), "xxh64");
+        for bad in [
+            &b"XXH64 (a)= e56631e04077c052"[..],
+            b"XXH64 (a) =  e56631e04077c052",
+            b"XXH3_3bddaa0189adc31f  a",
+            b"\\e56631e04077c052  a",
+            b"e56631e04077c05  a",
+            b"e56631e04077c052",
+            b"e56631e04077c052 ",
+            b"XXH32 (a) = e56631e04077c052",
+            b"g56631e04077c052  a",
+        ] {
+            assert_eq!(p(bad, false), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn written_lines_read_back() {
+        // Every shape the writer has (plain, --tag, --little-endian, XXH3 always tagged)
+        // for names with spaces, backslashes, parentheses and `) = `. xxhsum escapes
+        // nothing, so these reach the file as they are; a newline would split the line.
+        let names: [&[u8]; 7] = [b"a", b"a b", b" x ", b"b\\s", b"\\n", b"(p) = q", STDIN];
+        for name in ALGORITHMS {
+            let a = lookup(name).unwrap();
+            let d = a.digest(b"alpha\n");
+            for file in names {
+                for (tag, le) in [(false, false), (true, false), (false, true), (true, true)] {
+                    let mut out = Vec::new();
+                    write(a, &d, file, tag, le, &mut out);
+                    assert_eq!(out.pop(), Some(b'\n'));
+                    let l = parse_check_line(&out, le);
+                    let shown = String::from_utf8_lossy(&out);
+                    assert_eq!(l, Some(CheckLine { algo: a, name: file, digest: d }), "{shown}");
+                }
+            }
+        }
     }
 }
