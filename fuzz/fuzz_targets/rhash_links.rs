@@ -38,7 +38,12 @@ fuzz_target!(|data: &[u8]| {
         if link.name.contains(&b'/') {
             continue; // dn= holds a file name; a '/' in it would be read as a directory
         }
-        let file = FileInfo { path: &link.name, size: link.size.unwrap_or(0), mtime: None, digests: &sorted };
+        let file = FileInfo {
+            path: &link.name,
+            size: link.size.unwrap_or(0),
+            mtime: None,
+            digests: &sorted,
+        };
         let mut out = Vec::new();
         rhash::write(Layout::Magnet, Style::default(), &file, &mut out);
         out.pop();

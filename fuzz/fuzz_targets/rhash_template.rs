@@ -12,7 +12,12 @@ fuzz_target!(|data: &[u8]| {
     let algos = t.algorithms();
     let digests: Vec<(&'static fixity::algo::Algorithm, Digest)> =
         algos.iter().map(|a| (*a, a.digest(b"fuzz"))).collect();
-    let file = FileInfo { path: b"dir/some file.txt", size: 4, mtime: Some(1_700_000_000), digests: &digests };
+    let file = FileInfo {
+        path: b"dir/some file.txt",
+        size: 4,
+        mtime: Some(1_700_000_000),
+        digests: &digests,
+    };
     let mut out = Vec::new();
     t.render(&file, &mut out);
     if !data.contains(&b'%') && !data.contains(&b'\\') {
