@@ -256,6 +256,54 @@ fn set(o: &mut Opts, name: &str) {
     }
 }
 
+/// `check` as every drop-in runs it: coreutils' output, no notices of fixity's own, no
+/// progress bar; the caller sets the tool's options.
+pub(super) fn check_args(manifests: Vec<OsString>) -> CheckArgs {
+    CheckArgs {
+        algorithm: None,
+        quiet: false,
+        status: false,
+        strict: false,
+        warn: false,
+        ignore_missing: false,
+        zero: false,
+        json: false,
+        confine: false,
+        audit: false,
+        known: Vec::new(),
+        verbose: false,
+        check_embedded: false,
+        coreutils: true,
+        cksum_tags: false,
+        read: read_defaults(),
+        manifests,
+    }
+}
+
+/// `hash` as every drop-in runs it: named files only (a directory is an error, as for
+/// coreutils), GNU lines, no progress bar; the caller sets the tool's options.
+pub(super) fn hash_args(paths: Vec<OsString>) -> HashArgs {
+    HashArgs {
+        algorithm: None,
+        format: None,
+        tag: false,
+        sfv: false,
+        json: false,
+        binary: false,
+        text: false,
+        zero: false,
+        recursive: false,
+        follow: false,
+        exclude: Vec::new(),
+        output: None,
+        purpose: None,
+        no_walk: true,
+        rhash: Default::default(),
+        read: read_defaults(),
+        paths,
+    }
+}
+
 fn read_defaults() -> ReadArgs {
     ReadArgs {
         jobs: None,
@@ -361,37 +409,16 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             strict: o.strict,
             warn: o.warn,
             ignore_missing: o.ignore_missing,
-            zero: false,
-            json: false,
-            confine: false,
-            audit: false,
-            known: Vec::new(),
-            verbose: false,
-            check_embedded: false,
-            coreutils: true,
-            cksum_tags: false,
-            read: read_defaults(),
-            manifests: files,
+            ..check_args(files)
         })
     } else {
         super::hash::run(HashArgs {
             algorithm: Some(algo),
-            format: None,
             tag: o.tag,
-            sfv: false,
-            json: false,
             binary: o.binary == Some(true) && !o.tag,
             text: o.binary == Some(false),
             zero: o.zero,
-            recursive: false,
-            follow: false,
-            exclude: Vec::new(),
-            output: None,
-            purpose: None,
-            no_walk: true,
-            rhash: Default::default(),
-            read: read_defaults(),
-            paths: files,
+            ..hash_args(files)
         })
     }
 }

@@ -5,9 +5,9 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::Status;
-use super::dropin::Length;
+use super::dropin::{Length, check_args, hash_args};
 use super::getopt::{self, Opt};
-use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
+use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::digest::{Digest, Encoding};
@@ -31,16 +31,6 @@ fn usage(tool: &str, msg: Option<&str>) -> Status {
 
 fn quotes() -> (&'static str, &'static str) {
     if utf8_locale() { ("\u{2018}", "\u{2019}") } else { ("'", "'") }
-}
-
-fn read_defaults() -> ReadArgs {
-    ReadArgs {
-        jobs: None,
-        storage: Storage::Auto,
-        no_mmap: false,
-        progress: false,
-        no_progress: true,
-    }
 }
 
 /// Hashes one operand (`-` is standard input): the digest and the size.
@@ -320,17 +310,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             strict: o.strict,
             warn: o.warn,
             ignore_missing: o.ignore_missing,
-            zero: false,
-            json: false,
-            confine: false,
-            coreutils: true,
             cksum_tags: true,
-            audit: false,
-            known: Vec::new(),
-            verbose: false,
-            check_embedded: false,
-            read: read_defaults(),
-            manifests: files,
+            ..check_args(files)
         });
     }
     let end = if o.zero { 0 } else { b'\n' };
@@ -344,21 +325,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     super::hash::run(HashArgs {
         algorithm: Some(algo.name.to_string()),
         tag: !o.untagged,
-        format: None,
-        rhash: Default::default(),
-        sfv: false,
-        json: false,
-        binary: false,
-        text: false,
         zero: o.zero,
-        recursive: false,
-        follow: false,
-        exclude: Vec::new(),
-        output: None,
-        purpose: None,
-        no_walk: true,
-        read: read_defaults(),
-        paths: files,
+        ..hash_args(files)
     })
 }
 
