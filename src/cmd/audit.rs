@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use fixity::audit::{Class, Known, Summary};
 use fixity::formats::hashdeep::{Line, Parser};
 use fixity::formats::json;
-use fixity::pathtext::{escape_into, path_bytes, quote_env};
+use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
 use fixity::read::{OpenMode, ReadError, io_message};
 use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
@@ -62,19 +62,6 @@ fn load(files: &[PathBuf]) -> anyhow::Result<Known> {
         }
     }
     Ok(known)
-}
-
-/// `name: MESSAGE`, a name with a newline escaped with a leading `\` as check does.
-fn message_line(name: &[u8], msg: &str, out: &mut Vec<u8>) {
-    if name.contains(&b'\n') {
-        out.push(b'\\');
-        escape_into(name, out);
-    } else {
-        out.extend_from_slice(name);
-    }
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(msg.as_bytes());
-    out.push(b'\n');
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
@@ -190,7 +177,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                 &mut line,
                             );
                         } else if show {
-                            message_line(&name, &msg, &mut line);
+                            super::check::result_line(&name, &msg, &mut line);
                         }
                     }
                 }
@@ -227,7 +214,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
         if args.json {
             json::write_finding(name, "not_found", None, None, &mut tail);
         } else if show {
-            message_line(name, "Known file not used", &mut tail);
+            super::check::result_line(name, "Known file not used", &mut tail);
         }
     }
     let passed = summary.passed() && errors == 0;

@@ -374,7 +374,7 @@ fn algo_label(sums: &[(&'static Algorithm, Digest)]) -> String {
 
 /// `name: RESULT`, the name escaped (with a leading `\`) only when it holds a newline, as
 /// coreutils 9 prints check results.
-fn result_line(name: &[u8], result: &str, out: &mut Vec<u8>) {
+pub(super) fn result_line(name: &[u8], result: &str, out: &mut Vec<u8>) {
     if name.contains(&b'\n') {
         out.push(b'\\');
         escape_into(name, out);
