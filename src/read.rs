@@ -756,6 +756,32 @@ mod tests {
         }
     }
 
+    /// imohash alone reads its three samples and nothing else (the progress counter counts
+    /// every byte read); with another algorithm the file is read once, whole, and both
+    /// ways give the same digest.
+    #[test]
+    fn sampled_alone_reads_only_the_samples() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let data: Vec<u8> = (0..10_000_000u32).map(|i| (i % 247) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let imo = lookup("imohash").unwrap();
+        let mut buf = Vec::new();
+        let counted = |algos: &[&'static Algorithm], buf: &mut Vec<u8>| {
+            let read: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+            let opts = ReadOptions { progress: Some(read), ..ReadOptions::default() };
+            let h = hash_path(&p, OpenMode::Named, algos, buf, &opts, None).unwrap();
+            (h, read.load(Ordering::Relaxed))
+        };
+        let (alone, read) = counted(&[imo], &mut buf);
+        assert_eq!(read, 3 * 16384);
+        assert_eq!(alone.size, data.len() as u64);
+        let (with_md5, read) = counted(&[lookup("md5").unwrap(), imo], &mut buf);
+        assert_eq!(read, data.len() as u64);
+        assert_eq!(with_md5.digests[1], alone.digests[0]);
+        assert_eq!(alone.digests[0], imo.digest(&data));
+    }
+
     #[test]
     fn io_message_drops_os_error_suffix() {
         let e = io::Error::from_raw_os_error(libc::EACCES);
