@@ -375,7 +375,7 @@ pub struct RhashArgs {
     /// Print digests in base32 (rhash formats).
     #[arg(long, conflicts_with = "base64")]
     pub base32: bool,
-    /// Print digests in base64 (rhash formats).
+    /// Print digests in base64 (rhash formats; on gnu and bsd lines as `cksum --base64`).
     #[arg(long)]
     pub base64: bool,
     /// Print hex and base32 digests in uppercase (rhash formats).

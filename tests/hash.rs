@@ -415,3 +415,18 @@ fn a_sampled_algorithm_gets_a_note_for_any_purpose() {
         assert!(err.contains("note: imohash is sampled, not a content hash"), "{err}");
     }
 }
+
+#[test]
+fn base64_digests_on_gnu_and_bsd_lines_as_cksum_writes_them() {
+    let d = tempdir();
+    write(d.path(), "f", b"abc");
+    let b64 = lookup("sha256").unwrap().digest(b"abc").to_base64();
+    let out = run(d.path(), ["hash", "-a", "sha256", "--tag", "--base64", "f"]);
+    assert_eq!(text(&out.stdout), format!("SHA256 (f) = {b64}\n"));
+    let out = run(d.path(), ["hash", "-a", "sha256", "--base64", "f"]);
+    assert_eq!(text(&out.stdout), format!("{b64}  f\n"));
+    // And it checks back.
+    std::fs::write(d.path().join("m.sha256"), &out.stdout).unwrap();
+    assert!(run(d.path(), ["check", "m.sha256"]).status.success());
+    assert_eq!(run(d.path(), ["hash", "--json", "--base64", "f"]).status.code(), Some(2));
+}

@@ -10,9 +10,8 @@ use super::getopt::{self, Opt};
 use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
 use fixity::algo::{self, Algorithm};
-use fixity::digest::{Digest, Encoding};
+use fixity::digest::Digest;
 use fixity::formats::cksum::{self, Shape};
-use fixity::formats::{self, Format, WriteOptions};
 use fixity::pathtext::{quote_env, utf8_locale};
 use fixity::read::{self, OpenMode, ReadError, ReadOptions};
 use std::ffi::{OsStr, OsString};
@@ -319,15 +318,15 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if let Some(shape) = shape {
         return Ok(print_sums(shape, algo, &files, named, end));
     }
-    if o.base64 {
-        return Ok(print_base64(algo, &files, !o.untagged, o.zero));
-    }
-    super::hash::run(HashArgs {
+    // `--base64` (coreutils 9.2): the same lines with the digest in padded base64.
+    let mut args = HashArgs {
         algorithm: Some(algo.name.to_string()),
         tag: !o.untagged,
         zero: o.zero,
         ..hash_args(files)
-    })
+    };
+    args.rhash.base64 = o.base64;
+    super::hash::run(args)
 }
 
 /// Whether the CPU multiplies carry-less (x86 PCLMULQDQ, Arm PMULL), which crc-fast uses.
@@ -344,38 +343,6 @@ fn carryless_multiply() -> bool {
     {
         false
     }
-}
-
-/// `cksum --base64` (coreutils 9.2): `TAG (name) = BASE64` or, `--untagged`, `BASE64  name`,
-/// names escaped as in every other line unless lines end with NUL.
-fn print_base64(algo: &'static Algorithm, files: &[OsString], tagged: bool, zero: bool) -> Status {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut status = Status::Ok;
-    let mut buf = Vec::new();
-    let mut line = Vec::new();
-    let format = if tagged { Format::Bsd } else { Format::Gnu };
-    let opts = WriteOptions { binary: false, zero, encoding: Some(Encoding::Base64) };
-    for f in files {
-        match hash_operand(f, algo, &mut buf) {
-            Ok((d, _)) => {
-                line.clear();
-                formats::write_record(format, opts, algo, &d, f.as_bytes(), &mut line);
-                if out.write_all(&line).is_err() {
-                    return Status::Failed;
-                }
-            }
-            Err(e) => {
-                let _ = out.flush();
-                ui::error(&format!("{}: {}", quote_env(f.as_bytes()), e.message()));
-                status = Status::Failed;
-            }
-        }
-    }
-    if out.flush().is_err() {
-        return Status::Failed;
-    }
-    status
 }
 
 fn print_cksum_help(tool: &str) {

@@ -447,14 +447,12 @@ fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort
         let _ = out.flush();
         eprintln!("{shown}: no properly formatted xxHash checksum lines found");
     } else if !o.status {
-        let plural =
-            |n: u64, one: &'static str, many: &'static str| if n == 1 { one } else { many };
         if r.improper > 0 {
             let _ = writeln!(
                 out,
                 "{} {} improperly formatted",
                 r.improper,
-                plural(r.improper, "line is", "lines are")
+                fixity::verify::plural(r.improper, "line is", "lines are")
             );
         }
         if r.unreadable > 0 {
@@ -462,7 +460,7 @@ fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort
                 out,
                 "{} listed {} could not be read",
                 r.unreadable,
-                plural(r.unreadable, "file", "files")
+                fixity::verify::plural(r.unreadable, "file", "files")
             );
         }
         if r.mismatched > 0 {
@@ -470,7 +468,7 @@ fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort
                 out,
                 "{} computed {} did NOT match",
                 r.mismatched,
-                plural(r.mismatched, "checksum", "checksums")
+                fixity::verify::plural(r.mismatched, "checksum", "checksums")
             );
         }
     }

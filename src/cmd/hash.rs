@@ -135,11 +135,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
             bail!("hashdeep files end lines with newline: -z does not apply");
         }
     }
-    let wopts = WriteOptions {
-        binary: args.binary && format == Format::Gnu,
-        zero: args.zero,
-        ..WriteOptions::default()
-    };
+    let encoding = if rhash_out.is_none() { super::rhash_out::line_encoding(&args) } else { None };
+    if encoding.is_some() && !matches!(chosen, HashFormat::Gnu | HashFormat::Bsd) {
+        bail!("--base64 goes with gnu, bsd and rhash's formats only");
+    }
+    let wopts =
+        WriteOptions { binary: args.binary && format == Format::Gnu, zero: args.zero, encoding };
     let paths: Vec<OsString> =
         if args.paths.is_empty() { vec![OsString::from("-")] } else { args.paths.clone() };
 

@@ -34,6 +34,12 @@ fn find(name: &str) -> anyhow::Result<&'static Algorithm> {
         .with_context(|| format!("this format needs {name}, which fixity does not compute yet"))
 }
 
+/// The digest encoding of fixity's own line formats: `--base64` gives `cksum --base64`'s
+/// lines (BSD, or GNU with `--untagged`), the digest in padded base64.
+pub fn line_encoding(args: &HashArgs) -> Option<fixity::digest::Encoding> {
+    args.rhash.base64.then_some(fixity::digest::Encoding::Base64)
+}
+
 impl RhashOut {
     /// The writer the arguments ask for, or `None` for fixity's own formats.
     pub fn from_args(args: &HashArgs) -> anyhow::Result<Option<RhashOut>> {
@@ -71,9 +77,10 @@ impl RhashOut {
             Case::Default
         };
         if layout.is_none() && template.is_none() {
-            if enc != Enc::Default || case != Case::Default {
+            // --base64 on GNU and BSD lines is `cksum --base64`'s: `line_encoding` below.
+            if matches!(enc, Enc::Hex | Enc::Base32) || case != Case::Default {
                 bail!(
-                    "--hex, --base32, --base64, --uppercase and --lowercase go with rhash's formats (--format rhash...) only"
+                    "--hex, --base32, --uppercase and --lowercase go with rhash's formats (--format rhash...) only"
                 );
             }
             return Ok(None);
