@@ -216,26 +216,13 @@ pub fn hash_path(
         return Ok(Hashed { size, mtime_ns: None, digests: finish(&hashers), file_id: None });
     }
     begin(&mut hashers, &Input::for_path(path_bytes, Some(before.len())));
-    if sampled.is_some() && algos.iter().all(|a| a.strength == Strength::Sampled) {
-        // Only sampled algorithms: read their ranges, not the file.
-        let size = read_samples(&file, before.len(), &mut hashers, buf, opts.progress)?;
-        let after = file.metadata().map_err(ReadError::Io)?;
-        if mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
-            return Err(ReadError::Changed);
-        }
-        return Ok(Hashed {
-            size,
-            mtime_ns: Some(mtime_ns(&before)),
-            digests: finish(&hashers),
-            file_id: Some((before.dev(), before.ino())),
-        });
-    }
     let len = before.len();
+    let sampled_only = sampled.is_some() && algos.iter().all(|a| a.strength == Strength::Sampled);
     // Map large files instead of copying them through a buffer: from `mmap_threshold` for
     // an algorithm that hashes a mapping on several threads (BLAKE3), from 4 MiB for the
     // others (below that, mapping costs more than the copy it saves).
     let mapped = match opts.mmap_threshold {
-        Some(t) => {
+        Some(t) if !sampled_only => {
             let parallel = hashers.len() == 1 && algos[0].multithreaded;
             let min = if parallel { t } else { t.max(4 * 1024 * 1024) };
             if len >= min {
@@ -244,10 +231,12 @@ pub fn hash_path(
                 None
             }
         }
-        None => None,
+        _ => None,
     };
     let size = match mapped {
         Some(r) => r.map_err(ReadError::Io)?,
+        // Only sampled algorithms: read their ranges, not the file.
+        None if sampled_only => read_samples(&file, len, &mut hashers, buf, opts.progress)?,
         None if let Some(lock) = serial => {
             advise_sequential(&file, len);
             read_serial(&file, &mut hashers, buf, opts.buffer_size, len, lock, opts.progress)

@@ -77,10 +77,17 @@ fn one(
     if let Some(a) = named {
         return decode_for(text, a).map(|d| (a, d)).ok_or(Resolved::Malformed);
     }
+    // Decode once per encoding (hex for most rows, base32 for TTH and AICH), not per row.
+    let hex = text.decode_as(Encoding::Hex);
+    let base32 = text.decode_as(Encoding::Base32);
     let fits: Vec<(&'static Algorithm, Digest)> = algo::ALGORITHMS
         .iter()
         .filter_map(|a| {
-            let d = text.decode_as(a.encoding)?;
+            let d = match a.encoding {
+                Encoding::Hex | Encoding::HexUpper => hex,
+                Encoding::Base32 => base32,
+                Encoding::Base64 => text.decode_as(Encoding::Base64),
+            }?;
             (d.as_bytes().len() == a.len).then_some((a, d))
         })
         .collect();
