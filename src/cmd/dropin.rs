@@ -58,11 +58,7 @@ struct Opts {
     check: bool,
     tag: bool,
     zero: bool,
-    ignore_missing: bool,
-    quiet: bool,
-    status: bool,
-    strict: bool,
-    warn: bool,
+    flags: CheckFlags,
     length: Option<Length>,
     help: bool,
     version: bool,
@@ -234,38 +230,62 @@ fn set(o: &mut Opts, name: &str) {
         "check" => o.check = true,
         "tag" => o.tag = true,
         "zero" => o.zero = true,
-        "ignore-missing" => o.ignore_missing = true,
-        "quiet" => {
-            o.quiet = true;
-            o.status = false;
-            o.warn = false;
-        }
-        "status" => {
-            o.status = true;
-            o.quiet = false;
-            o.warn = false;
-        }
-        "warn" => {
-            o.warn = true;
-            o.quiet = false;
-            o.status = false;
-        }
-        "strict" => o.strict = true,
+        "ignore-missing" | "quiet" | "status" | "warn" | "strict" => o.flags.set(name),
         "help" => o.help = true,
         _ => o.version = true,
     }
 }
 
+/// The options coreutils' checksum tools take only with `--check`, as the drop-ins'
+/// parsers record them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CheckFlags {
+    pub ignore_missing: bool,
+    pub quiet: bool,
+    pub status: bool,
+    pub strict: bool,
+    pub warn: bool,
+}
+
+impl CheckFlags {
+    /// Records the option with long name `name`; of --quiet, --status and --warn the last
+    /// one given wins, as in coreutils.
+    pub(super) fn set(&mut self, name: &str) {
+        match name {
+            "ignore-missing" => self.ignore_missing = true,
+            "quiet" => (self.quiet, self.status, self.warn) = (true, false, false),
+            "status" => (self.quiet, self.status, self.warn) = (false, true, false),
+            "warn" => (self.quiet, self.status, self.warn) = (false, false, true),
+            "strict" => self.strict = true,
+            _ => unreachable!("not a --check option: {name}"),
+        }
+    }
+
+    /// coreutils' usage error for the first of them (in its order) given without --check.
+    pub(super) fn without_check(&self) -> Option<String> {
+        [
+            (self.ignore_missing, "--ignore-missing"),
+            (self.status, "--status"),
+            (self.warn, "--warn"),
+            (self.quiet, "--quiet"),
+            (self.strict, "--strict"),
+        ]
+        .into_iter()
+        .find(|(set, _)| *set)
+        .map(|(_, name)| format!("the {name} option is meaningful only when verifying checksums"))
+    }
+}
+
 /// `check` as every drop-in runs it: coreutils' output, no notices of fixity's own, no
-/// progress bar; the caller sets the tool's options.
-pub(super) fn check_args(manifests: Vec<OsString>) -> CheckArgs {
+/// progress bar; the caller sets the tool's other options.
+pub(super) fn check_args(manifests: Vec<OsString>, flags: CheckFlags) -> CheckArgs {
     CheckArgs {
         algorithm: None,
-        quiet: false,
-        status: false,
-        strict: false,
-        warn: false,
-        ignore_missing: false,
+        quiet: flags.quiet,
+        status: flags.status,
+        strict: flags.strict,
+        warn: flags.warn,
+        ignore_missing: flags.ignore_missing,
         zero: false,
         json: false,
         confine: false,
@@ -383,34 +403,15 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
             "the --binary and --text options are meaningless when verifying checksums",
         ));
     }
-    for (set, name) in [
-        (o.ignore_missing, "--ignore-missing"),
-        (o.status, "--status"),
-        (o.warn, "--warn"),
-        (o.quiet, "--quiet"),
-        (o.strict, "--strict"),
-    ] {
-        if set && !o.check {
-            return Ok(usage(
-                tool,
-                &format!("the {name} option is meaningful only when verifying checksums"),
-            ));
-        }
+    if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
+        return Ok(usage(tool, &msg));
     }
     if o.tag && o.binary == Some(false) {
         return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {
-        super::check::run(CheckArgs {
-            algorithm: Some(algo),
-            quiet: o.quiet,
-            status: o.status,
-            strict: o.strict,
-            warn: o.warn,
-            ignore_missing: o.ignore_missing,
-            ..check_args(files)
-        })
+        super::check::run(CheckArgs { algorithm: Some(algo), ..check_args(files, o.flags) })
     } else {
         super::hash::run(HashArgs {
             algorithm: Some(algo),
@@ -449,11 +450,11 @@ mod tests {
     #[test]
     fn options_parse_the_gnu_way() {
         let o = parse("sha256sum", &os(&["-bc", "--stat", "x", "--", "-c"])).ok().unwrap();
-        assert!(o.check && o.status && o.binary == Some(true));
+        assert!(o.check && o.flags.status && o.binary == Some(true));
         assert_eq!(o.files, os(&["x", "-c"]));
         let o = parse("b2sum", &os(&["-l", "256", "--ignore", "f"])).ok().unwrap();
         assert_eq!(o.length.map(|l| l.bits), Some(256));
-        assert!(o.ignore_missing);
+        assert!(o.flags.ignore_missing);
         let o = parse("b2sum", &os(&["-l512", "--length=0"])).ok().unwrap();
         assert_eq!(o.length.map(|l| l.bits), Some(0));
         for (text, bits) in [(" +8", 8), ("08", 8), ("\t512", 512), ("1024", 1024)] {
@@ -467,6 +468,6 @@ mod tests {
         assert_eq!(Length::parse("256").ok().unwrap().algorithm().name, "blake2b-256");
         assert_eq!(Length::parse("0").ok().unwrap().algorithm().name, "blake2b");
         let o = parse("md5sum", &os(&["--quiet", "--warn"])).ok().unwrap();
-        assert!(o.warn && !o.quiet, "the last of quiet/status/warn wins");
+        assert!(o.flags.warn && !o.flags.quiet, "the last of quiet/status/warn wins");
     }
 }

@@ -5,7 +5,7 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::Status;
-use super::dropin::{Length, check_args, hash_args};
+use super::dropin::{CheckFlags, Length, check_args, hash_args};
 use super::getopt::{self, Opt};
 use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
@@ -179,11 +179,7 @@ struct CksumOpts {
     length: Option<Length>,
     untagged: bool,
     zero: bool,
-    ignore_missing: bool,
-    quiet: bool,
-    status: bool,
-    strict: bool,
-    warn: bool,
+    flags: CheckFlags,
     debug: bool,
 }
 
@@ -223,11 +219,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             "tag" => o.untagged = false,
             "untagged" => o.untagged = true,
             "zero" => o.zero = true,
-            "ignore-missing" => o.ignore_missing = true,
-            "quiet" => (o.quiet, o.status, o.warn) = (true, false, false),
-            "status" => (o.quiet, o.status, o.warn) = (false, true, false),
-            "warn" => (o.quiet, o.status, o.warn) = (false, false, true),
-            "strict" => o.strict = true,
+            k @ ("ignore-missing" | "quiet" | "status" | "warn" | "strict") => o.flags.set(k),
             "debug" => o.debug = true,
             "b" | "t" => return Ok(usage(tool, None)),
             "help" => {
@@ -264,19 +256,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             Some("the --zero option is not supported when verifying checksums"),
         ));
     }
-    for (set, opt) in [
-        (o.ignore_missing, "--ignore-missing"),
-        (o.status, "--status"),
-        (o.warn, "--warn"),
-        (o.quiet, "--quiet"),
-        (o.strict, "--strict"),
-    ] {
-        if set && !o.check {
-            return Ok(usage(
-                tool,
-                Some(&format!("the {opt} option is meaningful only when verifying checksums")),
-            ));
-        }
+    if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
+        return Ok(usage(tool, Some(&msg)));
     }
     if name == "sm3" {
         ui::error("SM3 is not available in this drop-in (fixity)");
@@ -304,13 +285,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if o.check {
         return super::check::run(CheckArgs {
             algorithm: o.algo.map(|_| registry.to_string()),
-            quiet: o.quiet,
-            status: o.status,
-            strict: o.strict,
-            warn: o.warn,
-            ignore_missing: o.ignore_missing,
             cksum_tags: true,
-            ..check_args(files)
+            ..check_args(files, o.flags)
         });
     }
     let end = if o.zero { 0 } else { b'\n' };
