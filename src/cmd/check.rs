@@ -15,7 +15,6 @@ use fixity::verify::{AlgoHints, Counts, Resolved, plural, reaches_outside, resol
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
 
 /// What the producer hands the printer, in manifest order.
 enum Item {
@@ -76,14 +75,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let mut files = 0u64;
     let mut line = Vec::with_capacity(256);
     let mut write_err = None;
-    let algo_sets: Vec<Arc<[&'static Algorithm]>> =
-        algo::ALGORITHMS.iter().map(|a| Arc::from(vec![a])).collect();
-    // One shared set per listed algorithm; a row made on demand (BLAKE2b-256) gets its own.
-    let set_of = |a: &'static Algorithm| match algo::ALGORITHMS.iter().position(|x| x == a) {
-        Some(i) => algo_sets[i].clone(),
-        None => Arc::from(vec![a]),
-    };
-
     pipeline::run(
         &cfg,
         |push| {
@@ -173,11 +164,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                     work: Some(Work {
                                         path: bytes_path(&r.name),
                                         mode: OpenMode::Named,
-                                        algos: if sums.len() == 1 {
-                                            set_of(sums[0].0)
-                                        } else {
-                                            sums.iter().map(|s| s.0).collect()
-                                        },
+                                        algos: sums.iter().map(|s| s.0).collect(),
                                     }),
                                     payload: Item::Line { name: r.name, sums, size: r.size },
                                 }
