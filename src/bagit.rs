@@ -288,27 +288,28 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
     }
 }
 
+/// Reads and parses the tag file `f` of the bag: `Ok(None)` when it is missing; a file that
+/// cannot be read or parsed is a problem (named with its line) and `Err(())`.
+fn load_tags(bag: &Path, f: &str, problems: &mut Vec<Problem>) -> Result<Option<Vec<Tag>>, ()> {
+    let Some(data) =
+        read_file(&bag.join(f)).map_err(|e| problems.push(Problem::new(f, None, e)))?
+    else {
+        return Ok(None);
+    };
+    parse_tags(&data).map(Some).map_err(|(line, e)| problems.push(Problem::new(f, Some(line), e)))
+}
+
 /// Validates `bagit.txt`: both required labels, a `M.N` version, UTF-8 tag files.
 /// Returns the version when it is readable.
 fn check_declaration(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u64)> {
     let f = "bagit.txt";
-    let data = match read_file(&bag.join(f)) {
-        Ok(Some(d)) => d,
+    let tags = match load_tags(bag, f, problems) {
+        Ok(Some(t)) => t,
         Ok(None) => {
             problems.push(Problem::new(f, None, "missing: this is not a bag"));
             return None;
         }
-        Err(e) => {
-            problems.push(Problem::new(f, None, e));
-            return None;
-        }
-    };
-    let tags = match parse_tags(&data) {
-        Ok(t) => t,
-        Err((line, e)) => {
-            problems.push(Problem::new(f, Some(line), e));
-            return None;
-        }
+        Err(()) => return None,
     };
     let mut version = None;
     let get = |label: &str| tags.iter().find(|t| t.label == label);
@@ -348,21 +349,7 @@ fn check_declaration(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u6
 /// The Payload-Oxum of `bag-info.txt`, if the file and the label are there.
 fn read_oxum(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u64, u64)> {
     let f = "bag-info.txt";
-    let data = match read_file(&bag.join(f)) {
-        Ok(Some(d)) => d,
-        Ok(None) => return None,
-        Err(e) => {
-            problems.push(Problem::new(f, None, e));
-            return None;
-        }
-    };
-    let tags = match parse_tags(&data) {
-        Ok(t) => t,
-        Err((line, e)) => {
-            problems.push(Problem::new(f, Some(line), e));
-            return None;
-        }
-    };
+    let tags = load_tags(bag, f, problems).ok()??;
     let t = tags.iter().find(|t| t.label.eq_ignore_ascii_case("Payload-Oxum"))?;
     match parse_oxum(&t.value) {
         Some((bytes, count)) => Some((bytes, count, t.line)),
