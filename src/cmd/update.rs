@@ -7,7 +7,8 @@ use super::Status;
 use crate::cli::HashArgs;
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::formats::{Format, LineKind, Manifest, rhash};
+use fixity::digest::Encoding;
+use fixity::formats::{Format, LineKind, Manifest};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
@@ -36,27 +37,22 @@ fn normalized(name: &[u8]) -> &[u8] {
     n
 }
 
-/// `several`: the number of algorithms asked for when more than one, so rhash's
-/// multi-digest lines (`name  d1  d2`, `--format rhash-simple`) are recognized too.
-fn read_listed(text: &[u8], manifest: &Path, several: Option<usize>) -> Listed {
+fn read_listed(text: &[u8], manifest: &Path) -> Listed {
     let mut m = Manifest::for_name(manifest.as_os_str().as_encoded_bytes());
     let mut listed =
         Listed { names: HashSet::new(), format: None, algos: Vec::new(), untagged_len: None };
     for line in text.split(|&b| b == b'\n') {
-        let kind = m.parse_line(line);
-        if let (LineKind::Malformed, Some(n)) = (&kind, several)
-            && let Some(l) = rhash::parse_simple(line, n)
-        {
-            listed.names.insert(normalized(&l.name).to_vec());
-            continue;
-        }
-        if let LineKind::Record(r) = kind {
+        // rhash's several-digest lines (`name  d1  d2`) are records of the Manifest too.
+        if let LineKind::Record(r) = m.parse_line(line) {
             listed.format.get_or_insert(r.format);
             match r.algo {
                 Some(a) if !listed.algos.contains(&a) => listed.algos.push(a),
                 Some(_) => {}
                 None => {
-                    listed.untagged_len.get_or_insert(r.digest.as_bytes().len());
+                    // The digest's length in bytes, as hex (the text's length is not).
+                    if let Some(d) = r.digest.decode_as(Encoding::Hex) {
+                        listed.untagged_len.get_or_insert(d.as_bytes().len());
+                    }
                 }
             }
             listed.names.insert(normalized(&r.name).to_vec());
@@ -72,12 +68,7 @@ pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
     };
-    let several = args
-        .algorithm
-        .as_deref()
-        .map(|l| l.split(',').filter(|s| !s.trim().is_empty()).count())
-        .filter(|&n| n > 1);
-    let listed = read_listed(&old, manifest, several);
+    let listed = read_listed(&old, manifest);
     let own_format = args.tag || args.sfv || args.json || args.format.is_some();
     if !own_format {
         match listed.format {
