@@ -214,7 +214,7 @@ fn bagit_py() -> Option<Command> {
 #[test]
 fn bagit_python_validates_fixitys_bag_and_fixity_validates_its() {
     let Some(_) = bagit_py() else {
-        return util::skip("bagit.py", "not installed (pip install bagit)");
+        return util::missing("bagit.py", "not installed (pip install bagit)");
     };
     let tmp = util::tempdir();
     let d = tmp.path();

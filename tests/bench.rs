@@ -1,7 +1,7 @@
 //! `fixity bench`: the commands run end to end on tiny inputs and write well-formed
 //! reports. No test asserts a speed.
 
-use crate::util::{fixity, have, skip, tempdir, write};
+use crate::util::{fixity, have, missing, tempdir, write};
 use std::path::Path;
 
 fn text(b: &[u8]) -> String {
@@ -158,7 +158,7 @@ fn cold_runs_say_how_the_cache_was_emptied() {
 fn the_chart_renders_in_a_browser() {
     let browser = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| have(b));
     let Some(browser) = browser else {
-        skip("chart rendering", "no headless Chromium installed");
+        missing("chart rendering", "no headless Chromium installed");
         return;
     };
     let d = tempdir();

@@ -65,7 +65,7 @@ fn only_crc32_and_no_newlines() {
 #[test]
 fn cfv_checks_fixitys_csv_and_fixity_checks_cfvs() {
     if !util::have("cfv") {
-        return util::skip("cfv", "not installed");
+        return util::missing("cfv", "not installed");
     }
     let tmp = util::tempdir();
     build_tree(tmp.path());

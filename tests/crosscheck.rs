@@ -154,7 +154,7 @@ fn need(tool: &str) -> bool {
     if util::have(tool) {
         true
     } else {
-        util::skip(tool, "not installed");
+        util::missing(tool, "not installed");
         false
     }
 }

@@ -2,7 +2,7 @@
 //! that tool prints (stdout, stderr) and exit as it does. Each case runs both, side by
 //! side, when the real tool is installed.
 
-use crate::util::{have, skip, tempdir, write};
+use crate::util::{have, missing, tempdir, write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -46,7 +46,7 @@ fn compare_with(tool: &str, make_args: &[&str], cases: &[&[&str]]) {
 /// differently on purpose, such as a version banner).
 fn compare_norm(tool: &str, make_args: &[&str], cases: &[&[&str]], norm: fn(&[u8]) -> Vec<u8>) {
     if !have(tool) {
-        skip(&format!("drop-in {tool}"), "the real tool is not installed");
+        missing(&format!("drop-in {tool}"), "the real tool is not installed");
         return;
     }
     let d = tempdir();
@@ -226,7 +226,7 @@ fn b2sum_checks_shortened_blake2b_as_coreutils() {
 #[test]
 fn blake2b_of_every_length_is_checked_as_coreutils() {
     if !have("b2sum") || !have("cksum") {
-        skip("drop-in b2sum -l -c", "the real b2sum or cksum is not installed");
+        missing("drop-in b2sum -l -c", "the real b2sum or cksum is not installed");
         return;
     }
     let d = tempdir();

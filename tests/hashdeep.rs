@@ -98,7 +98,7 @@ fn newline_names_are_refused() {
 #[test]
 fn hashdeep_audits_fixitys_file() {
     if !util::have("hashdeep") {
-        return util::skip("hashdeep", "not installed");
+        return util::missing("hashdeep", "not installed");
     }
     let tmp = util::tempdir();
     build_tree(tmp.path());
@@ -257,7 +257,7 @@ fn audit_refuses_a_bad_known_file_naming_file_and_line() {
 #[test]
 fn fixity_audits_hashdeeps_file() {
     if !util::have("hashdeep") {
-        return util::skip("hashdeep", "not installed");
+        return util::missing("hashdeep", "not installed");
     }
     let tmp = util::tempdir();
     build_tree(tmp.path());

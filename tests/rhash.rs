@@ -342,7 +342,7 @@ fn need_rhash(what: &str) -> bool {
     if util::have("rhash") {
         return true;
     }
-    util::skip(what, "rhash not installed");
+    util::missing(what, "rhash not installed");
     false
 }
 

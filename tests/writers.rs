@@ -2,7 +2,7 @@
 //! as `cksum -a ALG`) against the real tools, `export` in every layout the catalog can
 //! fill, and `check` reading cksum's `CRC SIZE NAME` lines from a `*.cksum` manifest.
 
-use crate::util::{fixity, have, run, run_stdin, skip, tempdir, write};
+use crate::util::{fixity, have, missing, run, run_stdin, tempdir, write};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
@@ -66,7 +66,7 @@ fn args(words: &[&str]) -> Vec<OsString> {
 /// byte for byte, for the files named one by one and for the tree walked.
 fn same_as_tool(format: &str, extra: &[&str], tool_name: &str, tool_args: &[&str]) {
     if !have(tool_name) {
-        return skip(&format!("hash --format {format}"), &format!("{tool_name} not installed"));
+        return missing(&format!("hash --format {format}"), &format!("{tool_name} not installed"));
     }
     let d = tempdir();
     let names = tree(d.path());
@@ -91,7 +91,7 @@ fn same_as_tool(format: &str, extra: &[&str], tool_name: &str, tool_args: &[&str
 /// cksum and sum, `-` for b3sum, `stdin` for xxhsum).
 fn stdin_same_as_tool(format: &str, tool_name: &str, tool_args: &[&str]) {
     if !have(tool_name) {
-        return skip(
+        return missing(
             &format!("hash --format {format} <stdin"),
             &format!("{tool_name} not installed"),
         );
@@ -219,7 +219,7 @@ fn exported_hashdeep_file_passes_an_audit() {
         assert!(real.status.success(), "{}", text(&real.stdout));
         assert_eq!(text(&real.stdout), "hashdeep: Audit passed\n");
     } else {
-        skip("hashdeep -a of an exported file", "hashdeep not installed");
+        missing("hashdeep -a of an exported file", "hashdeep not installed");
     }
     // A changed file fails the audit.
     write(&t, "a", b"changed\n");
@@ -258,7 +258,7 @@ fn export_matches(algo: &str, format: &str, hash_format: &str, tool_cmd: Option<
             assert_eq!(text(&out.stdout), text(&expected), "export --format {format} vs {name}");
         }
         Some((name, _)) => {
-            skip(&format!("export --format {format}"), &format!("{name} not installed"))
+            missing(&format!("export --format {format}"), &format!("{name} not installed"))
         }
         None => {}
     }

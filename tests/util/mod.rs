@@ -50,9 +50,28 @@ pub fn have(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Prints a visible "skipped" line (cargo test shows it with --nocapture and in CI logs).
+/// Prints a visible "skipped: WHAT: WHY" line. It is written to the process's real stderr,
+/// past the test harness's capture, so a person running `cargo test` sees it in the summary
+/// and not only with `--nocapture`.
 pub fn skip(what: &str, why: &str) {
-    eprintln!("skipped: {what}: {why}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {what}: {why}");
+}
+
+/// Whether peers and services must be present: in CI (`CI=true`, or
+/// `FIXITY_REQUIRE_PEERS=1` as `.ci/run` sets) a test whose peer is missing fails.
+pub fn peers_required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+        || std::env::var("FIXITY_REQUIRE_PEERS").is_ok_and(|v| v == "1")
+}
+
+/// A peer tool or service the test needs is missing: in CI the test fails naming it;
+/// elsewhere it prints "skipped: WHAT: WHY" where a person sees it and the test returns.
+pub fn missing(what: &str, why: &str) {
+    if peers_required() {
+        panic!("{what}: {why} (CI requires every peer and service; see .ci/run)");
+    }
+    skip(what, why);
 }
 
 /// Writes `data` to `dir/rel`, creating parent directories.
