@@ -93,7 +93,8 @@ pub struct BenchAlgorithmsArgs {
     /// Message sizes (K = 1000, Ki = 1024).
     #[arg(long, default_value = "1K,10K,100K,1M,10M,100M")]
     pub sizes: String,
-    /// Threads for algorithms that use several on one message (default: all cores).
+    /// Threads for algorithms that use several on one message (default: all cores; at most
+    /// 256).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Timed runs per cell (after one warm-up).
