@@ -2,7 +2,7 @@
 //! symlinks, fixity's own state never hashed, `bag create` recovering an interrupted run.
 
 use crate::util::{run, tempdir, write};
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
 fn text(b: &[u8]) -> String {
@@ -53,4 +53,69 @@ fn confine_refuses_a_symlink_that_leads_out_of_the_tree() {
     let out = run(&tree, ["check", "list.sha256"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("outlink/secret: OK"));
+}
+
+/// Whether the tests run as root (who may give a file to another owner).
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+#[test]
+fn output_over_a_manifest_keeps_its_mode_and_owner() {
+    let d = tempdir();
+    write(d.path(), "f", b"data\n");
+    let m = d.path().join("m.sha256");
+    // Two modes no umask gives a new file both of.
+    for mode in [0o600, 0o604] {
+        std::fs::write(&m, b"old\n").unwrap();
+        std::fs::set_permissions(&m, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = run(d.path(), ["hash", "-a", "sha256", "-o", "m.sha256", "f"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&std::fs::read(&m).unwrap()).ends_with("  f\n"));
+        let got = std::fs::metadata(&m).unwrap().mode() & 0o7777;
+        assert_eq!(got, mode, "{got:o} instead of {mode:o}");
+    }
+    if !is_root() {
+        crate::util::skip("owner kept by -o", "not running as root (cannot chown)");
+        return;
+    }
+    std::os::unix::fs::chown(&m, Some(65534), Some(65534)).unwrap();
+    let out = run(d.path(), ["hash", "-a", "sha256", "-o", "m.sha256", "f"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = std::fs::metadata(&m).unwrap();
+    assert_eq!((md.uid(), md.gid()), (65534, 65534));
+    assert_eq!(md.mode() & 0o7777, 0o604);
+}
+
+#[test]
+fn output_over_a_symlink_writes_its_target_and_keeps_the_link() {
+    let d = tempdir();
+    write(d.path(), "tree/f", b"data\n");
+    write(d.path(), "store/m.sha256", b"old\n");
+    symlink("../store/m.sha256", d.path().join("tree/m.sha256")).unwrap();
+    let tree = d.path().join("tree");
+    let out = run(&tree, ["hash", "-a", "sha256", "-o", "m.sha256", "f"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let link = std::fs::symlink_metadata(tree.join("m.sha256")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced by a file");
+    let written = text(&std::fs::read(d.path().join("store/m.sha256")).unwrap());
+    assert!(written.ends_with("  f\n"), "{written}");
+    // No temporary file is left beside the link or the target.
+    let names = |p: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&tree), ["f", "m.sha256"]);
+    assert_eq!(names(&d.path().join("store")), ["m.sha256"]);
+
+    // A dangling link: its target is created, as the shell's `>` creates it.
+    symlink("../store/new.sha256", tree.join("new.sha256")).unwrap();
+    let out = run(&tree, ["hash", "-a", "sha256", "-o", "new.sha256", "f"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(tree.join("new.sha256")).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(d.path().join("store/new.sha256")).unwrap(), written.as_bytes());
 }
