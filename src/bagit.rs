@@ -379,7 +379,13 @@ fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
             return files;
         }
     }
-    let opts = WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: true };
+    let opts = WalkOptions {
+        follow: false,
+        // Every payload file counts, whatever its name.
+        exclude: Exclude::default().keeping_state(),
+        threads: 4,
+        stat: true,
+    };
     let prefix = path_bytes(bag).len() + 1;
     walk(&data, &opts, &mut |ev| {
         match ev {
@@ -689,7 +695,12 @@ pub fn create(
     }
 
     // 1. Hash the payload where it is; its paths in the bag are data/ + the relative path.
-    let opts = WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: false };
+    let opts = WalkOptions {
+        follow: false,
+        exclude: Exclude::default().keeping_state(),
+        threads: 4,
+        stat: false,
+    };
     let prefix = path_bytes(dir).len() + 1;
     let algo_arc: Arc<[&'static Algorithm]> = Arc::from(algos.to_vec());
     let mut hashed: Vec<(Vec<u8>, u64, Vec<Digest>)> = Vec::new();

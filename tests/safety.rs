@@ -119,3 +119,29 @@ fn output_over_a_symlink_writes_its_target_and_keeps_the_link() {
     assert!(std::fs::symlink_metadata(tree.join("new.sha256")).unwrap().file_type().is_symlink());
     assert_eq!(std::fs::read(d.path().join("store/new.sha256")).unwrap(), written.as_bytes());
 }
+
+#[test]
+fn fixitys_own_state_is_never_hashed() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha\n");
+    write(d.path(), "t/sub/b", b"beta\n");
+    // A real catalog, made by a scan of the tree and of a subtree.
+    for root in ["t", "t/sub"] {
+        let out = run(d.path(), ["scan", root]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    assert!(d.path().join("t/.fixity/catalog.db").exists());
+    assert!(d.path().join("t/sub/.fixity/catalog.db").exists());
+
+    let out = run(d.path(), ["hash", "-a", "sha256", "-r", "t"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let names: Vec<String> =
+        text(&out.stdout).lines().map(|l| l.split_once("  ").unwrap().1.to_string()).collect();
+    assert_eq!(names, ["t/a", "t/sub/b"]);
+
+    let out =
+        run(d.path(), ["bench", "tree", "t", "-a", "crc32", "--runs", "1", "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"], 2, "{v}");
+}
