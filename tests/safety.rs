@@ -145,3 +145,91 @@ fn fixitys_own_state_is_never_hashed() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["files"], 2, "{v}");
 }
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bag_create_recovers_the_staging_directory_of_a_killed_run() {
+    let d = tempdir();
+    // As a run killed while moving the payload leaves it: some entries moved into its
+    // staging directory (named after a process that no longer runs), the rest not yet.
+    write(d.path(), "bag/a.txt", b"a\n");
+    write(d.path(), "bag/.fixity-bag-4194303.0/b.txt", b"b\n");
+    write(d.path(), "bag/.fixity-bag-4194303.0/sub/c.txt", b"c\n");
+    let out = run(d.path(), ["bag", "create", "-a", "sha256", "bag"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(".fixity-bag-4194303.0: recovered 2 entries"), "{err}");
+    let bag = d.path().join("bag");
+    assert_eq!(
+        listing(&bag),
+        ["bag-info.txt", "bagit.txt", "data", "manifest-sha256.txt", "tagmanifest-sha256.txt"]
+    );
+    // Never buried in data/: its entries are back where they were.
+    assert_eq!(listing(&bag.join("data")), ["a.txt", "b.txt", "sub"]);
+    let manifest = text(&std::fs::read(bag.join("manifest-sha256.txt")).unwrap());
+    assert!(!manifest.contains(".fixity-bag-"), "{manifest}");
+    let out = run(d.path(), ["bag", "check", "bag"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A clash (the same name in the staging directory and beside it) moves nothing.
+    write(d.path(), "two/x", b"here\n");
+    write(d.path(), "two/.fixity-bag-4194303.1/x", b"staged\n");
+    let out = run(d.path(), ["bag", "create", "two"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("move one of them away"), "{}", text(&out.stderr));
+    assert_eq!(listing(&d.path().join("two")), [".fixity-bag-4194303.1", "x"]);
+
+    // While another create works in the directory (holding its lock), nothing is touched.
+    std::fs::remove_file(d.path().join("two/x")).unwrap();
+    let held = std::fs::File::open(d.path().join("two")).unwrap();
+    held.try_lock().unwrap();
+    let out = run(d.path(), ["bag", "create", "two"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("another `fixity bag create`"), "{}", text(&out.stderr));
+    assert_eq!(listing(&d.path().join("two")), [".fixity-bag-4194303.1"]);
+    drop(held);
+    let out = run(d.path(), ["bag", "create", "two"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(listing(&d.path().join("two/data")), ["x"]);
+}
+
+#[test]
+fn bag_check_flags_a_leftover_staging_directory() {
+    let d = tempdir();
+    write(d.path(), "bag/a.txt", b"a\n");
+    write(d.path(), "bag/sub/b.txt", b"b\n");
+    let out = run(d.path(), ["bag", "create", "-a", "sha256", "bag"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bag = d.path().join("bag");
+
+    // Beside the bag's tag files: an interrupted run's.
+    std::fs::create_dir(bag.join(".fixity-bag-4194303.0")).unwrap();
+    let out = run(d.path(), ["bag", "check", "bag"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("bag/.fixity-bag-4194303.0: the staging directory of an interrupted"));
+    std::fs::remove_dir(bag.join(".fixity-bag-4194303.0")).unwrap();
+
+    // Inside data/, with its files listed (what a rerun of an older fixity made): the
+    // manifests agree with the payload, and the bag is still not right.
+    std::fs::rename(bag.join("data/sub"), bag.join("data/.fixity-bag-4194303.0")).unwrap();
+    let m = bag.join("manifest-sha256.txt");
+    let fixed =
+        text(&std::fs::read(&m).unwrap()).replace("data/sub/", "data/.fixity-bag-4194303.0/");
+    std::fs::write(&m, fixed).unwrap();
+    std::fs::remove_file(bag.join("tagmanifest-sha256.txt")).unwrap();
+    let out = run(d.path(), ["bag", "check", "bag"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("bag/data/.fixity-bag-4194303.0: the staging directory"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
