@@ -18,6 +18,38 @@ use std::path::{Path, PathBuf};
 /// How many symlinks a target may pass through.
 const MAX_LINKS: u32 = 40;
 
+/// The infix of [`AtomicFile`]'s temporary names: `.NAME.fixity-tmp.PID.N`.
+const TMP_INFIX: &str = ".fixity-tmp.";
+/// The infix of `update`'s temporary names: `.NAME.fixity-update.PID`.
+const UPDATE_INFIX: &str = ".fixity-update.";
+
+/// Whether `name` is a temporary file of fixity's writers that belongs to another process
+/// (one writing it now, or one killed before it could rename or remove it). Walks leave
+/// such files out: they are fixity's state, not the tree's content. This process's own
+/// temporary file is left to the reader, which knows it by inode.
+pub fn foreign_temp_name(name: &[u8]) -> bool {
+    let digits = |s: &[u8]| !s.is_empty() && s.len() <= 10 && s.iter().all(u8::is_ascii_digit);
+    // `.` + NAME (not empty) + infix + the rest.
+    let after = |infix: &str| -> Option<&[u8]> {
+        let i = name.windows(infix.len()).rposition(|w| w == infix.as_bytes())?;
+        (name[0] == b'.' && i > 1).then(|| &name[i + infix.len()..])
+    };
+    let pid = if let Some(rest) = after(TMP_INFIX) {
+        match rest.iter().position(|&b| b == b'.') {
+            Some(j) if digits(&rest[..j]) && digits(&rest[j + 1..]) => &rest[..j],
+            _ => return false,
+        }
+    } else if let Some(rest) = after(UPDATE_INFIX) {
+        if !digits(rest) {
+            return false;
+        }
+        rest
+    } else {
+        return false;
+    };
+    pid != std::process::id().to_string().as_bytes()
+}
+
 /// A file being written that appears under its name only when [`AtomicFile::commit`]ted.
 pub struct AtomicFile {
     file: Option<File>,
@@ -241,6 +273,33 @@ mod tests {
         // Nothing left behind, beside the link or the target.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 4);
         assert_eq!(std::fs::read_dir(d.path().join("real")).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn temporary_names_of_other_processes() {
+        let own = std::process::id();
+        let other = if own == 1 { 2 } else { own - 1 };
+        for n in [format!(".m.sha256.fixity-tmp.{other}.0"), format!(".m.fixity-update.{other}")] {
+            assert!(foreign_temp_name(n.as_bytes()), "{n}");
+        }
+        for n in [
+            format!(".m.sha256.fixity-tmp.{own}.3"),
+            format!(".m.fixity-update.{own}"),
+            format!("m.fixity-tmp.{other}.0"),
+            format!("..fixity-tmp.{other}.0"),
+            format!(".m.fixity-tmp.{other}"),
+            format!(".m.fixity-tmp.{other}.x"),
+            format!(".m.fixity-update.{other}.0"),
+            ".fixity-bag-12.0".to_string(),
+        ] {
+            assert!(!foreign_temp_name(n.as_bytes()), "{n}");
+        }
+        // The name AtomicFile really makes.
+        let d = tempfile::tempdir().unwrap();
+        let f = AtomicFile::create(&d.path().join("m")).unwrap();
+        let tmp = f.tmp.file_name().unwrap().as_encoded_bytes().to_vec();
+        let theirs = String::from_utf8(tmp).unwrap().replace(&own.to_string(), &other.to_string());
+        assert!(foreign_temp_name(theirs.as_bytes()), "{theirs}");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! its name followed by `/`. Symlinks are not followed unless asked; when they are, a
 //! directory that is its own ancestor (by device and inode) is reported as a loop and not
 //! entered. Excluded names are pruned before their directories are read, and so is
-//! fixity's own state: a directory named `.fixity` (the catalog, its journal and lock) is
-//! never part of a tree's content (BagIt's payload, where every file counts, aside).
+//! fixity's own state: a directory named `.fixity` (the catalog, its journal and lock) and
+//! another fixity process's temporary manifest are never part of a tree's content (BagIt's
+//! payload, where every file counts, aside).
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::cmp::Ordering;
@@ -222,6 +223,10 @@ fn list(
         {
             continue;
         }
+        // Another fixity's temporary file (being written, or left by a killed run).
+        if !opts.exclude.keep_state && crate::output::foreign_temp_name(name.as_bytes()) {
+            continue;
+        }
         if !opts.exclude.is_empty() {
             let path = dir.join(&name);
             let rel = path.strip_prefix(root).unwrap_or(&path);
@@ -409,6 +414,8 @@ mod tests {
         }
         // A file of that name is content: only the directory is fixity's.
         std::fs::write(r.join("sub/b.fixity"), b"").unwrap();
+        // Another run's temporary manifest.
+        std::fs::write(r.join(".m.sha256.fixity-tmp.1.0"), b"").unwrap();
         let names = |ex: Exclude| -> Vec<String> {
             let got = collect(r, &WalkOptions { exclude: ex, ..opts() });
             let root = format!("F {}/", r.display());
@@ -416,6 +423,6 @@ mod tests {
         };
         assert_eq!(names(Exclude::default()), ["a", "sub/b", "sub/b.fixity"]);
         assert_eq!(names(Exclude::new(&["*.x".into()]).unwrap()), ["a", "sub/b", "sub/b.fixity"]);
-        assert_eq!(names(Exclude::default().keeping_state()).len(), 5);
+        assert_eq!(names(Exclude::default().keeping_state()).len(), 6);
     }
 }

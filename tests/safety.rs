@@ -132,6 +132,8 @@ fn fixitys_own_state_is_never_hashed() {
     }
     assert!(d.path().join("t/.fixity/catalog.db").exists());
     assert!(d.path().join("t/sub/.fixity/catalog.db").exists());
+    // And a temporary manifest left by a killed `hash -o`.
+    write(d.path(), "t/.m.sha256.fixity-tmp.4194303.0", b"partial");
 
     let out = run(d.path(), ["hash", "-a", "sha256", "-r", "t"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
