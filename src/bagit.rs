@@ -708,6 +708,22 @@ fn lock_dir(dir: &Path) -> Result<File, BagError> {
     }
 }
 
+/// A tag file's name when `dir` holds a `data/` directory beside a payload manifest, tag
+/// manifest or `bag-info.txt` (and no `bagit.txt`, checked before).
+fn half_made_bag(dir: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(dir.join("data")).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut tags: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n == "bag-info.txt" || manifest_kind(n.as_bytes()).is_some())
+        .collect();
+    tags.sort();
+    tags.into_iter().next()
+}
+
 /// Empties each leftover staging directory in `dir` back into `dir` and removes it,
 /// undoing the interrupted run's moves (the rerun then hashes and moves everything
 /// afresh). Refuses, moving nothing, when an entry's name also exists in `dir`.
@@ -796,6 +812,16 @@ pub fn create(
     // 0. Under the lock, undo what an interrupted run left in its staging directory.
     let _lock = lock_dir(dir)?;
     let recovered = recover_staging(dir)?;
+    // A run killed after data/ was in place, while it wrote the tag files (bagit.txt comes
+    // last): bagging again would bury the payload in data/data/.
+    if let Some(tag) = half_made_bag(dir) {
+        return Err(BagError::Usage(format!(
+            "{}: holds data/ and {tag} but no bagit.txt, as a `bag create` interrupted while \
+             writing its tag files leaves it: move the contents of data/ back up and remove \
+             the tag files, then rerun",
+            dir.display()
+        )));
+    }
 
     // 1. Hash the payload where it is; its paths in the bag are data/ + the relative path.
     let opts = WalkOptions {

@@ -205,6 +205,20 @@ fn bag_create_recovers_the_staging_directory_of_a_killed_run() {
 }
 
 #[test]
+fn bag_create_refuses_a_bag_killed_while_writing_its_tag_files() {
+    let d = tempdir();
+    // data/ in place and a payload manifest written, bagit.txt not yet.
+    write(d.path(), "bag/data/a.txt", b"a\n");
+    write(d.path(), "bag/manifest-sha256.txt", b"");
+    let out = run(d.path(), ["bag", "create", "bag"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("holds data/ and manifest-sha256.txt but no bagit.txt"), "{err}");
+    assert_eq!(listing(&d.path().join("bag")), ["data", "manifest-sha256.txt"]);
+    assert_eq!(listing(&d.path().join("bag/data")), ["a.txt"]);
+}
+
+#[test]
 fn bag_check_flags_a_leftover_staging_directory() {
     let d = tempdir();
     write(d.path(), "bag/a.txt", b"a\n");
