@@ -27,13 +27,12 @@ const MAX_LINKS: u32 = 40;
 /// names are resolved from). `Err(ReadError::Escapes)` when the path, through a symlink or
 /// otherwise, leads outside it.
 pub(crate) fn open_beneath(path: &Path) -> Result<File, ReadError> {
-    let root = open_flags(libc::AT_FDCWD, Path::new("."), libc::O_PATH | libc::O_DIRECTORY)
-        .map_err(ReadError::Io)?;
-    open_in(&root, path, true)
+    open_in(libc::AT_FDCWD, path, true)
 }
 
-/// Opens `path` beneath the directory `root`; `kernel`: try `openat2` first.
-fn open_in(root: &File, path: &Path, kernel: bool) -> Result<File, ReadError> {
+/// Opens `path` beneath the directory `root` (a descriptor, or `AT_FDCWD`); `kernel`: try
+/// `openat2` first.
+fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, ReadError> {
     if kernel {
         match openat2_beneath(root, path) {
             Ok(f) => return Ok(f),
@@ -47,7 +46,9 @@ fn open_in(root: &File, path: &Path, kernel: bool) -> Result<File, ReadError> {
             Err(e) => return Err(ReadError::Io(e)),
         }
     }
-    walk_open(root, path)
+    let root = open_flags(root, Path::new("."), libc::O_PATH | libc::O_DIRECTORY)
+        .map_err(ReadError::Io)?;
+    walk_open(&root, path)
 }
 
 /// `struct open_how` of `<linux/openat2.h>` (libc's is not constructible outside it).
@@ -62,7 +63,7 @@ struct OpenHow {
 /// a terminal is never made the controlling one).
 const READ_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NOCTTY;
 
-fn openat2_beneath(root: &File, path: &Path) -> io::Result<File> {
+fn openat2_beneath(root: libc::c_int, path: &Path) -> io::Result<File> {
     let c = cstring(path.as_os_str().as_bytes())?;
     let how = OpenHow {
         flags: (READ_FLAGS | libc::O_CLOEXEC) as u64,
@@ -76,7 +77,7 @@ fn openat2_beneath(root: &File, path: &Path) -> io::Result<File> {
         let r = unsafe {
             libc::syscall(
                 libc::SYS_openat2,
-                root.as_raw_fd(),
+                root,
                 c.as_ptr(),
                 &how as *const OpenHow,
                 std::mem::size_of::<OpenHow>(),
@@ -212,7 +213,7 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     fn read(root: &File, p: &str, kernel: bool) -> Result<String, String> {
-        match open_in(root, Path::new(p), kernel) {
+        match open_in(root.as_raw_fd(), Path::new(p), kernel) {
             Ok(mut f) => {
                 let mut s = String::new();
                 f.read_to_string(&mut s).map_err(|e| e.to_string())?;
@@ -240,6 +241,14 @@ mod tests {
         symlink("sub/../../secret", top.join("climb")).unwrap();
         symlink("loop", top.join("loop")).unwrap();
         let root = File::open(&top).unwrap();
+        // The kernel's answer itself, where this kernel has openat2.
+        match openat2_beneath(root.as_raw_fd(), Path::new("sub/to_f")) {
+            Ok(_) => {
+                let e = openat2_beneath(root.as_raw_fd(), Path::new("up/secret")).unwrap_err();
+                assert_eq!(e.raw_os_error(), Some(libc::EXDEV));
+            }
+            Err(e) => assert!(matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM))),
+        }
         for kernel in [true, false] {
             let r = |p| read(&root, p, kernel);
             assert_eq!(r("g"), Ok("g".into()));
