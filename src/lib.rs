@@ -11,6 +11,7 @@
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
+//! - [`confine`]: open a manifest's path without leaving the directory (`--confine`).
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
@@ -23,6 +24,8 @@ pub mod audit;
 pub mod bagit;
 pub mod bench;
 pub mod catalog;
+#[allow(unsafe_code)]
+pub mod confine;
 pub mod digest;
 pub mod formats;
 #[allow(unsafe_code)]

@@ -23,6 +23,10 @@ pub enum OpenMode {
     /// Named by the user (on the command line or in a manifest): symlinks are followed and
     /// FIFOs are read, as coreutils does; directories are an error.
     Named,
+    /// Named in a manifest checked with `--confine`: as `Named`, but resolved beneath the
+    /// current directory; a path that leads out of it (through a symlink) is refused with
+    /// [`ReadError::Escapes`] (see [`crate::confine`]).
+    Beneath,
     /// Standard input.
     Stdin,
 }
@@ -107,6 +111,8 @@ pub enum ReadError {
     /// reading (standard input, a pipe): its samples are placed by the size. The
     /// algorithm's name.
     NeedsSize(&'static str),
+    /// A path that leads out of the confining directory through a symlink (`Beneath`).
+    Escapes,
 }
 
 impl ReadError {
@@ -122,6 +128,7 @@ impl ReadError {
                 "{name} samples a file at offsets set by its size, and a stream has no size \
                  before it is read (hash a regular file, or pick another algorithm)"
             ),
+            ReadError::Escapes => "the path escapes the tree through a symbolic link".into(),
         }
     }
 
@@ -408,6 +415,9 @@ fn finish(hashers: &[Box<dyn Hasher>]) -> Vec<Digest> {
 }
 
 fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
+    if mode == OpenMode::Beneath {
+        return crate::confine::open_beneath(path);
+    }
     let mut oo = std::fs::OpenOptions::new();
     oo.read(true);
     let mut flags = libc::O_NOCTTY;

@@ -12,5 +12,6 @@ mod hash;
 mod hashdeep;
 mod rhash;
 mod roundtrip;
+mod safety;
 mod util;
 mod writers;
