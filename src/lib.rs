@@ -6,6 +6,7 @@
 //! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
 //! - [`read`]: read a file once, feed every hasher, detect changes during the read.
+//! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
@@ -24,6 +25,8 @@ pub mod bench;
 pub mod catalog;
 pub mod digest;
 pub mod formats;
+#[allow(unsafe_code)]
+mod mapping;
 pub mod output;
 pub mod pathtext;
 pub mod pipeline;
