@@ -49,18 +49,18 @@
 //! than EIO.
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
-    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEntry,
-    ReplyOpen, Request,
+    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEntry, ReplyOpen,
+    Request,
 };
 
 /// Attribute and entry cache timeout: none, so every `stat` asks the server.
@@ -71,8 +71,14 @@ const TTL: Duration = Duration::ZERO;
 enum Fault {
     Eio(u64),
     /// Shrink or grow: at the first read reaching `at`, the size becomes `to`.
-    Resize { at: u64, to: u64 },
-    Stall { at: u64, ms: u64 },
+    Resize {
+        at: u64,
+        to: u64,
+    },
+    Stall {
+        at: u64,
+        ms: u64,
+    },
 }
 
 /// Where a file's bytes come from.
@@ -110,7 +116,14 @@ struct State {
 impl FileNode {
     fn new(content: Content, size: u64, mtime: SystemTime, perm: u16) -> FileNode {
         let state = State { arming: 0, size, fired: Vec::new() };
-        FileNode { content, faults: Vec::new(), state: Mutex::new(state), original: size, mtime, perm }
+        FileNode {
+            content,
+            faults: Vec::new(),
+            state: Mutex::new(state),
+            original: size,
+            mtime,
+            perm,
+        }
     }
 
     /// The current state, first reset to the original if the file system was armed again

@@ -286,7 +286,8 @@ fn eio_hash_reports_the_file_and_goes_on() {
 fn eio_check_and_audit_report_the_file_and_go_on() {
     let (d, src) = source();
     let manifest = d.path().join("m.sha256");
-    let made = fixity_in(&src, &["hash", "-a", "sha256", "-r", ".", "-o", manifest.to_str().unwrap()]);
+    let made =
+        fixity_in(&src, &["hash", "-a", "sha256", "-r", ".", "-o", manifest.to_str().unwrap()]);
     assert_exit(&made, 0, "hash -o");
     let Some(mut m) = Mount::start(&src, EIO_RULES, false) else { return };
     // The known-hashes file for the audit, made through the mount while it is sound (the
@@ -294,7 +295,17 @@ fn eio_check_and_audit_report_the_file_and_go_on() {
     let known = d.path().join("known.hashdeep");
     let made = fixity_in(
         m.path(),
-        &["hash", "--format", "hashdeep", "-a", "md5,sha256", "-r", ".", "-o", known.to_str().unwrap()],
+        &[
+            "hash",
+            "--format",
+            "hashdeep",
+            "-a",
+            "md5,sha256",
+            "-r",
+            ".",
+            "-o",
+            known.to_str().unwrap(),
+        ],
     );
     assert_exit(&made, 0, "hash --format hashdeep");
     m.arm();
@@ -312,7 +323,13 @@ fn eio_check_and_audit_report_the_file_and_go_on() {
             "check {mmap:?}: stdout"
         );
         let err = text(&out.stderr);
-        assert_eio_lines(&err, "fixity", &["./big.bin", "./small.bin"], &["WARNING: 2 listed files could not be read"], "check");
+        assert_eio_lines(
+            &err,
+            "fixity",
+            &["./big.bin", "./small.bin"],
+            &["WARNING: 2 listed files could not be read"],
+            "check",
+        );
 
         let mut argv = vec!["check", "--audit", "-k", known.to_str().unwrap()];
         argv.extend(mmap);
@@ -322,6 +339,303 @@ fn eio_check_and_audit_report_the_file_and_go_on() {
         for line in ["Files matched: 3", "Known files not found: 2", "Input files examined: 3"] {
             assert!(stdout.contains(line), "check --audit {mmap:?}: no {line:?} in:\n{stdout}");
         }
-        assert_eio_lines(&text(&out.stderr), "fixity", &["./big.bin", "./small.bin"], &["Audit failed"], "check --audit");
+        assert_eio_lines(
+            &text(&out.stderr),
+            "fixity",
+            &["./big.bin", "./small.bin"],
+            &["Audit failed"],
+            "check --audit",
+        );
+    }
+}
+
+#[test]
+fn eio_scan_and_verify_report_the_file_and_keep_it() {
+    let (d, src) = source();
+    let catalog = d.path().join("catalog.db");
+    let cat = catalog.to_str().unwrap();
+    let Some(mut m) = Mount::start(&src, EIO_RULES, false) else { return };
+    // Recorded while sound, then the two files fail.
+    let out = fixity_in(m.path(), &["scan", "--catalog", cat, "."]);
+    assert_exit(&out, 0, "scan (sound)");
+    m.arm();
+    let unreadable =
+        "unreadable  big.bin: Input/output error\nunreadable  small.bin: Input/output error\n";
+    // Every verify reports them again: the run is not left interrupted by a signal.
+    for round in 0..2 {
+        for mmap in [&["--no-mmap"][..], &[][..]] {
+            let mut argv = vec!["verify", "--catalog", cat];
+            argv.extend(mmap);
+            argv.push(".");
+            let out = fixity_in(m.path(), &argv);
+            let what = format!("verify {mmap:?} (round {round})");
+            assert_exit(&out, 1, &what);
+            assert_eq!(
+                untimed(&text(&out.stdout)),
+                format!(
+                    "{unreadable}verify .: 3 files read (300.0 KiB)\n\
+                     ok 3, modified 0, CORRUPT 0, missing 0, new 0, moved 0, unreadable 2\n"
+                ),
+                "{what}: stdout"
+            );
+            assert_eq!(text(&out.stderr), "", "{what}: stderr");
+        }
+    }
+    // A scan that meets them says so too, and records the good files.
+    let fresh = d.path().join("fresh.db");
+    for mmap in [&["--no-mmap"][..], &[][..]] {
+        let _ = std::fs::remove_file(&fresh);
+        let mut argv = vec!["scan", "--catalog", fresh.to_str().unwrap()];
+        argv.extend(mmap);
+        argv.push(".");
+        let out = fixity_in(m.path(), &argv);
+        let what = format!("scan {mmap:?}");
+        assert_exit(&out, 1, &what);
+        assert_eq!(
+            untimed(&text(&out.stdout)),
+            "new         a.txt\nunreadable  big.bin: Input/output error\nnew         mid.bin\n\
+             unreadable  small.bin: Input/output error\nnew         sub/z.txt\n\
+             scan .: 3 files read (300.0 KiB)\n\
+             ok 0, modified 0, CORRUPT 0, missing 0, new 3, moved 0, unreadable 2\n",
+            "{what}: stdout"
+        );
+    }
+}
+
+#[test]
+fn eio_bag_check_reports_the_payload_file() {
+    let (_d, src) = source();
+    let bag = src.parent().unwrap().join("bag");
+    std::fs::create_dir(&bag).unwrap();
+    for f in FILES {
+        write(&bag, f, &std::fs::read(src.join(f)).unwrap());
+    }
+    let made = fixity_in(&bag, &["bag", "create", "-a", "sha256", "."]);
+    assert_exit(&made, 0, "bag create");
+    let sound = fixity_in(&bag, &["bag", "check", "."]);
+    assert_exit(&sound, 0, "bag check (sound)");
+    let rules = ["data/big.bin=eio@5M", "data/small.bin=eio@4K"];
+    let Some(m) = Mount::start(&bag, &rules, true) else { return };
+    for mmap in [&["--no-mmap"][..], &[][..]] {
+        let mut argv = vec!["bag", "check"];
+        argv.extend(mmap);
+        argv.push(".");
+        let out = fixity_in(m.path(), &argv);
+        let what = format!("bag check {mmap:?}");
+        assert_exit(&out, 1, &what);
+        // Each faulty payload file, named with its manifest line and its error; the good
+        // ones pass; the verdict counts the two.
+        assert_eq!(text(&out.stdout), ".: invalid (2 problems)\n", "{what}: stdout");
+        assert_eq!(
+            text(&out.stderr),
+            "fixity: ./manifest-sha256.txt: 2: data/big.bin: Input/output error\n\
+             fixity: ./manifest-sha256.txt: 4: data/small.bin: Input/output error\n",
+            "{what}: stderr"
+        );
+    }
+}
+
+/// A directory of links named like the drop-in tools, pointing to the fixity binary.
+fn links(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in ["sha256sum", "md5sum", "b3sum", "xxhsum", "cksum"] {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+/// Runs `program` in `dir` with argv[0] `name` (diagnostics start with it).
+fn run_as(program: &Path, name: &str, dir: &Path, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(program)
+        .arg0(name)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn which(tool: &str) -> PathBuf {
+    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
+    PathBuf::from(text(&out.stdout).trim())
+}
+
+/// Asserts that `ours` printed and exited exactly as the real `tool` run with `args` in
+/// `dir` (when it is installed).
+#[track_caller]
+fn assert_same_as_real(ours: &Output, tool: &str, dir: &Path, args: &[&str], what: &str) {
+    if !have(tool) {
+        missing(&format!("fault cross-check with {tool}"), "the real tool is not installed");
+        return;
+    }
+    let real = run_as(&which(tool), tool, dir, args);
+    assert!(real.status.code().is_some(), "{what}: the real {tool} died: {}", real.status);
+    assert_eq!(
+        (text(&ours.stdout), text(&ours.stderr), ours.status.code()),
+        (text(&real.stdout), text(&real.stderr), real.status.code()),
+        "{what}: the drop-in (left) and the real tool (right)"
+    );
+}
+
+#[test]
+fn eio_dropins_report_the_file_and_go_on() {
+    let (d, src) = source();
+    let bin = links(d.path());
+    let Some(m) = Mount::start(&src, EIO_RULES, true) else { return };
+    let faulty = ["big.bin", "small.bin"];
+    let good_lines = |tool: &str, args: &[&str]| {
+        let good = run_as(&bin.join(tool), tool, &src, args);
+        assert_exit(&good, 0, &format!("{tool} on the intact tree"));
+        without(&text(&good.stdout), &faulty)
+    };
+    // Tools that read with read(2): the drop-in matches them byte for byte.
+    for tool in ["sha256sum", "md5sum", "xxhsum"] {
+        let ours = run_as(&bin.join(tool), tool, m.path(), FILES);
+        assert_exit(&ours, 1, tool);
+        if tool == "xxhsum" {
+            // xxhsum 0.8.1 stops at the first file it cannot read, with a message that
+            // names no file (the comparison with the real one below covers it).
+            assert_eq!(text(&ours.stdout), good_lines(tool, &FILES[..1]), "{tool}: stdout");
+        } else {
+            assert_eq!(text(&ours.stdout), good_lines(tool, FILES), "{tool}: stdout");
+            assert_eio_lines(&text(&ours.stderr), tool, &faulty, &[], tool);
+        }
+        assert_same_as_real(&ours, tool, m.path(), FILES, tool);
+    }
+    // b3sum maps large files, and the real one dies of SIGBUS here; the drop-in reads them
+    // and reports as `b3sum --no-mmap` does.
+    for extra in [&[][..], &["--no-mmap"][..]] {
+        let args: Vec<&str> = extra.iter().chain(FILES).copied().collect();
+        let what = format!("b3sum {extra:?}");
+        let ours = run_as(&bin.join("b3sum"), "b3sum", m.path(), &args);
+        assert_exit(&ours, 1, &what);
+        assert_eq!(text(&ours.stdout), good_lines("b3sum", FILES), "{what}: stdout");
+        assert_eq!(
+            text(&ours.stderr),
+            "b3sum: big.bin: Input/output error (os error 5)\n\
+             b3sum: small.bin: Input/output error (os error 5)\n",
+            "{what}: stderr"
+        );
+        let mut real_args = vec!["--no-mmap"];
+        real_args.extend(FILES);
+        assert_same_as_real(&ours, "b3sum", m.path(), &real_args, &what);
+    }
+    // coreutils 9.1's cksum prints a CRC of the bytes before the error and exits 0; the
+    // drop-in reports the error instead (a deliberate difference: a fault is never silent).
+    let ours = run_as(&bin.join("cksum"), "cksum", m.path(), FILES);
+    assert_exit(&ours, 1, "cksum");
+    assert_eq!(text(&ours.stdout), good_lines("cksum", FILES), "cksum: stdout");
+    assert_eio_lines(&text(&ours.stderr), "cksum", &faulty, &[], "cksum");
+
+    // Check mode, with manifests made on the intact tree.
+    for tool in ["sha256sum", "md5sum", "b3sum"] {
+        let manifest = d.path().join(format!("m.{tool}"));
+        std::fs::write(&manifest, run_as(&bin.join(tool), tool, &src, FILES).stdout).unwrap();
+        let args = ["-c", manifest.to_str().unwrap()];
+        let ours = run_as(&bin.join(tool), tool, m.path(), &args);
+        let what = format!("{tool} -c");
+        assert_exit(&ours, 1, &what);
+        let stdout = text(&ours.stdout);
+        for name in ["a.txt", "mid.bin", "sub/z.txt"] {
+            assert!(stdout.contains(&format!("{name}: OK\n")), "{what}: {name} not OK:\n{stdout}");
+        }
+        for name in faulty {
+            assert!(stdout.contains(&format!("{name}: FAILED")), "{what}: {name}:\n{stdout}");
+        }
+        if tool != "b3sum" {
+            // (The real b3sum maps the files it checks and dies here.)
+            assert_same_as_real(&ours, tool, m.path(), &args, &what);
+        }
+    }
+}
+
+#[test]
+fn files_that_shrink_or_grow_while_read_are_reported() {
+    let d = tempdir();
+    let src = d.path().join("src");
+    write(&src, "a.txt", b"alpha\n");
+    write(&src, "shrink.bin", &bytes(8 * MIB, 4));
+    write(&src, "grow.bin", &bytes(300 * 1024, 5));
+    let rules = ["shrink.bin=shrink@5M:2M", "grow.bin=grow@200K:400K"];
+    let files = ["a.txt", "grow.bin", "shrink.bin"];
+    let changed = |prog: &str| {
+        format!(
+            "{prog}: grow.bin: file changed while it was being read\n\
+             {prog}: shrink.bin: file changed while it was being read\n"
+        )
+    };
+    let bin = links(d.path());
+    let Some(mut m) = Mount::start(&src, &rules, true) else { return };
+    let sorted = |s: String| {
+        let mut l: Vec<&str> = s.lines().collect();
+        l.sort();
+        l.join("\n") + "\n"
+    };
+    for args in [&["hash"][..], &["hash", "-a", "sha256"], &["hash", "--no-mmap"]] {
+        let argv: Vec<&str> = args.iter().chain(&files).copied().collect();
+        let what = argv.join(" ");
+        m.arm();
+        let out = fixity_in(m.path(), &argv);
+        assert_exit(&out, 1, &what);
+        let good = fixity_in(&src, &argv);
+        assert_eq!(text(&out.stdout), without(&text(&good.stdout), &files[1..]), "{what}");
+        assert_eq!(sorted(text(&out.stderr)), changed("fixity"), "{what}: stderr");
+    }
+    // Check, against a manifest of the files as they were.
+    let manifest = d.path().join("m.sha256");
+    let argv: Vec<&str> = ["hash", "-a", "sha256"].into_iter().chain(files).collect();
+    std::fs::write(&manifest, fixity_in(&src, &argv).stdout).unwrap();
+    m.arm();
+    let out = fixity_in(m.path(), &["check", manifest.to_str().unwrap()]);
+    assert_exit(&out, 1, "check");
+    assert_eq!(
+        text(&out.stdout),
+        "a.txt: OK\ngrow.bin: FAILED open or read\nshrink.bin: FAILED open or read\n",
+        "check: stdout"
+    );
+    let err = text(&out.stderr);
+    assert!(err.starts_with(&changed("fixity")), "check: stderr:\n{err}");
+
+    // coreutils' tools hash whatever they read until the end of the file and exit 0; the
+    // drop-ins report the change (a deliberate difference: the digest is of no version the
+    // file ever had when it grew or shrank under the reader).
+    for tool in ["sha256sum", "md5sum", "cksum"] {
+        m.arm();
+        let ours = run_as(&bin.join(tool), tool, m.path(), &files);
+        assert_exit(&ours, 1, tool);
+        let good = run_as(&bin.join(tool), tool, &src, &["a.txt"]);
+        assert_eq!(text(&ours.stdout), text(&good.stdout), "{tool}: stdout");
+        assert_eq!(sorted(text(&ours.stderr)), changed(tool), "{tool}: stderr");
+    }
+    // xxhsum and b3sum (which reads like `b3sum --no-mmap` here: the real one dies of
+    // SIGBUS on the shrinking file) print a digest of what they read, as the real tools do.
+    for (tool, real_args) in [("xxhsum", &[][..]), ("b3sum", &["--no-mmap"][..])] {
+        m.arm();
+        let ours = run_as(&bin.join(tool), tool, m.path(), &files);
+        assert_exit(&ours, 0, tool);
+        let args: Vec<&str> = real_args.iter().chain(&files).copied().collect();
+        m.arm();
+        assert_same_as_real(&ours, tool, m.path(), &args, tool);
+    }
+}
+
+#[test]
+fn a_stalled_read_completes_with_the_right_digest() {
+    let (_d, src) = source();
+    let rules = ["big.bin=stall@6M:1500", "small.bin=stall@8K:1500"];
+    let Some(m) = Mount::start(&src, &rules, true) else { return };
+    for args in [&["hash", "-a", "sha256"][..], &["hash"]] {
+        let argv: Vec<&str> = args.iter().chain(FILES).copied().collect();
+        let what = argv.join(" ");
+        let start = Instant::now();
+        let out = fixity_in(m.path(), &argv);
+        let took = start.elapsed();
+        assert_exit(&out, 0, &what);
+        assert!(took >= Duration::from_millis(1500), "{what}: no stall ({took:?})");
+        assert_eq!(out.stdout, fixity_in(&src, &argv).stdout, "{what}: stdout");
+        assert_eq!(text(&out.stderr), "", "{what}: stderr");
     }
 }
