@@ -467,3 +467,37 @@ fn proc_files_are_hashed() {
         assert_eq!(text.lines().nth(1).unwrap().as_bytes(), real.stdout.trim_ascii_end());
     }
 }
+
+/// Output to a full disk (`/dev/full`): the native command names the cause without Rust's
+/// "(os error N)" and exits 2; a coreutils drop-in says "write error" and exits 1, as the
+/// real tool does.
+#[test]
+fn a_full_disk_on_stdout_is_reported() {
+    let d = tempdir();
+    let f = write(d.path(), "f", b"data\n");
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out =
+        fixity(d.path()).args(["hash", "-a", "sha256"]).arg(&f).stdout(full()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "fixity: write error: No space left on device\n");
+    let link = d.path().join("sha256sum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &link).unwrap();
+    let out = std::process::Command::new(&link)
+        .arg("f")
+        .current_dir(d.path())
+        .stdout(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), format!("{}: write error\n", link.display()));
+    if have("sha256sum") {
+        let real = std::process::Command::new("sha256sum")
+            .arg("f")
+            .current_dir(d.path())
+            .stdout(full())
+            .output()
+            .unwrap();
+        assert_eq!(real.status.code(), Some(1));
+        assert_eq!(text(&real.stderr), "sha256sum: write error\n");
+    }
+}
