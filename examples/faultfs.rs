@@ -69,16 +69,12 @@ const TTL: Duration = Duration::ZERO;
 /// One fault of a file.
 #[derive(Debug)]
 enum Fault {
+    /// A read request holding this offset fails with EIO.
     Eio(u64),
     /// Shrink or grow: at the first read reaching `at`, the size becomes `to`.
-    Resize {
-        at: u64,
-        to: u64,
-    },
-    Stall {
-        at: u64,
-        ms: u64,
-    },
+    Resize { at: u64, to: u64 },
+    /// A read request holding `at` waits `ms` milliseconds first.
+    Stall { at: u64, ms: u64 },
 }
 
 /// Where a file's bytes come from.
@@ -553,5 +549,51 @@ fn main() {
     if let Err(e) = end {
         eprintln!("faultfs: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        assert_eq!(parse_size("5M"), Ok(5 * 1024 * 1024));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("17"), Ok(17));
+        assert!(parse_size("5G").is_err());
+        let (size, faults) = parse_spec("size=8M,eio@5M,shrink@3M:2M,stall@1K:1500,ok").unwrap();
+        assert_eq!(size, Some(8 * 1024 * 1024));
+        assert!(matches!(faults[0], Fault::Eio(o) if o == 5 * 1024 * 1024));
+        assert!(matches!(faults[1], Fault::Resize { at, to } if at == 3 << 20 && to == 2 << 20));
+        assert!(matches!(faults[2], Fault::Stall { at: 1024, ms: 1500 }));
+        assert_eq!(faults.len(), 3);
+        assert!(parse_spec("eio").is_err());
+        assert!(parse_spec("shrink@5M").is_err());
+        assert!(parse_spec("melt@5M").is_err());
+    }
+
+    #[test]
+    fn rules_add_files_and_directories() {
+        let mut fs = FaultFs::new();
+        fs.rule("d/e/x", "size=10,eio@3").unwrap();
+        let d = fs.child(1, OsStr::new("d")).unwrap();
+        let e = fs.child(d, OsStr::new("e")).unwrap();
+        let x = fs.child(e, OsStr::new("x")).unwrap();
+        assert_eq!(fs.attr(x).size, 10);
+        assert_eq!(fs.attr(e).kind, FileType::Directory);
+        // A rule for a file that is neither in the source tree nor given a size.
+        assert!(fs.rule("nothere", "eio@3").is_err());
+        assert!(fs.rule("d", "eio@3").is_err());
+    }
+
+    #[test]
+    fn content_is_the_pattern_past_the_source() {
+        let f = FileNode::new(Content::Pattern, 16, UNIX_EPOCH, 0o644);
+        let bytes = FaultFs::content(&f, 4, 12).unwrap();
+        let expected: Vec<u8> = (4..12).map(pattern_byte).collect();
+        assert_eq!(bytes, expected);
+        // Not a constant run.
+        assert!(expected.windows(2).any(|w| w[0] != w[1]));
     }
 }
