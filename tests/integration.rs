@@ -7,6 +7,7 @@ mod cfv;
 mod check;
 mod crosscheck;
 mod dropin;
+mod faults;
 mod golden;
 mod hash;
 mod hashdeep;
