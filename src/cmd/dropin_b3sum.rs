@@ -326,6 +326,28 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
         );
         return Ok(Status::Failed);
     }
+    // After the command line, b3sum refuses --raw with several files, then reads the key,
+    // then the number of threads, each ending the run with its own message.
+    if o.has("raw") && o.files.len() > 1 {
+        eprintln!("Error: Only one filename can be provided when using --raw");
+        return Ok(Status::Failed);
+    }
+    let mut key = None;
+    if o.has("keyed") {
+        let mut buf = Vec::new();
+        io::stdin().lock().take(33).read_to_end(&mut buf)?;
+        match <[u8; 32]>::try_from(buf.as_slice()) {
+            Ok(k) => key = Some(k),
+            Err(_) if buf.len() > 32 => {
+                eprintln!("Error: read more than 32 key bytes from stdin");
+                return Ok(Status::Failed);
+            }
+            Err(_) => {
+                eprintln!("Error: expected 32 key bytes from stdin, found {}", buf.len());
+                return Ok(Status::Failed);
+            }
+        }
+    }
     let threads = match &o.num_threads {
         Some(v) => match v.to_string_lossy().parse::<usize>() {
             Ok(n) => Some(n),
@@ -336,22 +358,6 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
         },
         None => None,
     };
-    let mut key = None;
-    if o.has("keyed") {
-        let mut buf = Vec::new();
-        io::stdin().lock().take(33).read_to_end(&mut buf)?;
-        match <[u8; 32]>::try_from(buf.as_slice()) {
-            Ok(k) => key = Some(k),
-            Err(_) if buf.len() > 32 => {
-                eprintln!("Error: read more than 32 bytes from stdin");
-                return Ok(Status::Failed);
-            }
-            Err(_) => {
-                eprintln!("Error: expected 32 key bytes from stdin, found {}", buf.len());
-                return Ok(Status::Failed);
-            }
-        }
-    }
     let mode = Mode { key, context: o.derive_key.clone(), no_mmap: o.has("no-mmap") };
     let work = || {
         if o.has("check") { check(&o, &mode) } else { hash(&o, &mode) }
@@ -366,43 +372,50 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
 fn hash(o: &Opts, mode: &Mode) -> Status {
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files.clone() };
     let raw = o.has("raw");
-    if raw && files.len() > 1 {
-        eprintln!("Error: Only one filename can be provided when using --raw");
-        return Status::Failed;
-    }
-    let stdout = io::stdout();
+    let named = !raw && !o.has("no-names");
+    // Rust's standard output, which b3sum writes through too: it holds what it is given
+    // until a newline (or the exit), so the `\` of an escaped name, printed before a
+    // length that fails to parse, waits for the next line as in b3sum.
+    let mut out = io::stdout();
     let mut status = Status::Ok;
     for f in &files {
         let name = f.to_string_lossy();
-        let len = match &o.length {
-            None => Ok(32),
-            Some(v) => v.to_string_lossy().parse::<usize>(),
-        };
-        let result = match len {
-            Ok(n) => mode.hash(f).map(|mut r| {
-                let mut out = vec![0u8; n];
-                r.fill(&mut out);
-                out
-            }),
-            Err(_) => Err(io::Error::other("Failed to parse length.")),
-        };
-        let bytes = match result {
-            Ok(b) => b,
+        // As in b3sum: the file is read first, and the length parsed when the digest is
+        // printed.
+        let mut reader = match mode.hash(f) {
+            Ok(r) => r,
             Err(e) => {
-                let _ = stdout.lock().flush();
                 eprintln!("{NAME}: {name}: {}", io_text(&e));
                 status = Status::Failed;
                 continue;
             }
         };
+        let escaped = named && b3sum::needs_escape(&name);
+        if escaped && out.write_all(b"\\").is_err() {
+            return Status::Failed;
+        }
+        let len = match &o.length {
+            None => 32,
+            Some(v) => match v.to_string_lossy().parse::<usize>() {
+                Ok(n) => n,
+                Err(_) => {
+                    eprintln!("{NAME}: {name}: Failed to parse length.");
+                    status = Status::Failed;
+                    continue;
+                }
+            },
+        };
+        let mut bytes = vec![0u8; len];
+        reader.fill(&mut bytes);
         let mut line = Vec::new();
         if raw {
             line = bytes;
         } else {
-            let named = !o.has("no-names");
             b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
+            if escaped {
+                line.remove(0);
+            }
         }
-        let mut out = stdout.lock();
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
             return Status::Failed;
         }
