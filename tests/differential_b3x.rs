@@ -121,6 +121,8 @@ const FILES: &[(&[u8], &[u8])] = &[
     (b"empty", b""),
     (b"x) = y", b"parenthesis"),
     (b"non\xffutf8", b"not UTF-8"),
+    // Large enough for b3sum to map it and hash it on several threads.
+    (b"big", &[0x5a; 100_000]),
 ];
 
 fn tree() -> tempfile::TempDir {

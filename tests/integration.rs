@@ -13,5 +13,6 @@ mod hash;
 mod hashdeep;
 mod rhash;
 mod roundtrip;
+mod upstream;
 mod util;
 mod writers;

@@ -246,8 +246,8 @@ impl Mode {
         }
     }
 
-    /// Hashes a file (or standard input for `-`), memory-mapped and on several threads
-    /// when it is a large enough regular file.
+    /// Hashes a file (or standard input for `-`), on several threads when it is a large
+    /// enough regular file (as b3sum does, but with plain reads: see below).
     fn hash(&self, name: &OsStr) -> io::Result<blake3::OutputReader> {
         let mut h = self.hasher();
         if name == "-" {
@@ -260,7 +260,27 @@ impl Mode {
         let file = std::fs::File::open(name)?;
         let md = file.metadata()?;
         if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
-            h.update_mmap_rayon(name)?;
+            // Where b3sum maps the file and hashes it on several threads, the drop-in reads
+            // it in large blocks and hashes each on several threads: the same digest, and
+            // a failing disk gives an error (EIO) instead of killing the process (SIGBUS).
+            // Like b3sum's map, it covers the length the file had when opened.
+            let mut file = file.take(md.len());
+            let mut buf = vec![0u8; (md.len() as usize).min(8 << 20)];
+            loop {
+                let mut filled = 0;
+                while filled < buf.len() {
+                    match file.read(&mut buf[filled..]) {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                h.update_rayon(&buf[..filled]);
+                if filled < buf.len() {
+                    break;
+                }
+            }
         } else {
             h.update_reader(file)?;
         }
