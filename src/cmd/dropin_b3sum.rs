@@ -34,14 +34,16 @@ const ARGS: &[Arg] = &[
     Arg { name: "version", short: Some(b'V'), value: None },
 ];
 
-/// Pairs that exclude each other, as (shown first, shown second) in clap's message.
+/// Pairs that exclude each other, as (shown first, shown second) in clap's message, in
+/// the order b3sum 1.2.0 reports them when several apply (`--keyed --derive-key X -c`,
+/// three conflicts, it reports at random: clap 2 walks a hash map).
 const CONFLICTS: &[(&str, &str)] = &[
     ("derive-key", "check"),
     ("keyed", "check"),
     ("keyed", "derive-key"),
     ("length", "check"),
-    ("no-names", "check"),
     ("raw", "check"),
+    ("no-names", "check"),
 ];
 
 fn shown(a: &Arg) -> String {
@@ -131,8 +133,10 @@ struct Opts {
     used: Vec<&'static str>,
     length: Option<OsString>,
     num_threads: Option<OsString>,
-    derive_key: Option<String>,
+    derive_key: Option<OsString>,
     files: Vec<OsString>,
+    /// The first argument given twice.
+    repeated: Option<&'static Arg>,
 }
 
 impl Opts {
@@ -149,17 +153,18 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
                 a: &'static Arg,
                 value: Option<OsString>,
                 it: &mut std::slice::Iter<OsString>| {
+        // clap 2 takes a repeated argument (and its value) and refuses it once the whole
+        // command line is read, naming in its usage line everything given.
         if o.has(a.name) {
-            let msg = format!(
-                "The argument '{}' was provided more than once, but cannot be used multiple times",
-                shown(a)
-            );
-            return Err(clap_error(&msg, &o.used, None));
+            o.repeated.get_or_insert(a);
+        } else {
+            o.used.push(a.name);
         }
-        o.used.push(a.name);
         if a.value.is_some() {
             let v = match value.or_else(|| it.next().cloned()) {
                 Some(v) => v,
+                // A repeated option without its value is refused as repeated.
+                None if o.repeated.is_some_and(|r| r.name == a.name) => return Ok(()),
                 None => {
                     let msg = format!(
                         "The argument '{}' requires a value but none was supplied",
@@ -169,10 +174,13 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
                     return Err(clap_error(&msg, &o.used, Some(a.name)));
                 }
             };
+            if o.repeated.is_some_and(|r| r.name == a.name) {
+                return Ok(());
+            }
             match a.name {
                 "length" => o.length = Some(v),
                 "num-threads" => o.num_threads = Some(v),
-                _ => o.derive_key = Some(v.to_string_lossy().into_owned()),
+                _ => o.derive_key = Some(v),
             }
         }
         Ok(())
@@ -226,6 +234,13 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
             };
             take(&mut o, spec, value, &mut it)?;
         }
+    }
+    if let Some(a) = o.repeated {
+        let msg = format!(
+            "The argument '{}' was provided more than once, but cannot be used multiple times",
+            shown(a)
+        );
+        return Err(clap_error(&msg, &o.used, None));
     }
     Ok(o)
 }
@@ -332,19 +347,13 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
             return Ok(clap_error(&msg, &o.used, None));
         }
     }
+    // clap's usage line for a missing argument names it with every argument given.
+    let missing = "The following required arguments were not provided:";
     if o.has("quiet") && !o.has("check") {
-        eprint!(
-            "error: The following required arguments were not provided:\n    --check\n\n\
-             USAGE:\n    {NAME} --check --quiet\n\nFor more information try --help\n"
-        );
-        return Ok(Status::Failed);
+        return Ok(clap_error(&format!("{missing}\n    --check"), &o.used, None));
     }
     if o.has("keyed") && o.files.is_empty() {
-        eprint!(
-            "error: The following required arguments were not provided:\n    <FILE>...\n\n\
-             USAGE:\n    {NAME} <FILE>... --keyed\n\nFor more information try --help\n"
-        );
-        return Ok(Status::Failed);
+        return Ok(clap_error(&format!("{missing}\n    <FILE>..."), &o.used, None));
     }
     // After the command line, b3sum refuses --raw with several files, then reads the key,
     // then the number of threads, each ending the run with its own message.
@@ -378,7 +387,16 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
         },
         None => None,
     };
-    let mode = Mode { key, context: o.derive_key.clone(), no_mmap: o.has("no-mmap") };
+    // b3sum (clap 2) panics on a context that is not UTF-8; the drop-in says so instead.
+    let context = match o.derive_key.as_ref().map(|c| c.to_str()) {
+        Some(None) => {
+            eprintln!("Error: the context of --derive-key is not valid UTF-8");
+            return Ok(Status::Failed);
+        }
+        Some(Some(c)) => Some(c.to_string()),
+        None => None,
+    };
+    let mode = Mode { key, context, no_mmap: o.has("no-mmap") };
     let work = || {
         if o.has("check") { check(&o, &mode) } else { hash(&o, &mode) }
     };

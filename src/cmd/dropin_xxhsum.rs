@@ -281,7 +281,12 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
                                 0 | 32 => Algo::Xxh32,
                                 1 | 64 => Algo::Xxh64,
                                 2 | 128 => Algo::Xxh128,
-                                3 => Algo::Xxh3,
+                                // XXH3 switches to tagged lines for the rest of the run,
+                                // even when a later -H picks another algorithm.
+                                3 => {
+                                    o.tag = true;
+                                    Algo::Xxh3
+                                }
                                 _ => return Parsed::Done(bad_usage(exe)),
                             };
                         }
