@@ -450,6 +450,12 @@ fn xxh_case(rng: &mut Rng) -> Case {
     };
     let Case { files, args: names, stdin } = sources(rng, &mut gen_file);
     let mut args: Vec<OsString> = vec![rng.pick(&["-c", "--check"]).into()];
+    // Options of hashing, which -c ignores.
+    for opt in ["-H0", "-H2", "--tag", "-H3"] {
+        if rng.chance(5) {
+            args.push(opt.into());
+        }
+    }
     for (opt, p) in [("q", 30), ("status", 20), ("strict", 25), ("w", 30)] {
         if rng.chance(p) {
             let long = match opt {
@@ -630,4 +636,38 @@ fn xxh_hash_case(rng: &mut Rng) -> Case {
 #[test]
 fn xxhsum_hashing_matches_xxhsum_with_random_options() {
     differential("xxhsum", 0x0ec5_0002, xxh_hash_case);
+}
+
+/// With no file named and standard input a terminal, xxhsum 0.8.1 shows its usage and
+/// exits 1 (`-` reads the terminal). Run under `script`, which gives both a terminal.
+#[test]
+fn xxhsum_without_input_on_a_terminal() {
+    if !have("xxhsum") || !have("script") {
+        missing("xxhsum on a terminal", "xxhsum or script (util-linux) is not installed");
+        return;
+    }
+    let d = tree();
+    let fake = d.path().join("xxhsum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let real = which("xxhsum");
+    let under_tty = |program: &Path, args: &str| {
+        let line = format!("'{}' {args}; echo rc=$?", program.display());
+        let out = Command::new("script")
+            .args(["-qc", &line, "/dev/null"])
+            .current_dir(d.path().join("w"))
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).replace("fixity, drop-in for ", "")
+    };
+    for args in ["", "-c", "-H2 --tag", "--"] {
+        let want = under_tty(&real, args);
+        let got = under_tty(&fake, args);
+        let banner = |s: &str| {
+            s.lines().filter(|l| !l.starts_with("xxhsum ")).collect::<Vec<_>>().join("\n")
+        };
+        assert!(want.contains("Wrong parameters") && want.contains("rc=1"), "{want:?}");
+        assert_eq!(banner(&got), banner(&want), "xxhsum {args}");
+    }
 }

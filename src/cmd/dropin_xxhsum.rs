@@ -325,9 +325,9 @@ pub fn run(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         Parsed::Run(o) => o,
         Parsed::Done(s) => return Ok(s),
     };
+    // Nothing named and a terminal to read: xxhsum 0.8.1 shows its usage.
     if o.files.is_empty() && !o.explicit_stdin && io::stdin().is_terminal() {
-        eprintln!("No input provided ");
-        return Ok(Status::Failed);
+        return Ok(bad_usage(exe));
     }
     Ok(if o.check { check(&o) } else { hash(&o) })
 }
