@@ -671,3 +671,27 @@ fn xxhsum_without_input_on_a_terminal() {
         assert_eq!(banner(&got), banner(&want), "xxhsum {args}");
     }
 }
+
+/// A digest longer than the drop-in's output block (it streams, as b3sum does): the first
+/// and last bytes of `b3sum -l 300000` (600 kB of hex) and `--raw`, as b3sum prints them.
+#[test]
+fn b3sum_long_output_is_streamed() {
+    if !have("b3sum") {
+        missing("b3sum long output", "the real tool is not installed");
+        return;
+    }
+    let d = tree();
+    let fake = d.path().join("b3sum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let real = which("b3sum");
+    let ends = |program: &Path, args: &str| {
+        let line = format!("'{}' {args} | od -An -c | sed -n '1p;$p'", program.display());
+        let out = Command::new("sh").arg("-c").arg(line).current_dir(d.path().join("w")).output();
+        String::from_utf8_lossy(&out.unwrap().stdout).into_owned()
+    };
+    for args in ["-l 300000 a", "--raw -l 300000 a", "-l 200000 --no-names back\\\\slash"] {
+        let (want, got) = (ends(&real, args), ends(&fake, args));
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "b3sum {args}");
+    }
+}

@@ -434,7 +434,7 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
         }
         let len = match &o.length {
             None => 32,
-            Some(v) => match v.to_string_lossy().parse::<usize>() {
+            Some(v) => match v.to_string_lossy().parse::<u64>() {
                 Ok(n) => n,
                 Err(_) => {
                     eprintln!("{NAME}: {name}: Failed to parse length.");
@@ -443,18 +443,34 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
                 }
             },
         };
-        let mut bytes = vec![0u8; len];
-        reader.fill(&mut bytes);
-        let mut line = Vec::new();
-        if raw {
-            line = bytes;
-        } else {
-            b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
-            if escaped {
-                line.remove(0);
+        // The output is streamed in blocks, so a huge length needs no huge buffer.
+        let mut left = len;
+        let mut block = [0u8; 64 * 1024];
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            reader.fill(&mut block[..n]);
+            left -= n as u64;
+            let written = if raw {
+                out.write_all(&block[..n])
+            } else {
+                out.write_all(fixity::digest::hex_encode(&block[..n], false).as_bytes())
+            };
+            if written.is_err() {
+                return Status::Failed;
             }
         }
-        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+        let mut tail = Vec::new();
+        if named {
+            // The line for an empty digest is the name's part: `  NAME\n`, after the
+            // `\` of an escaped name, already written.
+            b3sum::write(&[], Some(f.as_bytes()), &mut tail);
+            if escaped {
+                tail.remove(0);
+            }
+        } else if !raw {
+            tail.push(b'\n');
+        }
+        if out.write_all(&tail).and_then(|()| out.flush()).is_err() {
             return Status::Failed;
         }
     }
