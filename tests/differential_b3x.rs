@@ -695,3 +695,51 @@ fn b3sum_long_output_is_streamed() {
         assert_eq!(got, want, "b3sum {args}");
     }
 }
+
+/// Standard output on a full disk (/dev/full): the drop-ins say so and exit 1, where
+/// xxhsum 0.8.1 exits 0 with its output lost and b3sum 1.2.0 panics (docs/check.md).
+#[test]
+fn output_to_a_full_disk_is_an_error() {
+    let d = tree();
+    let dir = d.path().join("w");
+    for (tool, args, msg) in [
+        (
+            "xxhsum",
+            &["a", "b c"][..],
+            "Error: could not write to standard output: No space left on device\n",
+        ),
+        (
+            "b3sum",
+            &["a"],
+            "Error: failed printing to stdout: No space left on device (os error 28)\n",
+        ),
+        (
+            "b3sum",
+            &["-l", "100000", "a"],
+            "Error: failed printing to stdout: No space left on device (os error 28)\n",
+        ),
+    ] {
+        let fake = d.path().join(tool);
+        if !fake.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+        }
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(&fake).args(args).current_dir(&dir).stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.ends_with(msg), "{tool} {args:?}: {err:?}");
+        assert_eq!(err.matches("Error:").count(), 1, "{tool} {args:?}: said once: {err:?}");
+        assert_eq!(out.status.code(), Some(1), "{tool} {args:?}");
+    }
+    // The same with the check mode's results.
+    let sums = d.path().join("w/sums");
+    std::fs::write(&sums, format!("{}  a\n", blake3::hash(b"alpha\n").to_hex())).unwrap();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(d.path().join("b3sum"))
+        .args(["-c", "sums"])
+        .current_dir(&dir)
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+}

@@ -407,6 +407,13 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
     Ok(status)
 }
 
+/// Standard output cannot be written (a full disk, a closed pipe): b3sum panics with
+/// `failed printing to stdout: ...` (exit 101); the drop-in says the same and exits 1.
+fn write_failed(e: &io::Error) -> Status {
+    eprintln!("Error: failed printing to stdout: {}", io_text(e));
+    Status::Failed
+}
+
 fn hash(o: &Opts, mode: &Mode) -> Status {
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files.clone() };
     let raw = o.has("raw");
@@ -429,8 +436,8 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
             }
         };
         let escaped = named && b3sum::needs_escape(&name);
-        if escaped && out.write_all(b"\\").is_err() {
-            return Status::Failed;
+        if let Err(e) = out.write_all(if escaped { b"\\" } else { b"" }) {
+            return write_failed(&e);
         }
         let len = match &o.length {
             None => 32,
@@ -455,8 +462,8 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
             } else {
                 out.write_all(fixity::digest::hex_encode(&block[..n], false).as_bytes())
             };
-            if written.is_err() {
-                return Status::Failed;
+            if let Err(e) = written {
+                return write_failed(&e);
             }
         }
         let mut tail = Vec::new();
@@ -470,8 +477,8 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
         } else if !raw {
             tail.push(b'\n');
         }
-        if out.write_all(&tail).and_then(|()| out.flush()).is_err() {
-            return Status::Failed;
+        if let Err(e) = out.write_all(&tail).and_then(|()| out.flush()) {
+            return write_failed(&e);
         }
     }
     status
@@ -531,11 +538,10 @@ fn check(o: &Opts, mode: &Mode) -> Status {
                 let mark = if parsed.escaped { "\\" } else { "" };
                 let text = verdict.unwrap_or_else(|| "OK".into());
                 let mut out = stdout.lock();
-                if writeln!(out, "{mark}{}: {text}", parsed.shown)
-                    .and_then(|()| out.flush())
-                    .is_err()
+                if let Err(e) =
+                    writeln!(out, "{mark}{}: {text}", parsed.shown).and_then(|()| out.flush())
                 {
-                    return Status::Failed;
+                    return write_failed(&e);
                 }
             }
         }

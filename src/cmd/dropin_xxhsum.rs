@@ -47,10 +47,16 @@ impl CStdout {
         CStdout { buf: Vec::with_capacity(block), block, line, out, failed: false }
     }
 
+    /// Writes `data` out. xxhsum ignores a failed write (and exits 0 with its output
+    /// lost); the drop-in says once that standard output could not be written, and
+    /// exits 1.
     fn emit(&mut self, data: &[u8]) {
         let mut out = self.out.lock();
-        if out.write_all(data).and_then(|()| out.flush()).is_err() {
+        if let Err(e) = out.write_all(data).and_then(|()| out.flush())
+            && !self.failed
+        {
             self.failed = true;
+            eprintln!("Error: could not write to standard output: {}", io_message(&e));
         }
     }
 
