@@ -218,17 +218,24 @@ fn join(rng: &mut Rng, lines: Vec<Vec<u8>>) -> Vec<u8> {
     out
 }
 
-/// Which checksum files a case reads (the case's arguments are these names so far): one or two named files, or standard input (with
+/// Which checksum files a case reads (the case's arguments are these names so far): one
+/// or two named files, a missing one or a directory after one, or standard input (with
 /// `-` or no name at all).
 fn sources(rng: &mut Rng, gen_file: &mut dyn FnMut(&mut Rng) -> Vec<u8>) -> Case {
     let stdin = b"from stdin\n".to_vec();
-    let (files, args, stdin) = match rng.below(5) {
+    let (files, args, stdin) = match rng.below(6) {
         0 => (Vec::new(), Vec::new(), gen_file(rng)),
         1 => (Vec::new(), vec!["-".into()], gen_file(rng)),
         2 => {
             let files =
                 vec![("m0.sum".to_string(), gen_file(rng)), ("m1.sum".to_string(), gen_file(rng))];
             (files, vec!["m0.sum".into(), "m1.sum".into()], stdin)
+        }
+        // A checksum file that is missing, or a directory, after one that is not.
+        3 if rng.chance(30) => {
+            let other = if rng.chance(50) { "nothere.sum" } else { "sub" };
+            let files = vec![("m0.sum".to_string(), gen_file(rng))];
+            (files, vec!["m0.sum".into(), other.into()], stdin)
         }
         _ => (vec![("m0.sum".to_string(), gen_file(rng))], vec!["m0.sum".into()], stdin),
     };
