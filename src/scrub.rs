@@ -362,7 +362,7 @@ pub fn run_catalog(
 
     // Phase one: the walk merged with the catalog.
     {
-        let mut rows = RowStream::new(cat.reader()?);
+        let mut rows = RowStream::new(reader_of(cat)?);
         let walk_opts =
             WalkOptions { follow, exclude: opts.exclude.clone(), threads: 4, stat: true };
         let exclude = opts.exclude.clone();
@@ -489,7 +489,7 @@ pub fn run_catalog(
     // Moves: a missing file whose content now lives at a path new in the tree. Missing
     // rows are read in pages, so a tree that vanished whole costs no memory.
     if store.ok() {
-        let reader = cat.reader()?;
+        let reader = reader_of(cat)?;
         let mut after: Option<Vec<u8>> = None;
         'pages: loop {
             let page = match reader.missing(after.as_deref(), 1024) {
@@ -533,7 +533,7 @@ pub fn run_catalog(
 
     // Directories whose every recorded file is missing: unmounted, or gone whole.
     if store.ok() && report.count(Class::Missing) > 0 {
-        let reader = cat.reader()?;
+        let reader = reader_of(cat)?;
         let mut after: Option<Vec<u8>> = None;
         let mut failed = None;
         let pages = std::iter::from_fn(|| match reader.presence(after.as_deref(), 4096) {
@@ -561,7 +561,14 @@ pub fn run_catalog(
     // catalog, which ends when every file has been looked at since it began.
     if opts.mode == Mode::Verify {
         let sliced = opts.max_bytes.is_some() || opts.max_duration.is_some();
-        let pass_start = match cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok()) {
+        let stored = match cat.meta(PASS_KEY) {
+            Ok(v) => v.and_then(|v| v.parse::<i64>().ok()),
+            Err(e) => {
+                store.fail(e, notice);
+                None
+            }
+        };
+        let pass_start = match stored {
             Some(p) if sliced => p,
             _ => now,
         };
@@ -571,7 +578,7 @@ pub fn run_catalog(
             store.fail(e, notice);
         }
         report.pass_started_ms = pass_start;
-        let reader = cat.reader()?;
+        let reader = reader_of(cat)?;
         let max_bytes = opts.max_bytes;
         let max_duration = opts.max_duration;
         let already = report.bytes_read;
@@ -624,7 +631,13 @@ pub fn run_catalog(
         if let Some(e) = read_error {
             store.fail(CatalogError::Sqlite(cat.path().to_path_buf(), e), notice);
         }
-        let (files, bytes) = cat.stale_count(pass_start)?;
+        let (files, bytes) = match cat.stale_count(pass_start) {
+            Ok(n) => n,
+            Err(e) => {
+                store.fail(e, notice);
+                (0, 0)
+            }
+        };
         report.remaining_files = files;
         report.remaining_bytes = bytes;
         if let Some(why) = stopped {
@@ -651,13 +664,21 @@ pub fn run_catalog(
             store.fail(e, notice);
         }
     }
-    if store.ok() && !cat.in_place() {
+    if !cat.in_place() {
         // Deleted (or replaced) under the run: SQLite wrote on into a file no one will
-        // open again.
+        // open again (or failed to, which is the same story).
         store.failed = Some(CatalogError::Vanished(cat.path().to_path_buf()));
     }
     report.catalog_error = store.failed.map(|e| e.to_string());
     Ok(report)
+}
+
+/// A second connection to the catalog; failing because the catalog is gone, says so.
+fn reader_of(cat: &Catalog) -> Result<sqlite::Reader, CatalogError> {
+    cat.reader().map_err(|e| match cat.in_place() {
+        true => e,
+        false => CatalogError::Vanished(cat.path().to_path_buf()),
+    })
 }
 
 /// The directories under which every recorded file is missing, outermost only, from the

@@ -824,6 +824,11 @@ fn a_catalog_deleted_mid_scan_is_an_error() {
             panic!("a scan whose catalog was deleted under it exited 0");
         }
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("was deleted or replaced during the run"),
+            "{}",
+            text(&out.stderr)
+        );
         return;
     }
     skip("catalog deleted mid-scan", "every scan finished before its catalog could be deleted");

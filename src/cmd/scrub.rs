@@ -139,7 +139,16 @@ pub fn run(
                 }
                 Err(e) => return Err(e.into()),
             };
-            let report = scrub::run_catalog(&root, &cat, &opts, &mut notice)?;
+            let report = match scrub::run_catalog(&root, &cat, &opts, &mut notice) {
+                Ok(r) => r,
+                Err(e) => {
+                    // What was found before the catalog failed is out first.
+                    progress.finish();
+                    out.write_all(&buf.borrow()).context("write error")?;
+                    out.flush().context("write error")?;
+                    return Err(e.into());
+                }
+            };
             progress.finish();
             if catalog_error.is_none() {
                 catalog_error = report.catalog_error.clone();
