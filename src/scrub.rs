@@ -487,8 +487,17 @@ pub fn run_catalog(
     }
 
     // Moves: a missing file whose content now lives at a path new in the tree. Missing
-    // rows are read in pages, so a tree that vanished whole costs no memory.
-    if store.ok() {
+    // rows are read in pages, so a tree that vanished whole costs no memory; and they are
+    // only read when some file is new since the oldest loss (else nothing can pair).
+    let candidates = report.count(Class::Missing) > 0
+        && match cat.new_since_a_loss() {
+            Ok(any) => any,
+            Err(e) => {
+                store.fail(e, notice);
+                false
+            }
+        };
+    if store.ok() && candidates {
         let reader = reader_of(cat)?;
         let mut after: Option<Vec<u8>> = None;
         'pages: loop {

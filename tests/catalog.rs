@@ -930,3 +930,19 @@ fn exit_statuses_are_documented_in_help() {
         assert!(text(&out.stdout).contains("Exit status: 0 done"), "{command}");
     }
 }
+
+#[test]
+fn a_file_missing_for_several_runs_is_still_found_moved() {
+    let d = tempdir();
+    write(d.path(), "t/keep", b"k");
+    let old = write(d.path(), "t/old/report.pdf", b"the report, a few bytes");
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    std::fs::remove_file(&old).unwrap();
+    for _ in 0..2 {
+        let (found, _, code) = classify(d.path(), &["scan", "t"]);
+        assert_eq!((found, code), (map(&[("old/report.pdf", "missing")]), 1));
+    }
+    write(d.path(), "t/archive/report.pdf", b"the report, a few bytes");
+    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found, code), (map(&[("old/report.pdf -> archive/report.pdf", "moved")]), 0));
+}

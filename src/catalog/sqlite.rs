@@ -358,6 +358,20 @@ impl Catalog {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
     }
 
+    /// Whether any present file recorded as new is no older than the oldest missing file's
+    /// loss: without one, no missing file can be found moved.
+    pub fn new_since_a_loss(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM files WHERE last_result = 'new'
+                   AND missing_since IS NULL
+                   AND first_seen >= (SELECT min(missing_since) FROM files))",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// One row by path.
     pub fn get(&self, path: &[u8]) -> Result<Option<Row>> {
         self.conn
