@@ -946,3 +946,46 @@ fn a_file_missing_for_several_runs_is_still_found_moved() {
     let (found, _, code) = classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("old/report.pdf -> archive/report.pdf", "moved")]), 0));
 }
+
+#[test]
+fn a_catalog_write_failing_mid_run_never_hides_a_finding() {
+    // A trigger makes the catalog refuse one row's update: the run's batch (which holds
+    // the corrupt file's finding) is rolled back, so the finding can only come from
+    // memory. No root needed, unlike a full file system.
+    let d = tempdir();
+    for i in 0..10 {
+        write(d.path(), format!("t/f{i}"), format!("file {i}").as_bytes());
+    }
+    assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", "c.db", "t"]).status.success());
+    rot(&d.path().join("t/f2"), b"file X");
+    let conn = rusqlite::Connection::open(d.path().join("c.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON files WHEN NEW.path = CAST('f7' AS BLOB)
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+    )
+    .unwrap();
+    drop(conn);
+    for json in [false, true] {
+        let mut args = vec!["verify", "--catalog", "c.db", "t"];
+        if json {
+            args.push("--json");
+        }
+        let out = cmd_in(d.path(), &args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        if json {
+            let line = stdout.lines().find(|l| l.contains(r#""path":"f2""#)).unwrap_or_default();
+            assert!(line.contains(r#""class":"corrupt""#), "{stdout}");
+        } else {
+            assert!(stdout.starts_with("CORRUPT     f2 (recorded "), "{stdout}");
+            assert!(stdout.contains("CORRUPT 1"), "{stdout}");
+        }
+        assert!(stderr.contains("injected failure"), "{stderr}");
+        assert!(stderr.contains("the findings above were not recorded"), "{stderr}");
+    }
+    let conn = rusqlite::Connection::open(d.path().join("c.db")).unwrap();
+    conn.execute_batch("DROP TRIGGER refuse").unwrap();
+    drop(conn);
+    let (found, _, code) = classify(d.path(), &["verify", "--catalog", "c.db", "t"]);
+    assert_eq!((found, code), (map(&[("f2", "corrupt")]), 1));
+}
