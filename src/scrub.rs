@@ -1027,6 +1027,8 @@ pub fn run_xattr(
                                 Some(a) if !stamp.is_some_and(|s| a.describes(&s, window)) => {
                                     XItem::Outdated(rel, a)
                                 }
+                                // A standing corrupt finding: read again by every run.
+                                Some(a) if a.corrupt => XItem::Check(rel, a),
                                 Some(_) if !verify => XItem::Unchanged,
                                 Some(_)
                                     if stopped.is_some()
@@ -1183,11 +1185,14 @@ fn xattr_sink(
                     // Switching from cshatag: add fixity's own record beside it.
                     xa::write(&path, a.algo, &h.digests[0], stamp, now)
                 } else {
-                    xa::mark_verified(&path, now)
+                    xa::mark_verified(&path, now, a.corrupt)
                 };
                 r.map(|()| Class::Ok)
             } else {
                 let note = format!("recorded {}, now {}", a.digest.to_hex(), h.digests[0].to_hex());
+                // Marked, so that every later run (a scan, any slice) reads it again; a
+                // file whose mark cannot be set is still reported now.
+                let _ = xa::mark_corrupt(&path, &h.digests[0]);
                 found_one(report, found, rel, Class::Corrupt, Some(note));
                 return;
             };

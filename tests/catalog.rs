@@ -989,3 +989,33 @@ fn a_catalog_write_failing_mid_run_never_hides_a_finding() {
     let (found, _, code) = classify(d.path(), &["verify", "--catalog", "c.db", "t"]);
     assert_eq!((found, code), (map(&[("f2", "corrupt")]), 1));
 }
+
+#[test]
+fn xattr_corrupt_files_stay_corrupt_in_every_run_until_restored() {
+    let d = tempdir();
+    if !xattrs_work(d.path()) {
+        skip("xattr corrupt findings", "the test directory's file system has no user xattrs");
+        return;
+    }
+    for i in 0..8 {
+        write(d.path(), format!("t/f{i}"), &[b'a' + i as u8; 1000]);
+    }
+    cmd_in(d.path(), &["scan", "-q", "--store", "xattr", "t"]);
+    let f1 = d.path().join("t/f1");
+    rot(&f1, &[b'z'; 1000]);
+    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    // Slices that start past it, and scans, read it again.
+    for round in 0..4 {
+        let (found, _, code) =
+            classify(d.path(), &["verify", "--store", "xattr", "--max-bytes", "2500", "t"]);
+        assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1), "slice {round}");
+    }
+    let (found, _, code) = classify(d.path(), &["scan", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    // Restored: ok, and the mark is gone.
+    rot(&f1, &[b'b'; 1000]);
+    let (found, _, code) = classify(d.path(), &["scan", "--store", "xattr", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+    assert!(xattr::get(&f1, "user.fixity.corrupt").unwrap().is_none());
+}
