@@ -600,6 +600,8 @@ fn a_missing_file_stays_missing_until_back_or_forgotten() {
             assert_eq!((code, s["counts"]["missing"].as_u64()), (1, Some(2)), "{command}");
         }
     }
+    let status = text(&cmd_in(d.path(), &["status", "t"]).stdout);
+    assert!(status.contains("\nmissing    a\nmissing    b\n"), "status lists them: {status}");
     // b is back as it was: ok again, no finding.
     std::fs::write(&b, b"bravo").unwrap();
     set_mtime(&b, b_time);

@@ -151,7 +151,8 @@ pub struct Summary {
     pub oldest_verified: Option<(Vec<u8>, i64)>,
     /// Present files verified within the last 1, 7 and 30 days.
     pub verified_within: [(u32, u64); 3],
-    /// Files whose last result is corrupt or unreadable (first 100).
+    /// Standing findings: files whose last result is corrupt or unreadable, and missing
+    /// files (first 100, by path).
     pub problems: Vec<(Vec<u8>, String)>,
     /// The last few runs: command, started, finished, complete, summary JSON.
     pub runs: Vec<RunInfo>,
@@ -434,8 +435,10 @@ impl Catalog {
         }
         let mut st = c
             .prepare(
-                "SELECT path, last_result FROM files WHERE last_result IN ('corrupt', 'unreadable')
-                 AND missing_since IS NULL ORDER BY path LIMIT 100",
+                "SELECT path, last_result FROM files
+                 WHERE (last_result IN ('corrupt', 'unreadable') AND missing_since IS NULL)
+                    OR missing_since IS NOT NULL
+                 ORDER BY path LIMIT 100",
             )
             .map_err(e)?;
         let problems = st
@@ -1183,6 +1186,9 @@ mod tests {
         assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
         assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));
         assert_eq!(s.verified_within, [(1, 1), (7, 2), (30, 2)]);
-        assert_eq!(s.problems, vec![(b"b".to_vec(), "corrupt".to_string())]);
+        assert_eq!(
+            s.problems,
+            vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
+        );
     }
 }
