@@ -269,7 +269,7 @@ impl Catalog {
 
     /// Whether the catalog's file is still the one this catalog opened (not deleted or
     /// replaced since).
-    pub fn in_place(&self) -> bool {
+    pub(crate) fn in_place(&self) -> bool {
         self.identity.is_none() || file_identity(&self.path) == self.identity
     }
 
@@ -361,7 +361,7 @@ impl Catalog {
 
     /// Whether any present file recorded as new is no older than the oldest missing file's
     /// loss: without one, no missing file can be found moved.
-    pub fn new_since_a_loss(&self) -> Result<bool> {
+    pub(crate) fn new_since_a_loss(&self) -> Result<bool> {
         self.conn
             .query_row(
                 "SELECT EXISTS (SELECT 1 FROM files WHERE last_result = 'new'
@@ -602,7 +602,7 @@ impl Reader {
     }
 
     /// Up to `limit` rows recorded as missing with paths after `after`, in path order.
-    pub fn missing(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+    pub(crate) fn missing(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT {ROW_COLUMNS} FROM files WHERE missing_since IS NOT NULL
                AND (?1 IS NULL OR path > ?1) ORDER BY path LIMIT ?2"
@@ -613,7 +613,7 @@ impl Reader {
 
     /// Up to `limit` (path, missing) pairs after `after`, in path order: the whole
     /// catalog's shape, without the rest of each row.
-    pub fn presence(
+    pub(crate) fn presence(
         &self,
         after: Option<&[u8]>,
         limit: usize,
@@ -656,12 +656,12 @@ impl Writer<'_> {
     }
 
     /// Statements in the open batch (0 right after a commit).
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.pending
     }
 
     /// Gives up the open batch (after a failed write): rolls it back if SQLite has not.
-    pub fn abandon(&mut self) {
+    pub(crate) fn abandon(&mut self) {
         self.pending = 0;
         if !self.cat.conn.is_autocommit() {
             let _ = self.cat.conn.execute_batch("ROLLBACK");

@@ -217,7 +217,7 @@ pub fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Re
 }
 
 /// Marks a standing corrupt finding, with the digest the content has now.
-pub fn mark_corrupt(path: &Path, found: &Digest) -> io::Result<()> {
+pub(crate) fn mark_corrupt(path: &Path, found: &Digest) -> io::Result<()> {
     set(path, CORRUPT, found.to_hex().as_bytes())
 }
 
