@@ -246,8 +246,8 @@ impl Mode {
         }
     }
 
-    /// Hashes a file (or standard input for `-`), memory-mapped and on several threads
-    /// when it is a large enough regular file.
+    /// Hashes a file (or standard input for `-`), on several threads when it is a large
+    /// enough regular file.
     fn hash(&self, name: &OsStr) -> io::Result<blake3::OutputReader> {
         let mut h = self.hasher();
         if name == "-" {
@@ -257,15 +257,44 @@ impl Mode {
             h.update_reader(io::stdin().lock())?;
             return Ok(h.finalize_xof());
         }
-        let file = std::fs::File::open(name)?;
+        let mut file = std::fs::File::open(name)?;
         let md = file.metadata()?;
         if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
-            h.update_mmap_rayon(name)?;
+            // b3sum maps such a file; a mapped page whose read fails (a bad sector) or that
+            // a truncation removed raises SIGBUS and kills the process. Large blocks read
+            // with read(2) and hashed on several threads keep the speed and turn those
+            // faults into an error for this file, as `b3sum --no-mmap` reports them.
+            let mut block = vec![0u8; (md.len() as usize + 1).min(BLOCK)];
+            loop {
+                let n = fill(&mut file, &mut block)?;
+                h.update_rayon(&block[..n]);
+                if n < block.len() {
+                    break;
+                }
+            }
         } else {
             h.update_reader(file)?;
         }
         Ok(h.finalize_xof())
     }
+}
+
+/// Bytes read and hashed at once from a large file: enough for every thread to have
+/// whole BLAKE3 subtrees to hash.
+const BLOCK: usize = 8 * 1024 * 1024;
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes read.
+fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// An error as the Rust standard library prints it (`... (os error 2)`), which b3sum
