@@ -21,19 +21,57 @@ pub enum Command {
     /// List the algorithms fixity computes.
     Algorithms(AlgorithmsArgs),
     /// Record a tree in its catalog: hash new and changed files, note deleted ones.
+    #[command(after_help = SCRUB_EXIT)]
     Scan(ScanArgs),
     /// Re-read files and compare with the catalog: find corruption, edits, moves, losses.
+    #[command(after_help = SCRUB_EXIT)]
     Verify(VerifyArgs),
     /// Show what a tree's catalog knows: counts, coverage, problems, recent runs.
+    #[command(after_help = READ_EXIT)]
     Status(StatusArgs),
     /// Write the catalog out as a checksum manifest.
+    #[command(after_help = READ_EXIT)]
     Export(ExportArgs),
+    /// Record the current content of corrupt (or other) files as good: the explicit end
+    /// of a CORRUPT finding, once the change is known to be wanted.
+    #[command(after_help = RESOLVE_EXIT)]
+    Accept(ResolveArgs),
+    /// Drop the records of missing files (each PATH a file or a directory) once they are
+    /// gone for good; until then every scan and verify reports them.
+    #[command(after_help = RESOLVE_EXIT)]
+    Forget(ResolveArgs),
     /// Measure algorithms and tools on this machine, with the method built in.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// BagIt bags (RFC 8493): make a directory into a bag in place, validate bags.
     #[command(subcommand)]
     Bag(BagCommand),
+}
+
+const SCRUB_EXIT: &str = "Exit status: 0 clean; 1 findings (corrupt, missing or unreadable files); \
+2 could not run (usage, a catalog that cannot be opened, read or written, a failed write of the \
+report). Findings are printed before a catalog error is.";
+const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
+not run (no catalog, not a fixity catalog, a read error).";
+const RESOLVE_EXIT: &str = "Exit status: 0 done; 2 nothing done (a PATH outside the tree, not \
+recorded, or in the wrong state; the catalog busy or failing).";
+
+/// Arguments of `accept` and `forget`.
+#[derive(Args, Debug)]
+pub struct ResolveArgs {
+    /// The catalog file (default: TREE/.fixity/catalog.db).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// The tree the catalog records (default: the nearest directory above the first PATH
+    /// holding .fixity/catalog.db; with --catalog, the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    /// If another run holds the catalog, wait for it instead of failing.
+    #[arg(long)]
+    pub wait: bool,
+    /// Files (for forget, also directories), as paths from here.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

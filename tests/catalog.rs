@@ -111,11 +111,13 @@ fn every_class_is_found_on_a_real_tree() {
     std::fs::write(&rot, b"0123456789abcdef").unwrap();
     set_mtime(&rot, before);
     let (found, _, code) = classify(d.path(), &["verify", "t"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "a missing file is a finding");
     assert_eq!(found, map(&[("gone", "missing")]), "verify keeps reporting a missing file");
-    // A scan accepts the loss; afterwards the tree is clean.
-    let (found, _, _) = classify(d.path(), &["scan", "t"]);
-    assert_eq!(found, map(&[("gone", "missing")]));
+    // So does a scan, until the loss is accepted with `forget`.
+    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found, code), (map(&[("gone", "missing")]), 1));
+    let out = cmd_in(d.path(), &["forget", "t/gone"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let (found, summary, code) = classify(d.path(), &["verify", "t"]);
     assert_eq!((found.len(), code), (0, 0));
     assert_eq!(summary["counts"]["ok"], 5);
@@ -520,9 +522,149 @@ fn xattr_store_on_a_file_system_without_xattrs_names_it() {
     assert!(err.contains("proc"), "names the file system: {err}");
 }
 
+/// Writes `data` over `p` and gives it back its mtime: content changed, nothing else.
+fn rot(p: &Path, data: &[u8]) {
+    let before = mtime(p);
+    std::fs::write(p, data).unwrap();
+    set_mtime(p, before);
+}
+
 #[test]
-fn a_scan_of_an_emptied_tree_keeps_the_records() {
-    // An unmounted file system shows an empty mount point: a scan must not forget all.
+fn a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted() {
+    let d = tempdir();
+    for i in 0..12 {
+        write(d.path(), format!("t/f{i:02}"), &[i as u8; 1000]);
+    }
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    rot(&d.path().join("t/f03"), &[0xee; 1000]);
+    rot(&d.path().join("t/f07"), &[0xdd; 1000]);
+    let (found, _, code) = classify(d.path(), &["verify", "t"]);
+    assert_eq!((found, code), (map(&[("f03", "corrupt"), ("f07", "corrupt")]), 1));
+    // Every slice of a pass, and the slices of the next pass, report both corrupt files
+    // and exit 1: they are re-checked first by every run, whatever its budget.
+    let mut passes = 0;
+    for slice in 0..12 {
+        let (found, s, code) = classify(d.path(), &["verify", "--max-bytes", "3K", "t"]);
+        assert_eq!(found, map(&[("f03", "corrupt"), ("f07", "corrupt")]), "slice {slice}");
+        assert_eq!(code, 1, "slice {slice}");
+        assert_eq!(s["counts"]["corrupt"], 2, "slice {slice}");
+        if s["complete"] == true {
+            passes += 1;
+        }
+    }
+    assert!(passes >= 2, "the slices went through whole passes");
+    // A scan reads them again too (and only them).
+    let (found, s, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found, code), (map(&[("f03", "corrupt"), ("f07", "corrupt")]), 1));
+    assert_eq!(s["files_read"], 2);
+    // Restored from a backup: ok again, in the very next slice.
+    rot(&d.path().join("t/f03"), &[3u8; 1000]);
+    let (found, _, code) = classify(d.path(), &["verify", "--max-bytes", "1", "t"]);
+    assert_eq!((found, code), (map(&[("f07", "corrupt")]), 1));
+    // The new content is wanted: accept it explicitly.
+    let out = cmd_in(d.path(), &["accept", "t/f07"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("accepted    t/f07 (was corrupt): recorded "));
+    let (found, s, code) = classify(d.path(), &["verify", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+    assert_eq!(s["counts"]["ok"], 12);
+    let cat = Catalog::open(&d.path().join("t/.fixity/catalog.db"), false, None).unwrap();
+    let blake3 = fixity::algo::lookup("blake3").unwrap();
+    assert_eq!(cat.get(b"f07").unwrap().unwrap().digest, blake3.digest(&[0xdd; 1000]).as_bytes());
+    drop(cat);
+    // accept refuses what it cannot accept, and then changes nothing.
+    let out = cmd_in(d.path(), &["accept", "t/f01", "t/nothere"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("t/nothere: not in the catalog"), "{}", text(&out.stderr));
+    let out = cmd_in(d.path(), &["accept", "--tree", "t", "/etc/hostname"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not inside the tree"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_missing_file_stays_missing_until_back_or_forgotten() {
+    let d = tempdir();
+    write(d.path(), "t/keep", b"k");
+    let a = write(d.path(), "t/a", b"alpha");
+    let b = write(d.path(), "t/b", b"bravo");
+    write(d.path(), "t/sub/x", b"x");
+    write(d.path(), "t/sub/deeper/y", b"y");
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    let b_time = mtime(&b);
+    std::fs::remove_file(&a).unwrap();
+    std::fs::remove_file(&b).unwrap();
+    for round in 0..3 {
+        for command in ["scan", "verify"] {
+            let (found, s, code) = classify(d.path(), &[command, "t"]);
+            assert_eq!(found, map(&[("a", "missing"), ("b", "missing")]), "{command} {round}");
+            assert_eq!((code, s["counts"]["missing"].as_u64()), (1, Some(2)), "{command}");
+        }
+    }
+    let status = text(&cmd_in(d.path(), &["status", "t"]).stdout);
+    assert!(status.contains("\nmissing    a\nmissing    b\n"), "status lists them: {status}");
+    // b is back as it was: ok again, no finding.
+    std::fs::write(&b, b"bravo").unwrap();
+    set_mtime(&b, b_time);
+    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found, code), (map(&[("a", "missing")]), 1));
+    // forget refuses a file that is there, or one never recorded, and changes nothing.
+    for wrong in ["t/keep", "t/zzz"] {
+        let out = cmd_in(d.path(), &["forget", "t/a", wrong]);
+        assert_eq!(out.status.code(), Some(2), "{wrong}");
+    }
+    let (found, _, _) = classify(d.path(), &["verify", "t"]);
+    assert_eq!(found, map(&[("a", "missing")]));
+    let out = cmd_in(d.path(), &["forget", "t/a"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "forgot      t/a: 1 missing file\n");
+    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+
+    // A whole directory gone: kept, named, "is it mounted?"; forgotten as one.
+    std::fs::remove_dir_all(d.path().join("t/sub")).unwrap();
+    let out = cmd_in(d.path(), &["scan", "t"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("t/sub: all 2 recorded files under it are missing: is it mounted?"),
+        "{err}"
+    );
+    assert!(!err.contains("deeper:"), "only the outermost directory is named: {err}");
+    let out = cmd_in(d.path(), &["forget", "t/sub"]);
+    assert_eq!(text(&out.stdout), "forgot      t/sub: 2 missing files\n", "{}", text(&out.stderr));
+    let (found, _, code) = classify(d.path(), &["verify", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+}
+
+#[test]
+fn a_report_that_cannot_be_written_forgets_nothing() {
+    if !Path::new("/dev/full").exists() {
+        skip("a full stdout", "no /dev/full here");
+        return;
+    }
+    let d = tempdir();
+    write(d.path(), "t/keep", b"k");
+    let gone = write(d.path(), "t/gone", b"g");
+    let bad = write(d.path(), "t/bad", b"good content");
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    std::fs::remove_file(&gone).unwrap();
+    rot(&bad, b"b0rk content");
+    // Found by a verify whose report cannot be written; then reported by a scan, whose
+    // report cannot be written either; then by a verify.
+    for (command, next) in [("verify", "scan"), ("scan", "verify")] {
+        let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = fixity(d.path()).args([command, "t"]).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("write error"), "{}", text(&out.stderr));
+        // Nothing was dropped for having been "reported".
+        let (found, _, code) = classify(d.path(), &[next, "t"]);
+        assert_eq!((found, code), (map(&[("bad", "corrupt"), ("gone", "missing")]), 1));
+    }
+}
+
+#[test]
+fn a_vanished_tree_or_sub_mount_keeps_its_records() {
+    // An unmounted file system shows an empty mount point: nothing is forgotten.
     let d = tempdir();
     write(d.path(), "t/a", b"1");
     write(d.path(), "t/sub/b", b"2");
@@ -530,16 +672,352 @@ fn a_scan_of_an_emptied_tree_keeps_the_records() {
     assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", "c.db", "t"]).status.success());
     std::fs::remove_file(d.path().join("t/a")).unwrap();
     std::fs::remove_dir_all(d.path().join("t/sub")).unwrap();
-    let out = cmd_in(d.path(), &["scan", "--catalog", "c.db", "t"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("every recorded file is missing"), "{}", text(&out.stderr));
-    let cat = Catalog::open(&catalog, false, None).unwrap();
-    assert_eq!(cat.missing().unwrap().len(), 2, "still on record");
-    drop(cat);
-    // Once one file is back, the scan forgets the rest as usual.
+    for command in ["verify", "scan", "verify"] {
+        let out = cmd_in(d.path(), &[command, "--catalog", "c.db", "t"]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("t: all 2 recorded files under it are missing: is it mounted?"),
+            "{err}"
+        );
+        let cat = Catalog::open(&catalog, false, None).unwrap();
+        assert_eq!(cat.missing().unwrap().len(), 2, "still on record after {command}");
+    }
+    // Back, unchanged: ok.
     write(d.path(), "t/a", b"1");
+    write(d.path(), "t/sub/b", b"2");
     let out = cmd_in(d.path(), &["scan", "--catalog", "c.db", "t"]);
-    assert!(out.status.success());
-    let cat = Catalog::open(&catalog, false, None).unwrap();
-    assert!(cat.missing().unwrap().is_empty());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+
+    // A sub-mount absent during a scan (here: moved away), one of its files corrupted
+    // meanwhile: when it is back, that file is CORRUPT, not new.
+    let e = tempdir();
+    let t = e.path().join("t");
+    write(&t, "top", b"top");
+    write(&t, "mnt/photo", b"the good picture");
+    write(&t, "mnt/other", b"other");
+    assert!(cmd_in(e.path(), &["scan", "-q", "t"]).status.success());
+    let away = e.path().join("away");
+    std::fs::rename(t.join("mnt"), &away).unwrap();
+    std::fs::create_dir(t.join("mnt")).unwrap(); // the empty mount point
+    let out = cmd_in(e.path(), &["scan", "t"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("t/mnt: all 2 recorded files under it are missing: is it mounted?"),
+        "{err}"
+    );
+    rot(&away.join("photo"), b"the b0rk picture");
+    std::fs::remove_dir(t.join("mnt")).unwrap();
+    std::fs::rename(&away, t.join("mnt")).unwrap();
+    let (found, _, code) = classify(e.path(), &["verify", "t"]);
+    assert_eq!((found, code), (map(&[("mnt/photo", "corrupt")]), 1));
+}
+
+/// A tmpfs of `size` at `dir`, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system under `dir` until `leave` bytes are free.
+fn fill(dir: &Path, leave: u64) {
+    let free = {
+        let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid C string and a struct to fill.
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_frsize as u64
+    };
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let chunk = vec![0u8; 4096];
+    let mut left = free.saturating_sub(leave);
+    use std::io::Write;
+    while left > 0 {
+        let n = left.min(4096) as usize;
+        if f.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+        left -= n as u64;
+    }
+}
+
+#[test]
+fn a_full_catalog_file_system_never_hides_a_finding() {
+    let d = tempdir();
+    for i in 0..400 {
+        write(d.path(), format!("t/f{i:03}"), format!("file {i}").as_bytes());
+    }
+    let mut failed_runs = 0;
+    // The catalog's file system full at several points: before the run can open it,
+    // when it starts, in the middle of its writes.
+    for leave in [0u64, 8 << 10, 40 << 10, 64 << 10, 100 << 10] {
+        let dir = d.path().join(format!("cat{leave}"));
+        let Some(_mount) = Tmpfs::mount(&dir, "2m") else {
+            skip("a full catalog file system", "cannot mount a tmpfs (not root?)");
+            return;
+        };
+        let db = dir.join("c.db");
+        let db_arg = db.to_str().unwrap();
+        let out = cmd_in(d.path(), &["scan", "-q", "--catalog", db_arg, "t"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let victim = d.path().join("t/f123");
+        rot(&victim, b"file X23");
+        fill(&dir, leave);
+        let out = cmd_in(d.path(), &["verify", "--catalog", db_arg, "t"]);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(stdout.contains("CORRUPT     f123 (recorded "), "free {leave}: {stdout}{stderr}");
+        match out.status.code() {
+            Some(1) => {}
+            Some(2) => {
+                failed_runs += 1;
+                assert!(stderr.contains("the findings above were not recorded"), "{stderr}");
+                assert!(stdout.contains("CORRUPT 1"), "the summary too: {stdout}");
+            }
+            other => panic!("free {leave}: exit {other:?}: {stderr}"),
+        }
+        rot(&victim, b"file 123");
+    }
+    assert!(failed_runs >= 1, "at least one run could not write its catalog");
+}
+
+#[test]
+fn a_catalog_deleted_mid_scan_is_an_error() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 3000);
+    let catalog = d.path().join("c.db");
+    for delay_ms in [100u64, 250, 600] {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(d.path().join(format!("c.db{suffix}")));
+        }
+        let mut child = fixity(d.path())
+            .args(["scan", "-q", "--catalog", "c.db", "-j", "1", "t"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        if !catalog.exists() || child.try_wait().unwrap().is_some() {
+            let _ = child.wait();
+            continue;
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(d.path().join(format!("c.db{suffix}")));
+        }
+        let out = child.wait_with_output().unwrap();
+        if out.status.code() == Some(0) && !catalog.exists() {
+            panic!("a scan whose catalog was deleted under it exited 0");
+        }
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("was deleted or replaced during the run"),
+            "{}",
+            text(&out.stderr)
+        );
+        return;
+    }
+    skip("catalog deleted mid-scan", "every scan finished before its catalog could be deleted");
+}
+
+#[test]
+fn status_and_export_read_a_catalog_on_read_only_media() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    write(d.path(), "t/b", b"bravo");
+    assert!(cmd_in(d.path(), &["scan", "-q", "-a", "sha256", "t"]).status.success());
+    let Some(_) = crate::util::unprivileged(d.path()) else {
+        skip("read-only catalog", "running as root and cannot switch to nobody here");
+        return;
+    };
+    let dir = d.path().join("t/.fixity");
+    let db = dir.join("catalog.db");
+    let before = std::fs::read(&db).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let status = crate::util::unprivileged(d.path()).unwrap().args(["status", "t"]).output();
+    let export =
+        crate::util::unprivileged(d.path()).unwrap().args(["export", "t"]).output().unwrap();
+    let verify = crate::util::unprivileged(d.path()).unwrap().args(["verify", "t"]).output();
+    let listing: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let status = status.unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stderr));
+    assert!(
+        text(&status.stdout).contains("files:     2 (10 B), 0 missing"),
+        "{}",
+        text(&status.stdout)
+    );
+    assert_eq!(export.status.code(), Some(0), "{}", text(&export.stderr));
+    let sha = fixity::algo::lookup("sha256").unwrap();
+    assert_eq!(
+        text(&export.stdout),
+        format!("{}  a\n{}  b\n", sha.digest(b"alpha").to_hex(), sha.digest(b"bravo").to_hex())
+    );
+    // A verify compares, and then says it could not record.
+    let verify = verify.unwrap();
+    assert_eq!(verify.status.code(), Some(2), "{}", text(&verify.stderr));
+    assert!(text(&verify.stdout).contains("ok 2"), "{}", text(&verify.stdout));
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the catalog is untouched");
+    assert_eq!(listing.len(), 2, "nothing added beside it: {listing:?}");
+}
+
+#[test]
+fn an_empty_or_foreign_catalog_is_refused_untouched() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    let other = d.path().join("other.db");
+    {
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');")
+            .unwrap();
+    }
+    let cases: [(&str, Option<Vec<u8>>, &str); 3] = [
+        ("empty.db", Some(Vec::new()), "the file is empty"),
+        ("notes.txt", Some(b"shopping list\n".to_vec()), "not an SQLite database"),
+        ("other.db", None, "an SQLite database without fixity's tables"),
+    ];
+    for (name, content, why) in cases {
+        let path = d.path().join(name);
+        if let Some(c) = &content {
+            std::fs::write(&path, c).unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        for command in ["scan", "verify", "status", "export"] {
+            let out = cmd_in(d.path(), &[command, "--catalog", name, "t"]);
+            assert_eq!(out.status.code(), Some(2), "{command} {name}");
+            let err = text(&out.stderr);
+            assert!(err.contains(&format!("{name} is not a fixity catalog ({why})")), "{err}");
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{command} left {name} alone");
+        }
+    }
+    // The default catalog, 0 bytes (as a crash of an older fixity could leave it).
+    write(d.path(), "t/.fixity/catalog.db", b"");
+    let out = cmd_in(d.path(), &["scan", "t"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not a fixity catalog (the file is empty)"));
+    assert_eq!(std::fs::metadata(d.path().join("t/.fixity/catalog.db")).unwrap().len(), 0);
+}
+
+#[test]
+fn exit_statuses_are_documented_in_help() {
+    for command in ["scan", "verify"] {
+        let out = cmd_in(Path::new("."), &[command, "--help"]);
+        let help = text(&out.stdout);
+        assert!(
+            help.contains("Exit status: 0 clean; 1 findings (corrupt, missing or unreadable"),
+            "{help}"
+        );
+        assert!(help.contains("2 could not run"), "{help}");
+    }
+    for command in ["status", "export", "accept", "forget"] {
+        let out = cmd_in(Path::new("."), &[command, "--help"]);
+        assert!(text(&out.stdout).contains("Exit status: 0 done"), "{command}");
+    }
+}
+
+#[test]
+fn a_file_missing_for_several_runs_is_still_found_moved() {
+    let d = tempdir();
+    write(d.path(), "t/keep", b"k");
+    let old = write(d.path(), "t/old/report.pdf", b"the report, a few bytes");
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    std::fs::remove_file(&old).unwrap();
+    for _ in 0..2 {
+        let (found, _, code) = classify(d.path(), &["scan", "t"]);
+        assert_eq!((found, code), (map(&[("old/report.pdf", "missing")]), 1));
+    }
+    write(d.path(), "t/archive/report.pdf", b"the report, a few bytes");
+    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    assert_eq!((found, code), (map(&[("old/report.pdf -> archive/report.pdf", "moved")]), 0));
+}
+
+#[test]
+fn a_catalog_write_failing_mid_run_never_hides_a_finding() {
+    // A trigger makes the catalog refuse one row's update: the run's batch (which holds
+    // the corrupt file's finding) is rolled back, so the finding can only come from
+    // memory. No root needed, unlike a full file system.
+    let d = tempdir();
+    for i in 0..10 {
+        write(d.path(), format!("t/f{i}"), format!("file {i}").as_bytes());
+    }
+    assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", "c.db", "t"]).status.success());
+    rot(&d.path().join("t/f2"), b"file X");
+    let conn = rusqlite::Connection::open(d.path().join("c.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON files WHEN NEW.path = CAST('f7' AS BLOB)
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+    )
+    .unwrap();
+    drop(conn);
+    for json in [false, true] {
+        let mut args = vec!["verify", "--catalog", "c.db", "t"];
+        if json {
+            args.push("--json");
+        }
+        let out = cmd_in(d.path(), &args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        if json {
+            let line = stdout.lines().find(|l| l.contains(r#""path":"f2""#)).unwrap_or_default();
+            assert!(line.contains(r#""class":"corrupt""#), "{stdout}");
+        } else {
+            assert!(stdout.starts_with("CORRUPT     f2 (recorded "), "{stdout}");
+            assert!(stdout.contains("CORRUPT 1"), "{stdout}");
+        }
+        assert!(stderr.contains("injected failure"), "{stderr}");
+        assert!(stderr.contains("the findings above were not recorded"), "{stderr}");
+    }
+    let conn = rusqlite::Connection::open(d.path().join("c.db")).unwrap();
+    conn.execute_batch("DROP TRIGGER refuse").unwrap();
+    drop(conn);
+    let (found, _, code) = classify(d.path(), &["verify", "--catalog", "c.db", "t"]);
+    assert_eq!((found, code), (map(&[("f2", "corrupt")]), 1));
+}
+
+#[test]
+fn xattr_corrupt_files_stay_corrupt_in_every_run_until_restored() {
+    let d = tempdir();
+    if !xattrs_work(d.path()) {
+        skip("xattr corrupt findings", "the test directory's file system has no user xattrs");
+        return;
+    }
+    for i in 0..8 {
+        write(d.path(), format!("t/f{i}"), &[b'a' + i as u8; 1000]);
+    }
+    cmd_in(d.path(), &["scan", "-q", "--store", "xattr", "t"]);
+    let f1 = d.path().join("t/f1");
+    rot(&f1, &[b'z'; 1000]);
+    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    // Slices that start past it, and scans, read it again.
+    for round in 0..4 {
+        let (found, _, code) =
+            classify(d.path(), &["verify", "--store", "xattr", "--max-bytes", "2500", "t"]);
+        assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1), "slice {round}");
+    }
+    let (found, _, code) = classify(d.path(), &["scan", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    // Restored: ok, and the mark is gone.
+    rot(&f1, &[b'b'; 1000]);
+    let (found, _, code) = classify(d.path(), &["scan", "--store", "xattr", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+    assert!(xattr::get(&f1, "user.fixity.corrupt").unwrap().is_none());
 }

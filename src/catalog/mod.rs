@@ -27,7 +27,7 @@ pub enum Class {
     /// Size and mtime unchanged but the content's digest differs: bitrot. The catalog
     /// keeps the old, good digest.
     Corrupt,
-    /// Recorded, but no longer in the tree.
+    /// Recorded, but no longer in the tree. Kept on record until it is back or forgotten.
     Missing,
     /// In the tree for the first time. Hashed and recorded.
     New,
@@ -67,9 +67,10 @@ impl Class {
         Class::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// Whether this class makes the exit status non-zero (data may be lost).
+    /// Whether this class is a finding: data may be lost, the exit status is 1, and it
+    /// stands (reported by every run) until resolved.
     pub fn is_failure(self) -> bool {
-        matches!(self, Class::Corrupt | Class::Unreadable)
+        matches!(self, Class::Corrupt | Class::Unreadable | Class::Missing)
     }
 }
 
@@ -263,7 +264,7 @@ mod tests {
             assert_eq!(Class::from_name(c.name()), Some(c));
         }
         assert!(Class::Corrupt.is_failure() && Class::Unreadable.is_failure());
-        assert!(!Class::Missing.is_failure() && !Class::Modified.is_failure());
+        assert!(Class::Missing.is_failure() && !Class::Modified.is_failure());
     }
 
     #[test]

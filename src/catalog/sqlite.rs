@@ -67,6 +67,19 @@ pub enum CatalogError {
     /// Creating the catalog's directory failed.
     #[error("cannot create {0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// The catalog's file could not be read.
+    #[error("cannot read {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    /// The file is not a fixity catalog: empty, not SQLite, or another program's
+    /// database. It is left as it is.
+    #[error(
+        "{0} is not a fixity catalog ({1}); leaving it untouched: move it away or pass \
+         another --catalog"
+    )]
+    Foreign(PathBuf, &'static str),
+    /// The catalog was deleted or replaced while a run was writing to it.
+    #[error("catalog {0} was deleted or replaced during the run: this run's records are lost")]
+    Vanished(PathBuf),
 }
 
 /// Result of catalog operations.
@@ -117,6 +130,10 @@ pub struct Catalog {
     conn: Connection,
     path: PathBuf,
     algo: &'static Algorithm,
+    /// For a catalog opened read-only: the URI its connections use.
+    read_only: Option<String>,
+    /// (device, inode) of the file when it was opened, to notice its deletion.
+    identity: Option<(u64, u64)>,
 }
 
 /// Counts and times for `fixity status`.
@@ -134,7 +151,8 @@ pub struct Summary {
     pub oldest_verified: Option<(Vec<u8>, i64)>,
     /// Present files verified within the last 1, 7 and 30 days.
     pub verified_within: [(u32, u64); 3],
-    /// Files whose last result is corrupt or unreadable (first 100).
+    /// Standing findings: files whose last result is corrupt or unreadable, and missing
+    /// files (first 100, by path).
     pub problems: Vec<(Vec<u8>, String)>,
     /// The last few runs: command, started, finished, complete, summary JSON.
     pub runs: Vec<RunInfo>,
@@ -161,81 +179,111 @@ impl Catalog {
         root.join(".fixity").join("catalog.db")
     }
 
-    /// Opens the catalog at `path`. With `create` it is made if absent, recording
-    /// `algo` (or the default algorithm); an existing catalog keeps its algorithm and
-    /// refuses a different explicit one.
+    /// Opens the catalog at `path` for a run that writes. With `create` it is made if
+    /// absent, recording `algo` (or the default algorithm); an existing catalog keeps its
+    /// algorithm and refuses a different explicit one. A file that is not a fixity
+    /// catalog (empty, not SQLite, another program's database) is refused untouched.
     pub fn open(path: &Path, create: bool, algo: Option<&'static Algorithm>) -> Result<Catalog> {
         let exists = path.exists();
         if !exists && !create {
             return Err(CatalogError::NotFound(path.to_path_buf()));
         }
-        if !exists && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| CatalogError::Io(dir.to_path_buf(), e))?;
+        if exists {
+            probe(path)?;
+        } else {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| CatalogError::Io(dir.to_path_buf(), e))?;
+            }
+            create_new(path, algo.unwrap_or_else(algo::default_algorithm))?;
         }
         let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
-        let conn = Connection::open(path).map_err(sql)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql)?;
         conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
+        // Before anything that writes: another program's database is left as it is.
+        let version = check_schema(&conn, path)?;
         // WAL: readers (status, export, the walk's cursor) never block the writer and a
         // crash rolls back to the last commit. FULL syncs the log at each commit.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
         tune(&conn).map_err(sql)?;
-        // Schema steps and the algorithm record go in one transaction, so a catalog
-        // killed while being created is either complete or empty.
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
-        let result = (|| {
-            migrate(&conn).map_err(|e| match e {
-                MigrateError::TooNew(v) => {
-                    CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
-                }
-                MigrateError::Sqlite(e) => sql(e),
-            })?;
-            let stored: Option<String> = conn
-                .query_row("SELECT value FROM meta WHERE key = 'algorithm'", [], |r| r.get(0))
-                .optional()
-                .map_err(sql)?;
-            match stored {
-                Some(name) => {
-                    let a = algo::lookup(&name)
-                        .ok_or_else(|| CatalogError::UnknownAlgorithm(path.to_path_buf(), name))?;
-                    if algo.is_some_and(|want| want.name != a.name) {
-                        return Err(CatalogError::AlgorithmMismatch(path.to_path_buf(), a.name));
-                    }
-                    Ok(a)
-                }
-                None if !create => Err(CatalogError::NotFound(path.to_path_buf())),
-                None => {
-                    let a = algo.unwrap_or_else(algo::default_algorithm);
-                    conn.execute(
-                        "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
-                        params![a.name, super::now_ms().to_string()],
-                    )
-                    .map_err(sql)?;
-                    Ok(a)
-                }
-            }
-        })();
-        let algo = match result {
-            Ok(a) => {
-                conn.execute_batch("COMMIT").map_err(sql)?;
-                a
-            }
-            Err(e) => {
+        if version < MIGRATIONS.len() as i64 {
+            // Schema steps go in one transaction: a catalog killed while being migrated
+            // is either migrated or as it was.
+            conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+            if let Err(e) = migrate(&conn) {
                 let _ = conn.execute_batch("ROLLBACK");
-                return Err(e);
+                return Err(match e {
+                    MigrateError::TooNew(v) => {
+                        CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
+                    }
+                    MigrateError::Sqlite(e) => sql(e),
+                });
+            }
+            conn.execute_batch("COMMIT").map_err(sql)?;
+        }
+        let algo = stored_algorithm(&conn, path, algo)?;
+        let identity = file_identity(path);
+        Ok(Catalog { conn, path: path.to_path_buf(), algo, read_only: None, identity })
+    }
+
+    /// Opens the catalog at `path` only to read it (`status`, `export`), changing
+    /// nothing, also on read-only media: when SQLite cannot set up its shared-memory
+    /// index beside the file (a directory it may not write), the file is opened as
+    /// immutable.
+    pub fn open_read_only(path: &Path) -> Result<Catalog> {
+        match std::fs::metadata(path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CatalogError::NotFound(path.to_path_buf()));
+            }
+            Err(e) => return Err(CatalogError::Read(path.to_path_buf(), e)),
+        }
+        probe(path)?;
+        let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+        let plain = uri_of(path, false);
+        let (conn, uri) = match connect_read_only(&plain) {
+            Ok(c) => (c, plain),
+            Err(first) => {
+                let immutable = uri_of(path, true);
+                match connect_read_only(&immutable) {
+                    Ok(c) => (c, immutable),
+                    Err(_) => return Err(sql(first)),
+                }
             }
         };
-        Ok(Catalog { conn, path: path.to_path_buf(), algo })
+        // Every schema version so far reads alike: an older catalog is read as it is.
+        check_schema(&conn, path)?;
+        let algo = stored_algorithm(&conn, path, None)?;
+        Ok(Catalog {
+            conn,
+            path: path.to_path_buf(),
+            algo,
+            read_only: Some(uri),
+            identity: file_identity(path),
+        })
+    }
+
+    /// Whether the catalog's file is still the one this catalog opened (not deleted or
+    /// replaced since).
+    pub(crate) fn in_place(&self) -> bool {
+        self.identity.is_none() || file_identity(&self.path) == self.identity
     }
 
     /// A second, read-only connection, for a thread that reads while this one writes.
     pub fn reader(&self) -> Result<Reader> {
         let sql = |e| CatalogError::Sqlite(self.path.clone(), e);
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sql)?;
+        let conn = match &self.read_only {
+            Some(uri) => connect_read_only(uri).map_err(sql)?,
+            None => Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(sql)?,
+        };
         conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
         tune(&conn).map_err(sql)?;
         Ok(Reader { conn })
@@ -311,6 +359,20 @@ impl Catalog {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
     }
 
+    /// Whether any present file recorded as new is no older than the oldest missing file's
+    /// loss: without one, no missing file can be found moved.
+    pub(crate) fn new_since_a_loss(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM files WHERE last_result = 'new'
+                   AND missing_since IS NULL
+                   AND first_seen >= (SELECT min(missing_since) FROM files))",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// One row by path.
     pub fn get(&self, path: &[u8]) -> Result<Option<Row>> {
         self.conn
@@ -373,8 +435,10 @@ impl Catalog {
         }
         let mut st = c
             .prepare(
-                "SELECT path, last_result FROM files WHERE last_result IN ('corrupt', 'unreadable')
-                 AND missing_since IS NULL ORDER BY path LIMIT 100",
+                "SELECT path, last_result FROM files
+                 WHERE (last_result IN ('corrupt', 'unreadable') AND missing_since IS NULL)
+                    OR missing_since IS NOT NULL
+                 ORDER BY path LIMIT 100",
             )
             .map_err(e)?;
         let problems = st
@@ -436,14 +500,19 @@ impl Catalog {
         Ok(())
     }
 
-    /// Forgets every file recorded as missing (what a scan does after reporting them);
-    /// returns how many.
-    pub fn forget_missing(&self) -> Result<u64> {
-        let n = self
-            .conn
-            .execute("DELETE FROM files WHERE missing_since IS NOT NULL", [])
-            .map_err(|e| self.err(e))?;
-        Ok(n as u64)
+    /// Recorded files at `rel` or below it (the whole tree for an empty `rel`): (present,
+    /// missing).
+    pub fn count_under(&self, rel: &[u8]) -> Result<(u64, u64)> {
+        let (lo, hi) = below(rel);
+        self.conn
+            .query_row(
+                "SELECT count(*) FILTER (WHERE missing_since IS NULL),
+                        count(*) FILTER (WHERE missing_since IS NOT NULL)
+                 FROM files WHERE ?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3)",
+                params![lo, rel, hi],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// Present files not looked at since `pass_start`: what later slices still have to do.
@@ -531,6 +600,31 @@ impl Reader {
         let rows = st.query_map(params![pass_start, t, p, limit as i64], row_of)?;
         rows.collect()
     }
+
+    /// Up to `limit` rows recorded as missing with paths after `after`, in path order.
+    pub(crate) fn missing(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files WHERE missing_since IS NOT NULL
+               AND (?1 IS NULL OR path > ?1) ORDER BY path LIMIT ?2"
+        ))?;
+        let rows = st.query_map(params![after, limit as i64], row_of)?;
+        rows.collect()
+    }
+
+    /// Up to `limit` (path, missing) pairs after `after`, in path order: the whole
+    /// catalog's shape, without the rest of each row.
+    pub(crate) fn presence(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(Vec<u8>, bool)>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT path, missing_since IS NOT NULL FROM files
+             WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    }
 }
 
 /// Writes into the catalog in batches (see [`Catalog::writer`]). Call
@@ -542,21 +636,36 @@ pub struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<()> {
+    /// Runs one statement in the open batch; returns how many rows it changed.
+    fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<usize> {
         if self.pending == 0 {
             self.cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| self.cat.err(e))?;
             self.since = Instant::now();
         }
-        self.cat
+        self.pending += 1;
+        let changed = self
+            .cat
             .conn
             .prepare_cached(sql)
             .and_then(|mut st| st.execute(p))
             .map_err(|e| self.cat.err(e))?;
-        self.pending += 1;
         if self.pending >= 4096 || self.since.elapsed() > Duration::from_secs(1) {
             self.commit()?;
         }
-        Ok(())
+        Ok(changed)
+    }
+
+    /// Statements in the open batch (0 right after a commit).
+    pub(crate) fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Gives up the open batch (after a failed write): rolls it back if SQLite has not.
+    pub(crate) fn abandon(&mut self) {
+        self.pending = 0;
+        if !self.cat.conn.is_autocommit() {
+            let _ = self.cat.conn.execute_batch("ROLLBACK");
+        }
     }
 
     /// Commits the current batch.
@@ -592,6 +701,7 @@ impl Writer<'_> {
                 missing_since = NULL, moved_from = NULL, note = NULL",
             params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
         )
+        .map(drop)
     }
 
     /// Records a new digest for a known file (an edit): `class` is what the run found.
@@ -621,6 +731,7 @@ impl Writer<'_> {
                 class.name()
             ],
         )
+        .map(drop)
     }
 
     /// Records a check of a known file that leaves its digest alone: ok (content matched:
@@ -638,6 +749,7 @@ impl Writer<'_> {
              WHERE path = ?1",
             params![path, now, class.name(), note],
         )
+        .map(drop)
     }
 
     /// A file recorded as missing is back (unchanged).
@@ -646,6 +758,7 @@ impl Writer<'_> {
             "UPDATE files SET missing_since = NULL, last_result = 'ok' WHERE path = ?1",
             params![path],
         )
+        .map(drop)
     }
 
     /// Records that a file is gone (keeping when it first went missing).
@@ -656,11 +769,23 @@ impl Writer<'_> {
              WHERE path = ?1",
             params![path, now],
         )
+        .map(drop)
     }
 
     /// Forgets a file.
     pub fn delete(&mut self, path: &[u8]) -> Result<()> {
-        self.exec("DELETE FROM files WHERE path = ?1", params![path])
+        self.exec("DELETE FROM files WHERE path = ?1", params![path]).map(drop)
+    }
+
+    /// Forgets the files recorded as missing at `rel` or below it (every missing file for
+    /// an empty `rel`); returns how many.
+    pub fn forget_missing(&mut self, rel: &[u8]) -> Result<usize> {
+        let (lo, hi) = below(rel);
+        self.exec(
+            "DELETE FROM files WHERE missing_since IS NOT NULL
+               AND (?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3))",
+            params![lo, rel, hi],
+        )
     }
 
     /// Records that the file at `from` (missing) now lives at `to`: the row at `to`
@@ -676,12 +801,188 @@ impl Writer<'_> {
     }
 }
 
-/// Reads through a memory map instead of copying pages, and keeps a larger page cache:
-/// a quick scan reads every row once.
+/// A page cache of a fixed size (8 MiB) and no memory map: a run reads every row once,
+/// and a map of the whole database would make the process's memory grow with the
+/// catalog (a page read through a map stays resident in it).
 fn tune(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
-    conn.pragma_update(None, "cache_size", -65_536)?;
+    conn.pragma_update(None, "mmap_size", 0)?;
+    conn.pragma_update(None, "cache_size", -8192)?;
     Ok(())
+}
+
+/// The range of paths strictly below directory `rel`, as (after, before) bounds: every
+/// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
+/// `(None, None)` for the empty `rel` (the whole tree).
+fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    if rel.is_empty() {
+        return (None, None);
+    }
+    (Some([rel, b"/"].concat()), Some([rel, b"0"].concat()))
+}
+
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Refuses, before SQLite touches it, a file that cannot be a catalog: an empty one (an
+/// SQLite connection would silently make it a new database) or one that is not SQLite.
+fn probe(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let read = |e| CatalogError::Read(path.to_path_buf(), e);
+    let mut file = std::fs::File::open(path).map_err(read)?;
+    if !file.metadata().map_err(read)?.is_file() {
+        return Err(CatalogError::Foreign(path.to_path_buf(), "not a regular file"));
+    }
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read(e)),
+        }
+    }
+    if got == 0 {
+        return Err(CatalogError::Foreign(path.to_path_buf(), "the file is empty"));
+    }
+    if &head[..got] != b"SQLite format 3\0" {
+        return Err(CatalogError::Foreign(path.to_path_buf(), "not an SQLite database"));
+    }
+    Ok(())
+}
+
+/// The schema version, after checking that the database holds a fixity catalog.
+fn check_schema(conn: &Connection, path: &Path) -> Result<i64> {
+    let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
+    if version > MIGRATIONS.len() as i64 {
+        return Err(CatalogError::TooNew(path.to_path_buf(), version, MIGRATIONS.len()));
+    }
+    let ours: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('files', 'meta')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    if version == 0 || ours != 2 {
+        return Err(CatalogError::Foreign(
+            path.to_path_buf(),
+            "an SQLite database without fixity's tables",
+        ));
+    }
+    Ok(version)
+}
+
+/// The catalog's algorithm, refusing a different explicit one.
+fn stored_algorithm(
+    conn: &Connection,
+    path: &Path,
+    want: Option<&'static Algorithm>,
+) -> Result<&'static Algorithm> {
+    let stored: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'algorithm'", [], |r| r.get(0))
+        .optional()
+        .map_err(|e| CatalogError::Sqlite(path.to_path_buf(), e))?;
+    let Some(name) = stored else {
+        return Err(CatalogError::Foreign(path.to_path_buf(), "it records no algorithm"));
+    };
+    let a = algo::lookup(&name)
+        .ok_or_else(|| CatalogError::UnknownAlgorithm(path.to_path_buf(), name))?;
+    if want.is_some_and(|w| w.name != a.name) {
+        return Err(CatalogError::AlgorithmMismatch(path.to_path_buf(), a.name));
+    }
+    Ok(a)
+}
+
+/// Makes a new catalog at `path` all at once: built complete under a temporary name
+/// beside it, then linked into place, so `path` is never an empty or half-made file
+/// (which a later run would have to refuse) however the process ends.
+fn create_new(path: &Path, algo: &'static Algorithm) -> Result<()> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".new");
+    let tmp = PathBuf::from(tmp_name);
+    let side = |suffix: &str| {
+        let mut p = tmp.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p)
+    };
+    let io = |e| CatalogError::Io(path.to_path_buf(), e);
+    for p in [tmp.clone(), side("-wal"), side("-shm"), side("-journal")] {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+    }
+    let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+    {
+        let conn = Connection::open(&tmp).map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+        migrate(&conn).map_err(|e| match e {
+            MigrateError::Sqlite(e) => sql(e),
+            MigrateError::TooNew(_) => unreachable!("a new database has version 0"),
+        })?;
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
+            params![algo.name, super::now_ms().to_string()],
+        )
+        .map_err(sql)?;
+        conn.execute_batch("COMMIT").map_err(sql)?;
+        // Closing the last connection moves the log into the file and removes it.
+        conn.close().map_err(|(_, e)| sql(e))?;
+    }
+    if side("-wal").exists() {
+        return Err(io(std::io::Error::other("the new catalog's log was not folded in")));
+    }
+    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+    // A link, not a rename: a catalog another run made meanwhile is never replaced.
+    match std::fs::hard_link(&tmp, path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        // File systems without hard links.
+        Err(_) => std::fs::rename(&tmp, path).map_err(io)?,
+    }
+    let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// A `file:` URI for a read-only connection to `path`, immutable if asked (no locks, no
+/// shared-memory index: the file is taken as nothing else changes it).
+fn uri_of(path: &Path, immutable: bool) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str(if immutable { "?mode=ro&immutable=1" } else { "?mode=ro" });
+    uri
+}
+
+/// A read-only connection to the catalog at `uri`, tried with one read (which is when
+/// SQLite finds out whether it can open the write-ahead log's index).
+fn connect_read_only(uri: &str) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.busy_timeout(Duration::from_secs(60))?;
+    tune(&conn)?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+    Ok(conn)
 }
 
 fn split_id(id: Option<(u64, u64)>) -> (Option<i64>, Option<i64>) {
@@ -736,6 +1037,56 @@ mod tests {
         assert!(matches!(other, Err(CatalogError::AlgorithmMismatch(_, "sha256"))));
         let c = Catalog::open(&p, false, None).unwrap();
         assert_eq!(c.integrity_check().unwrap(), "ok");
+    }
+
+    #[test]
+    fn a_new_catalog_appears_whole_and_a_foreign_file_is_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.db");
+        drop(Catalog::open(&p, true, None).unwrap());
+        let names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, vec!["c.db".to_string()], "no temporary file left");
+        for (content, why) in [
+            (&b""[..], "the file is empty"),
+            (b"SQLite format", "not an SQLite database"),
+            (b"hello, world, this is text\n", "not an SQLite database"),
+        ] {
+            let f = d.path().join("f.db");
+            std::fs::write(&f, content).unwrap();
+            for r in [Catalog::open(&f, true, None), Catalog::open_read_only(&f)] {
+                assert!(matches!(r, Err(CatalogError::Foreign(_, w)) if w == why));
+            }
+            assert_eq!(std::fs::read(&f).unwrap(), content);
+        }
+    }
+
+    #[test]
+    fn forget_takes_missing_files_at_or_below_a_path() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+        let mut w = c.writer();
+        for p in [&b"a"[..], b"a/x", b"a/y/z", b"a.txt", b"a0", b"b"] {
+            w.insert(p, stamp(1, 1), None, b"d", 10).unwrap();
+        }
+        for p in [&b"a/x"[..], b"a/y/z", b"a.txt", b"a0"] {
+            w.missing(p, 20).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(c.count_under(b"a").unwrap(), (1, 2), "a itself, a/x and a/y/z");
+        assert_eq!(c.count_under(b"").unwrap(), (2, 4));
+        let mut w = c.writer();
+        assert_eq!(w.forget_missing(b"a").unwrap(), 2);
+        assert_eq!(w.forget_missing(b"b").unwrap(), 0, "present files stay");
+        w.finish().unwrap();
+        let left: Vec<_> = c.missing().unwrap().into_iter().map(|r| r.path).collect();
+        assert_eq!(left, vec![b"a.txt".to_vec(), b"a0".to_vec()]);
+        let mut w = c.writer();
+        assert_eq!(w.forget_missing(b"").unwrap(), 2);
+        w.finish().unwrap();
+        assert_eq!(c.count_under(b"").unwrap(), (2, 0));
     }
 
     #[test]
@@ -835,6 +1186,9 @@ mod tests {
         assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
         assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));
         assert_eq!(s.verified_within, [(1, 1), (7, 2), (30, 2)]);
-        assert_eq!(s.problems, vec![(b"b".to_vec(), "corrupt".to_string())]);
+        assert_eq!(
+            s.problems,
+            vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
+        );
     }
 }

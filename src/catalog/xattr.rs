@@ -6,6 +6,7 @@
 //! | `user.fixity.ts`       | the mtime the digest was taken at, `SSSSSSSSSS.NNNNNNNNN` |
 //! | `user.fixity.size`     | the size it was taken at, decimal                       |
 //! | `user.fixity.verified` | when the content last matched, ms since the epoch       |
+//! | `user.fixity.corrupt`  | set while the content differs from the record: the digest found |
 //!
 //! It also reads what cshatag (and the Python shatag) write: `user.shatag.sha256` (hex)
 //! and `user.shatag.ts` (the same timestamp layout; shatag's float may carry fewer
@@ -27,6 +28,8 @@ pub const PREFIX: &str = "user.fixity.";
 const TS: &str = "user.fixity.ts";
 const SIZE: &str = "user.fixity.size";
 const VERIFIED: &str = "user.fixity.verified";
+/// Marks a standing CORRUPT finding: every run reads such a file again, slice or not.
+const CORRUPT: &str = "user.fixity.corrupt";
 /// The slice cursor on the root directory.
 pub const CURSOR: &str = "user.fixity.cursor";
 const SHATAG_SHA256: &str = "user.shatag.sha256";
@@ -59,6 +62,9 @@ pub struct Attrs {
     pub verified: Option<i64>,
     /// Which attributes these came from.
     pub source: Source,
+    /// Whether a run found the content differing from the record (and nothing has
+    /// resolved it since).
+    pub corrupt: bool,
 }
 
 impl Attrs {
@@ -157,6 +163,7 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
             size,
             verified,
             source: Source::Fixity,
+            corrupt: get(path, CORRUPT)?.is_some(),
         }));
     }
     // cshatag's attributes are read only for files without a record of fixity's own.
@@ -173,6 +180,7 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
             size: None,
             verified: None,
             source: Source::Shatag,
+            corrupt: get(path, CORRUPT)?.is_some(),
         }));
     }
     Ok(None)
@@ -197,12 +205,27 @@ pub fn write(
         set(path, SHATAG_TS, ts.as_bytes())?;
         set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
     }
-    Ok(())
+    // A new record resolves a corrupt finding.
+    remove(path, CORRUPT)
 }
 
-/// Records only a successful verification time.
-pub fn mark_verified(path: &Path, verified_ms: i64) -> io::Result<()> {
-    set(path, VERIFIED, verified_ms.to_string().as_bytes())
+/// Records only a successful verification time (and, with `was_corrupt`, the end of a
+/// corrupt finding: the content reads as recorded again).
+pub fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
+    set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
+    if was_corrupt { remove(path, CORRUPT) } else { Ok(()) }
+}
+
+/// Marks a standing corrupt finding, with the digest the content has now.
+pub(crate) fn mark_corrupt(path: &Path, found: &Digest) -> io::Result<()> {
+    set(path, CORRUPT, found.to_hex().as_bytes())
+}
+
+fn remove(path: &Path, name: &str) -> io::Result<()> {
+    match xattr::remove_deref(path, name) {
+        Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
+        r => r,
+    }
 }
 
 /// Fails with a message naming the file system when `dir`'s file system does not take
@@ -272,6 +295,7 @@ mod tests {
             size: None,
             verified: None,
             source: Source::Shatag,
+            corrupt: false,
         };
         let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
         assert!(a.describes(&stamp(1_560_177_334_020_775_051), 0));

@@ -101,7 +101,7 @@ fn layout(format: &str, algo: &'static Algorithm) -> anyhow::Result<Layout> {
 
 pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
-    let cat = Catalog::open(&path, false, None)?;
+    let cat = Catalog::open_read_only(&path)?;
     let algo = cat.algorithm();
     let layout = layout(&args.format, algo)?;
     let mut atomic = match &args.output {

@@ -14,6 +14,7 @@ mod embedded;
 mod export;
 mod getopt;
 mod hash;
+mod resolve;
 mod rhash_out;
 mod scrub;
 mod status;
@@ -48,6 +49,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
+        Command::Accept(a) => resolve::accept(a),
+        Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),
         Command::Bag(b) => bag::run(b),
     }

@@ -6,12 +6,13 @@ use crate::cli::{ScrubArgs, Store};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo;
-use fixity::catalog::sqlite::Catalog;
+use fixity::catalog::sqlite::{Catalog, CatalogError};
 use fixity::catalog::{Class, RunLock, format_rfc3339, human_bytes, parse_duration, parse_size};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::scrub::{self, Finding, Mode, Notice, Options, Report};
 use fixity::walk::Exclude;
+use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -84,14 +85,29 @@ pub fn run(
 
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut buf = Vec::new();
+    // Findings are rendered here and written out in pieces; a failed write (a full disk
+    // under stdout) ends the run with an error: nothing counts as reported unwritten.
+    let buf = RefCell::new(Vec::new());
     let quiet = args.quiet;
+    let shown = |class: Class| !quiet || class.is_failure();
     let mut notice = |n: Notice| match n {
         Notice::Skipped(rel, why) if !quiet => ui::error(&format!("{}: {why}", quote_env(&rel))),
         Notice::Skipped(..) => {}
+        Notice::Unrecorded(f) => {
+            if shown(f.class) {
+                finding_line(
+                    &f.path,
+                    f.class,
+                    None,
+                    f.note.as_deref(),
+                    args.json,
+                    &mut buf.borrow_mut(),
+                );
+            }
+        }
     };
-    let shown = |class: Class| !quiet || class.is_failure() || class == Class::Missing;
-    let mut mass_missing = false;
+    // The catalog's failure, told after every finding is out.
+    let mut catalog_error: Option<String> = None;
 
     let report = match args.store {
         Store::Sqlite => {
@@ -105,15 +121,45 @@ pub fn run(
                     quote_env(path_bytes(&catalog_path))
                 ),
             };
-            let cat = Catalog::open(&catalog_path, mode == Mode::Scan, algo)?;
-            let report = scrub::run_catalog(&root, &cat, &opts, &mut notice)?;
+            let cat = match Catalog::open(&catalog_path, mode == Mode::Scan, algo) {
+                Ok(c) => c,
+                // A catalog that cannot be opened for writing (a full or read-only file
+                // system) can still be compared with: the run reports what it finds and
+                // then fails with the reason nothing was recorded.
+                Err(e @ (CatalogError::Sqlite(..) | CatalogError::Io(..)))
+                    if catalog_path.exists() =>
+                {
+                    match Catalog::open_read_only(&catalog_path) {
+                        Ok(c) if algo.is_none_or(|a| a.name == c.algorithm().name) => {
+                            catalog_error = Some(e.to_string());
+                            c
+                        }
+                        _ => return Err(e.into()),
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let report = match scrub::run_catalog(&root, &cat, &opts, &mut notice) {
+                Ok(r) => r,
+                Err(e) => {
+                    // What was found before the catalog failed is out first.
+                    progress.finish();
+                    out.write_all(&buf.borrow()).context("write error")?;
+                    out.flush().context("write error")?;
+                    return Err(e.into());
+                }
+            };
             progress.finish();
+            if catalog_error.is_none() {
+                catalog_error = report.catalog_error.clone();
+            }
             // The catalog's findings, merged in path order with those only in memory.
             let mut extra = report.extra.clone();
             extra.sort_by(|a, b| a.path.cmp(&b.path));
             let mut extra = extra.into_iter().peekable();
             let mut write_err = None;
-            cat.report(report.started_ms, &mut |path, class, from, note| {
+            let listed = cat.report(report.started_ms, &mut |path, class, from, note| {
+                let mut buf = buf.borrow_mut();
                 while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
                     if shown(f.class) {
                         finding_line(
@@ -129,32 +175,48 @@ pub fn run(
                 if shown(class) {
                     finding_line(path, class, from, note, args.json, &mut buf);
                 }
-                if buf.len() > 64 * 1024 {
-                    write_err = out.write_all(&buf).err().or(write_err.take());
+                if buf.len() > 64 * 1024 && write_err.is_none() {
+                    write_err = out.write_all(&buf).err();
                     buf.clear();
                 }
-            })?;
+            });
             for f in extra {
                 if shown(f.class) {
-                    finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, &mut buf);
+                    finding_line(
+                        &f.path,
+                        f.class,
+                        None,
+                        f.note.as_deref(),
+                        args.json,
+                        &mut buf.borrow_mut(),
+                    );
                 }
             }
             if let Some(e) = write_err {
                 return Err(e).context("write error");
             }
-            if mode == Mode::Scan && report.count(Class::Missing) > 0 {
-                // Reported above; a scan accepts that they are gone, unless every file
-                // is: an unmounted file system looks exactly like that.
-                if cat.present()?.0 == 0 {
-                    ui::error(&format!(
-                        "every recorded file is missing under {}: is it mounted? Keeping \
-                         them on record (delete the catalog to start over)",
-                        quote_env(path_bytes(&root))
-                    ));
-                    mass_missing = true;
+            if let Err(e) = listed
+                && catalog_error.is_none()
+            {
+                catalog_error = Some(format!("cannot list the findings: {e}"));
+            }
+            for (dir, files) in &report.vanished {
+                let place = if dir.is_empty() {
+                    quote_env(path_bytes(&root))
                 } else {
-                    cat.forget_missing()?;
-                }
+                    quote_env(path_bytes(&scrub::full_path(&root, dir)))
+                };
+                let (s, are) = if *files == 1 { ("", "is") } else { ("s", "are") };
+                ui::error(&format!(
+                    "{place}: all {files} recorded file{s} under it {are} missing: is it \
+                     mounted? Their records are kept (`fixity forget` drops them for good)"
+                ));
+            }
+            if report.vanished_more > 0 {
+                ui::error(&format!(
+                    "... and {} more directories whose every recorded file is missing",
+                    report.vanished_more
+                ));
             }
             report
         }
@@ -162,7 +224,14 @@ pub fn run(
             let prefer = algo.unwrap_or_else(algo::default_algorithm);
             let mut found = |f: Finding| {
                 if shown(f.class) {
-                    finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, &mut buf);
+                    finding_line(
+                        &f.path,
+                        f.class,
+                        None,
+                        f.note.as_deref(),
+                        args.json,
+                        &mut buf.borrow_mut(),
+                    );
                 }
             };
             let report = scrub::run_xattr(&root, prefer, &opts, &mut found, &mut notice)?;
@@ -171,7 +240,8 @@ pub fn run(
         }
     };
 
-    let problems = report.failed() || report.count(Class::Missing) > 0;
+    let mut buf = buf.into_inner();
+    let problems = report.failed();
     if args.json {
         let summary = serde_json::json!({ "summary": &report, "root": String::from_utf8_lossy(path_bytes(&root)) });
         serde_json::to_writer(&mut buf, &summary)?;
@@ -185,11 +255,15 @@ pub fn run(
         append_log(log, &root, &report)
             .with_context(|| format!("cannot append to {}", quote_env(path_bytes(log))))?;
     }
-    Ok(if report.failed() || mass_missing { Status::Failed } else { Status::Ok })
+    if let Some(e) = catalog_error {
+        // Every finding is out; the run still failed to record them.
+        bail!("{e}; the findings above were not recorded");
+    }
+    Ok(if report.failed() { Status::Failed } else { Status::Ok })
 }
 
 /// The lock file beside a catalog.
-fn lock_path(catalog: &Path) -> PathBuf {
+pub(super) fn lock_path(catalog: &Path) -> PathBuf {
     let mut name = catalog.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
@@ -234,7 +308,12 @@ fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
         .map(|c| if "*?[]{}\\".contains(c) { format!("[{c}]") } else { c.to_string() })
         .collect();
     // A pattern with '/' matches the path below the root; make sure it has one.
-    vec![format!("./{escaped}"), format!("./{escaped}-*"), format!("./{escaped}.lock")]
+    vec![
+        format!("./{escaped}"),
+        format!("./{escaped}-*"),
+        format!("./{escaped}.lock"),
+        format!("./{escaped}.new*"),
+    ]
 }
 
 fn label(class: Class) -> &'static str {
@@ -322,7 +401,14 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     if r.count(Class::Corrupt) > 0 {
         s.push_str(
             "CORRUPT files changed content without a change of size or mtime: restore them from a \
-             backup (the catalog keeps the good digest)\n",
+             backup (the catalog keeps the good digest), or `fixity accept FILE` if the change \
+             is wanted\n",
+        );
+    }
+    if r.count(Class::Missing) > 0 {
+        s.push_str(
+            "missing files stay on record until they are back, or `fixity forget PATH` once \
+             they are gone for good\n",
         );
     }
     out.extend_from_slice(s.as_bytes());

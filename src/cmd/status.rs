@@ -9,7 +9,7 @@ use std::io::Write;
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
-    let cat = Catalog::open(&path, false, None)?;
+    let cat = Catalog::open_read_only(&path)?;
     let now = now_ms();
     let s = cat.summary(now)?;
     let mut out = Vec::new();

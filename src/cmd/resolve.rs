@@ -1,0 +1,207 @@
+//! `fixity accept` and `fixity forget`: the explicit end of a finding. A corrupt or
+//! unreadable file is reported by every run until it reads as recorded again or its
+//! current content is accepted; a missing file until it is back or forgotten.
+
+use super::Status;
+use super::scrub::lock_path;
+use crate::cli::ResolveArgs;
+use crate::ui;
+use anyhow::{Context, bail};
+use fixity::catalog::sqlite::Catalog;
+use fixity::catalog::{Class, RunLock, now_ms};
+use fixity::digest::Digest;
+use fixity::pathtext::{path_bytes, quote_env};
+use fixity::read::{OpenMode, ReadOptions, hash_path};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Records the current content of each PATH as good.
+pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
+    let (tree, catalog) = locate(&args)?;
+    let _lock = lock(&catalog, args.wait)?;
+    let cat = Catalog::open(&catalog, false, None)?;
+    let algo = cat.algorithm();
+    let mut buf = Vec::new();
+    let mut plan = Vec::new();
+    let mut refused = false;
+    for p in &args.paths {
+        let shown = quote_env(path_bytes(p));
+        let rel = relative(&tree, p)?;
+        let row = match cat.get(&rel)? {
+            None => {
+                ui::error(&format!("{shown}: not in the catalog (a scan records new files)"));
+                refused = true;
+                continue;
+            }
+            Some(r) if r.missing_since.is_some() => {
+                ui::error(&format!(
+                    "{shown}: recorded as missing, nothing to accept (`fixity forget` drops \
+                     its record)"
+                ));
+                refused = true;
+                continue;
+            }
+            Some(r) => r,
+        };
+        let full = fixity::scrub::full_path(&tree, &rel);
+        match hash_path(
+            &full,
+            OpenMode::Walked { follow: false },
+            &[algo],
+            &mut buf,
+            &ReadOptions::default(),
+            None,
+        ) {
+            Ok(h) => plan.push((p, rel, row, h)),
+            Err(e) => {
+                ui::error(&format!("{shown}: {}", e.message()));
+                refused = true;
+            }
+        }
+    }
+    if refused {
+        bail!("nothing was accepted");
+    }
+    let now = now_ms();
+    let mut w = cat.writer();
+    let mut out = Vec::new();
+    for (p, rel, row, h) in &plan {
+        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+        let digest = h.digests[0];
+        w.rehashed(rel, stamp, h.file_id, digest.as_bytes(), Class::Ok, now)?;
+        let was = match row.last_result {
+            Class::Corrupt | Class::Unreadable => format!(" (was {})", row.last_result.name()),
+            _ => String::new(),
+        };
+        let changed = if Digest::new(&row.digest).ct_eq(&digest) {
+            "content as recorded".to_string()
+        } else {
+            format!("recorded {}, now {}", Digest::new(&row.digest).to_hex(), digest.to_hex())
+        };
+        writeln!(out, "accepted    {}{was}: {changed}", quote_env(path_bytes(p)))?;
+    }
+    w.finish()?;
+    std::io::stdout().lock().write_all(&out).context("write error")?;
+    Ok(Status::Ok)
+}
+
+/// Drops the records of missing files at each PATH or below it.
+pub fn forget(args: ResolveArgs) -> anyhow::Result<Status> {
+    let (tree, catalog) = locate(&args)?;
+    let _lock = lock(&catalog, args.wait)?;
+    let cat = Catalog::open(&catalog, false, None)?;
+    let mut plan = Vec::new();
+    let mut refused = false;
+    for p in &args.paths {
+        let shown = quote_env(path_bytes(p));
+        let rel = relative(&tree, p)?;
+        let (present, missing) = cat.count_under(&rel)?;
+        if missing == 0 {
+            if present > 0 {
+                ui::error(&format!(
+                    "{shown}: not missing (forget drops the records of missing files only)"
+                ));
+            } else {
+                ui::error(&format!("{shown}: nothing recorded there"));
+            }
+            refused = true;
+            continue;
+        }
+        plan.push((p, rel));
+    }
+    if refused {
+        bail!("nothing was forgotten");
+    }
+    let mut w = cat.writer();
+    let mut out = Vec::new();
+    for (p, rel) in &plan {
+        let n = w.forget_missing(rel)?;
+        writeln!(
+            out,
+            "forgot      {}: {n} missing file{}",
+            quote_env(path_bytes(p)),
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
+    w.finish()?;
+    std::io::stdout().lock().write_all(&out).context("write error")?;
+    Ok(Status::Ok)
+}
+
+fn lock(catalog: &Path, wait: bool) -> anyhow::Result<RunLock> {
+    if !catalog.exists() {
+        return Err(fixity::catalog::sqlite::CatalogError::NotFound(catalog.to_path_buf()).into());
+    }
+    let lock_path = lock_path(catalog);
+    match RunLock::acquire(&lock_path, wait)
+        .with_context(|| format!("cannot lock {}", quote_env(path_bytes(&lock_path))))?
+    {
+        Some(l) => Ok(l),
+        None => bail!(
+            "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
+            quote_env(path_bytes(catalog))
+        ),
+    }
+}
+
+/// The tree (resolved) and its catalog: `--tree`, or the nearest directory above the
+/// first PATH that holds `.fixity/catalog.db` (the current directory with `--catalog`).
+fn locate(args: &ResolveArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let tree = match (&args.tree, &args.catalog) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => PathBuf::from("."),
+        (None, None) => {
+            let first = &args.paths[0];
+            let abs = std::path::absolute(first)
+                .with_context(|| format!("cannot find {}", quote_env(path_bytes(first))))?;
+            match abs.ancestors().skip(1).find(|d| Catalog::default_path(d).is_file()) {
+                Some(d) => d.to_path_buf(),
+                None => bail!(
+                    "no catalog (.fixity/catalog.db) in a directory above {}: pass --tree DIR \
+                     or --catalog FILE",
+                    quote_env(path_bytes(first))
+                ),
+            }
+        }
+    };
+    let resolved = std::fs::canonicalize(&tree)
+        .with_context(|| format!("cannot find the tree {}", quote_env(path_bytes(&tree))))?;
+    let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&tree));
+    Ok((resolved, catalog))
+}
+
+/// `path` relative to `tree` (resolved), as the catalog records it: the longest part of
+/// it that exists is resolved (symlinks, `..`), the rest (a file or directory that is
+/// gone) is taken as written. The empty path is the tree itself.
+fn relative(tree: &Path, path: &Path) -> anyhow::Result<Vec<u8>> {
+    let shown = || quote_env(path_bytes(path));
+    let abs = std::path::absolute(path).with_context(|| format!("cannot find {}", shown()))?;
+    // The last component is kept as written unless it is `.` or `..` (a symlink in the
+    // tree is recorded as itself, not as its target).
+    let (mut base, mut rest): (PathBuf, Vec<std::ffi::OsString>) = match abs.file_name() {
+        Some(name) if abs.parent().is_some() => {
+            (abs.parent().expect("checked").to_path_buf(), vec![name.to_owned()])
+        }
+        _ => (abs.clone(), Vec::new()),
+    };
+    let resolved = loop {
+        match std::fs::canonicalize(&base) {
+            Ok(r) => break r,
+            Err(_) => match (base.file_name(), base.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name.to_owned());
+                    base = parent.to_path_buf();
+                }
+                _ => bail!("cannot find {}", shown()),
+            },
+        }
+    };
+    let mut full = resolved;
+    for part in rest.iter().rev() {
+        full.push(part);
+    }
+    match full.strip_prefix(tree) {
+        Ok(rel) => Ok(path_bytes(rel).to_vec()),
+        Err(_) => bail!("{} is not inside the tree {}", shown(), quote_env(path_bytes(tree))),
+    }
+}
