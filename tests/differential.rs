@@ -300,6 +300,66 @@ fn native_mode_interleaves_as_coreutils() {
     assert_eq!(native(&["hash", "-a", "md5", "a", "gone", "a"]), merged(&["a", "gone", "a"]));
 }
 
+/// Runs `fixity ARGS` in `dir` and returns (stdout, stderr with `fixity:` read as `tool:`,
+/// exit status).
+fn native_as(tool: &str, dir: &Path, args: &[&str]) -> (Vec<u8>, String, Option<i32>) {
+    let o = fixity(dir).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).replace("fixity:", &format!("{tool}:"));
+    (o.stdout, err, o.status.code())
+}
+
+/// A manifest named for an algorithm (`x.sha256`) takes that algorithm's lines only: an
+/// SFV line (`name 8-hex-digits`) in it is improperly formatted, as `sha256sum -c` says,
+/// never checked as CRC32.
+#[test]
+fn a_manifest_named_for_an_algorithm_takes_no_other() {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    tree(&dir);
+    let Some((real, _)) = pair("sha256sum", &d.path().join("bin")) else { return };
+    let crc = digest("crc32", b"alpha\n").to_hex();
+    let md5 = md5_hex(b"alpha\n");
+    let sha = digest("sha256", b"with space").to_hex();
+    for (name, body) in [
+        ("x.sha256", format!("a {crc}\n")),
+        ("y.sha256", format!("a {crc}\n{crc}  a\nMD5 (a) = {md5}\n{sha}  b c\n")),
+        ("SHA256SUMS", format!("{crc}  a\na {crc}\n")),
+    ] {
+        write(&dir, name, body.as_bytes());
+        let want = exec(&real, "sha256sum", &dir, &os(&["-c", "-w", name]), b"");
+        let (out, err, code) = native_as("sha256sum", &dir, &["check", "-w", name]);
+        assert_eq!(
+            (show(&out), err, code),
+            (show(&want.out), String::from_utf8_lossy(&want.err).into_owned(), want.code),
+            "{name}"
+        );
+    }
+}
+
+/// `fixity check` refuses a base64 digest without its padding (coreutils' `cksum -c` 9.2
+/// and later read padded base64 only) and takes the padded one.
+#[test]
+fn native_check_refuses_unpadded_base64() {
+    let d = tempdir();
+    let dir = d.path();
+    write(dir, "a", b"alpha\n");
+    let b64 = digest("sha256", b"alpha\n").to_base64();
+    write(dir, "padded", format!("SHA256 (a) = {b64}\n").as_bytes());
+    let cut = b64.trim_end_matches('=');
+    write(dir, "cut", format!("SHA256 (a) = {cut}\n{cut}  a\n").as_bytes());
+    let (out, _, code) = native_as("fixity", dir, &["check", "padded"]);
+    assert_eq!((show(&out), code), ("a: OK\\n".to_string(), Some(0)));
+    let (out, err, code) = native_as("fixity", dir, &["check", "-a", "sha256", "-w", "cut"]);
+    assert_eq!(show(&out), "");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        err,
+        "fixity: cut: 1: improperly formatted SHA256 checksum line\n\
+         fixity: cut: 2: improperly formatted SHA256 checksum line\n\
+         fixity: cut: no properly formatted checksum lines found\n"
+    );
+}
+
 // ------------------------------------------------------------------------------------
 // The random cases.
 // ------------------------------------------------------------------------------------
