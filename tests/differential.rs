@@ -271,6 +271,14 @@ fn stdout_and_stderr_interleave_as_coreutils() {
     regression("b2sum", &["a", "gone", "a"], &[], b"");
 }
 
+/// `--tag` selects binary mode: `-t --tag` hashes, `--tag -t` is refused.
+#[test]
+fn tag_after_text_selects_binary_mode() {
+    regression("sha256sum", &["-t", "--tag", "a", "b c"], &[], b"");
+    regression("sha256sum", &["--tag", "-t", "a"], &[], b"");
+    regression("md5sum", &["-t", "--tag", "-c", "m"], &[("m", b"")], b"");
+}
+
 /// Native mode keeps the same order: `fixity check` and `fixity hash` through one pipe
 /// read as `md5sum` (with its name in place of fixity's).
 #[test]
@@ -385,8 +393,8 @@ impl Rng {
         self.below(100) < percent
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 }
 
@@ -491,7 +499,7 @@ fn digest_text(rng: &mut Rng, algo: &str, name: &[u8]) -> Vec<u8> {
         _ => {
             let mut t = right.into_bytes();
             let at = rng.below(t.len());
-            t[at] = *rng.pick(b"gz- (");
+            t[at] = rng.pick(b"gz- (");
             String::from_utf8(t).unwrap()
         }
     }
@@ -522,7 +530,7 @@ fn gen_line(rng: &mut Rng, s: &Setup) -> Vec<u8> {
         8 => return b"not a checksum line".to_vec(),
         _ => {}
     }
-    let (algo, tag) = if rng.chance(85) { *rng.pick(s.algos) } else { *rng.pick(STRANGERS) };
+    let (algo, tag) = if rng.chance(85) { rng.pick(s.algos) } else { rng.pick(STRANGERS) };
     let name = gen_name(rng);
     let text = digest_text(rng, algo, &name);
     let tagged = if s.untagged { rng.chance(25) } else { rng.chance(95) };
@@ -601,10 +609,45 @@ fn gen_args(rng: &mut Rng, s: &Setup, manifests: &[&str]) -> Vec<OsString> {
     for i in (1..opts.len()).rev() {
         opts.swap(i, rng.below(i + 1));
     }
+    // Now and then an option check mode refuses, or a checksum file that is missing or
+    // a directory.
+    for misuse in ["-z", "--tag", "-b", "-t"] {
+        if rng.chance(2) {
+            opts.push(misuse);
+        }
+    }
     let mut args: Vec<&str> = s.fixed.to_vec();
     args.push(if rng.chance(50) { "-c" } else { "--check" });
     args.extend(opts);
     args.extend(manifests);
+    if rng.chance(4) {
+        let at = rng.below(args.len() + 1);
+        args.insert(at, rng.pick(&["gone", "dir"]));
+    }
+    os(&args)
+}
+
+/// A run without `-c`: the tool's printing options and some names, present or not.
+fn gen_hash_args(rng: &mut Rng, s: &Setup) -> Vec<OsString> {
+    let mut args: Vec<&str> = s.fixed.to_vec();
+    let mut opts: Vec<&str> =
+        ["--tag", "-b", "-t", "-z"].into_iter().filter(|_| rng.chance(20)).collect();
+    if s.tool == "cksum" && rng.chance(30) {
+        opts.push("--untagged");
+    }
+    if s.tool == "b2sum" && rng.chance(30) {
+        opts.push(rng.pick(&["-l256", "-l8", "--length=128"]));
+    }
+    for i in (1..opts.len()).rev() {
+        opts.swap(i, rng.below(i + 1));
+    }
+    args.extend(opts);
+    for _ in 0..rng.below(5) {
+        args.push(if rng.chance(75) { rng.pick(FILES).0 } else { rng.pick(ABSENT) });
+    }
+    if rng.chance(10) {
+        args.push("-");
+    }
     os(&args)
 }
 
@@ -626,6 +669,13 @@ fn run_cases(
         let mut rng = Rng(case_seed);
         let which = rng.below(SETUPS.len());
         let (s, Some(p)) = (&SETUPS[which], &pairs[which]) else { continue };
+        if rng.chance(10) {
+            let args = gen_hash_args(&mut rng, s);
+            if let Some(diff) = differ(s.tool, p, &dir, &args, &[], b"standard input\n") {
+                found.push(format!("case {case} (seed {case_seed:#x}): {diff}"));
+            }
+            continue;
+        }
         let one = gen_manifest(&mut rng, s);
         // Several checksum files in one run cover more lines per process, and the state
         // coreutils keeps from one file to the next.
@@ -652,7 +702,7 @@ fn run_cases(
 #[test]
 fn random_manifests_check_as_coreutils_checks_them() {
     let count =
-        std::env::var("FIXITY_DIFF_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+        std::env::var("FIXITY_DIFF_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
     let seed = std::env::var("FIXITY_DIFF_SEED")
         .ok()
         .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())

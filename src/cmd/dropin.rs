@@ -228,7 +228,9 @@ fn set(o: &mut Opts, name: &str) {
         "binary" => o.binary = Some(true),
         "text" => o.binary = Some(false),
         "check" => o.check = true,
-        "tag" => o.tag = true,
+        // coreutils: --tag also selects binary mode, so `-t --tag` is fine and
+        // `--tag -t` is refused.
+        "tag" => (o.tag, o.binary) = (true, Some(true)),
         "zero" => o.zero = true,
         "ignore-missing" | "quiet" | "status" | "warn" | "strict" => o.flags.set(name),
         "help" => o.help = true,
