@@ -277,6 +277,7 @@ fn tag_after_text_selects_binary_mode() {
     regression("sha256sum", &["-t", "--tag", "a", "b c"], &[], b"");
     regression("sha256sum", &["--tag", "-t", "a"], &[], b"");
     regression("md5sum", &["-t", "--tag", "-c", "m"], &[("m", b"")], b"");
+    regression("md5sum", &["--tag", "-t", "-c", "m"], &[("m", b"")], b"");
 }
 
 /// Native mode keeps the same order: `fixity check` and `fixity hash` through one pipe

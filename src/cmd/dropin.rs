@@ -393,6 +393,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         }
     }
     // coreutils' own order of option checks.
+    if o.tag && o.binary == Some(false) {
+        return Ok(usage(tool, "--tag does not support --text mode"));
+    }
     if o.zero && o.check {
         return Ok(usage(tool, "the --zero option is not supported when verifying checksums"));
     }
@@ -407,9 +410,6 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     }
     if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
         return Ok(usage(tool, &msg));
-    }
-    if o.tag && o.binary == Some(false) {
-        return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {
