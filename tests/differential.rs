@@ -345,6 +345,37 @@ fn a_manifest_named_for_an_algorithm_takes_no_other() {
     }
 }
 
+/// `fixity check` reads the NUL and one-space shapes as coreutils does (program name
+/// aside).
+#[test]
+fn native_check_reads_nul_and_one_space_lines_as_coreutils() {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    tree(&dir);
+    let Some((real, _)) = pair("md5sum", &d.path().join("bin")) else { return };
+    let one_space = format!(
+        "{} a\n{}  lead\n{} *star\n",
+        md5_hex(b"alpha\n"),
+        md5_hex(b"leading space"),
+        md5_hex(b"star")
+    );
+    let nul = format!(
+        "{}  na\0me\nMD5 (na\0x) = {}\n",
+        md5_hex(b"the name before a NUL"),
+        md5_hex(b"the name before a NUL")
+    );
+    for (name, body) in [("one.md5", one_space), ("nul.md5", nul)] {
+        write(&dir, name, body.as_bytes());
+        let want = exec(&real, "md5sum", &dir, &os(&["-c", "-w", name]), b"");
+        let (out, err, code) = native_as("md5sum", &dir, &["check", "-w", name]);
+        assert_eq!(
+            (show(&out), err, code),
+            (show(&want.out), String::from_utf8_lossy(&want.err).into_owned(), want.code),
+            "{name}"
+        );
+    }
+}
+
 /// `fixity check` refuses a base64 digest without its padding (coreutils' `cksum -c` 9.2
 /// and later read padded base64 only) and takes the padded one.
 #[test]
