@@ -4,9 +4,10 @@
 //! stderr, the exit status, and both streams through one pipe (their interleaving).
 //!
 //! `FIXITY_DIFF_CASES=N` runs N cases instead of the default; `FIXITY_DIFF_SEED=S` (hex)
-//! starts from another seed; `FIXITY_DIFF_BIN=PATH` compares another fixity binary. A mismatch prints the case's manifest (escaped), its arguments and
-//! both outputs. The shapes that differ on purpose are listed in docs/check.md; the
-//! generator does not make them.
+//! starts from another seed; `FIXITY_DIFF_BIN=PATH` compares another fixity binary. A
+//! mismatch is shrunk, then printed: its manifests (escaped), arguments and both outputs.
+//! The shapes that differ on purpose are listed in docs/check.md; the generator does not
+//! make them.
 
 use crate::util::{fixity, have, missing, tempdir, write};
 use std::ffi::OsString;
@@ -706,15 +707,15 @@ fn run_cases(
     let dir = d.path().join("w");
     tree(&dir);
     let mut found = Vec::new();
-    for case in (first..count).step_by(step) {
-        let case_seed = seed ^ (case as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    for case_number in (first..count).step_by(step) {
+        let case_seed = seed ^ (case_number as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         let mut rng = Rng(case_seed);
         let which = rng.below(SETUPS.len());
         let (s, Some(p)) = (&SETUPS[which], &pairs[which]) else { continue };
         if rng.chance(10) {
             let args = gen_hash_args(&mut rng, s);
             if let Some(diff) = differ(s.tool, p, &dir, &args, &[], b"standard input\n") {
-                found.push(format!("case {case} (seed {case_seed:#x}): {diff}"));
+                found.push(format!("case {case_number} (seed {case_seed:#x}): {diff}"));
             }
             continue;
         }
@@ -734,11 +735,92 @@ fn run_cases(
         let names: Vec<&str> = manifests.iter().map(|(n, _)| *n).collect();
         let args = gen_args(&mut rng, s, &names);
         let files: Vec<(&str, &[u8])> = manifests.into_iter().filter(|(n, _)| *n != "-").collect();
-        if let Some(diff) = differ(s.tool, p, &dir, &args, &files, &stdin) {
-            found.push(format!("case {case} (seed {case_seed:#x}): {diff}"));
+        if differ(s.tool, p, &dir, &args, &files, &stdin).is_some() {
+            let mut case = Case {
+                args,
+                files: files.iter().map(|(n, b)| (n.to_string(), b.to_vec())).collect(),
+                stdin,
+            };
+            let diff = case.shrink(s.tool, p, &dir);
+            found.push(format!("case {case_number} (seed {case_seed:#x}), shrunk: {diff}"));
         }
     }
     found
+}
+
+/// A check case that differs, as it is made smaller.
+struct Case {
+    args: Vec<OsString>,
+    files: Vec<(String, Vec<u8>)>,
+    stdin: Vec<u8>,
+}
+
+impl Case {
+    fn differ(&self, tool: &str, p: &(PathBuf, PathBuf), dir: &Path) -> Option<String> {
+        let files: Vec<(&str, &[u8])> =
+            self.files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+        differ(tool, p, dir, &self.args, &files, &self.stdin)
+    }
+
+    /// Drops lines (of every checksum file and standard input) and options one at a time
+    /// while the difference stays; returns the last repro.
+    fn shrink(&mut self, tool: &str, p: &(PathBuf, PathBuf), dir: &Path) -> String {
+        let mut last = self.differ(tool, p, dir).unwrap_or_default();
+        loop {
+            let mut smaller = false;
+            for f in 0..=self.files.len() {
+                let mut i = 0;
+                loop {
+                    let text = if f < self.files.len() { &self.files[f].1 } else { &self.stdin };
+                    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+                    if i >= lines.len() {
+                        break;
+                    }
+                    let without: Vec<u8> = lines
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, l)| l.iter().copied())
+                        .collect();
+                    let old = if f < self.files.len() {
+                        std::mem::replace(&mut self.files[f].1, without)
+                    } else {
+                        std::mem::replace(&mut self.stdin, without)
+                    };
+                    match self.differ(tool, p, dir) {
+                        Some(d) => (last, smaller) = (d, true),
+                        None => {
+                            if f < self.files.len() {
+                                self.files[f].1 = old;
+                            } else {
+                                self.stdin = old;
+                            }
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            let mut i = 0;
+            while i < self.args.len() {
+                let arg = self.args[i].to_string_lossy();
+                if !arg.starts_with('-') || arg.len() < 2 || arg == "-c" || arg == "--check" {
+                    i += 1;
+                    continue;
+                }
+                let removed = self.args.remove(i);
+                match self.differ(tool, p, dir) {
+                    Some(d) => (last, smaller) = (d, true),
+                    None => {
+                        self.args.insert(i, removed);
+                        i += 1;
+                    }
+                }
+            }
+            if !smaller {
+                return last;
+            }
+        }
+    }
 }
 
 #[test]
