@@ -1,7 +1,8 @@
-//! Differential tests of the coreutils drop-ins (`md5sum`, `sha1sum`, `sha256sum`, `b2sum`,
-//! `cksum`): random checksum files from a fixed seed, checked with random option sets by
-//! the real tool and by fixity under the tool's name, compared byte for byte: stdout,
-//! stderr, the exit status, and both streams through one pipe (their interleaving).
+//! Differential tests of the coreutils drop-ins (`md5sum`, `sha1sum`, `sha224sum`,
+//! `sha256sum`, `sha512sum`, `b2sum`, `cksum`): random checksum files from a fixed seed,
+//! checked with random option sets by the real tool and by fixity under the tool's name,
+//! compared byte for byte: stdout, stderr, the exit status, and both streams through one
+//! pipe (their interleaving).
 //!
 //! `FIXITY_DIFF_CASES=N` runs N cases instead of the default; `FIXITY_DIFF_SEED=S` (hex)
 //! starts from another seed; `FIXITY_DIFF_BIN=PATH` compares another fixity binary. A
@@ -446,6 +447,8 @@ const SETUPS: &[Setup] = &[
     Setup { tool: "md5sum", fixed: &[], algos: &[("md5", "MD5")], untagged: true },
     Setup { tool: "sha1sum", fixed: &[], algos: &[("sha1", "SHA1")], untagged: true },
     Setup { tool: "sha256sum", fixed: &[], algos: &[("sha256", "SHA256")], untagged: true },
+    Setup { tool: "sha224sum", fixed: &[], algos: &[("sha224", "SHA224")], untagged: true },
+    Setup { tool: "sha512sum", fixed: &[], algos: &[("sha512", "SHA512")], untagged: true },
     Setup {
         tool: "b2sum",
         fixed: &[],
