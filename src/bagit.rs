@@ -20,7 +20,9 @@ use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, io_message};
 use crate::walk::{Exclude, WalkEvent, WalkOptions, walk};
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -364,6 +366,28 @@ fn read_oxum(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u64, u64)>
     }
 }
 
+/// Flags staging directories of an interrupted `create`: in the bag's top directory (the
+/// run was killed while moving the payload), or directly in `data/` (a rerun of an older
+/// fixity moved one into the payload and listed its files as if they belonged there).
+fn leftover_staging(bag: &Path, problems: &mut Vec<Problem>) {
+    for (sub, what) in [
+        ("", "not part of the bag: rerun `fixity bag create` on the directory to recover it"),
+        (
+            "data/",
+            "moved into the payload by a rerun: its entries belong directly in data/ (move them \
+             up, then make the manifests again)",
+        ),
+    ] {
+        for p in staging_dirs(&bag.join(sub)).unwrap_or_default() {
+            let name = p.file_name().expect("a listed entry has a name").as_bytes();
+            let mut rel = sub.as_bytes().to_vec();
+            rel.extend_from_slice(name);
+            let msg = format!("the staging directory of an interrupted `bag create`, {what}");
+            problems.push(Problem::new(rel, None, msg));
+        }
+    }
+}
+
 /// Walks `data/`: every payload file (path relative to the bag) and its size.
 fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
     let mut files = BTreeMap::new();
@@ -379,7 +403,13 @@ fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
             return files;
         }
     }
-    let opts = WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: true };
+    let opts = WalkOptions {
+        follow: false,
+        // Every payload file counts, whatever its name.
+        exclude: Exclude::default().keeping_state(),
+        threads: 4,
+        stat: true,
+    };
     let prefix = path_bytes(bag).len() + 1;
     walk(&data, &opts, &mut |ev| {
         match ev {
@@ -421,6 +451,7 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
             "bag-info.txt has no Payload-Oxum: --fast cannot check this bag".to_string(),
         ));
     }
+    leftover_staging(bag, &mut r.problems);
     let files = payload(bag, &mut r.problems);
     r.payload_files = files.len() as u64;
     r.payload_bytes = files.values().sum();
@@ -631,6 +662,97 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
 pub struct CreateReport {
     pub files: u64,
     pub bytes: u64,
+    /// Staging directories of interrupted runs that were emptied back into the directory
+    /// before bagging: each one's name and how many entries it held.
+    pub recovered: Vec<(PathBuf, u64)>,
+}
+
+/// The prefix of `create`'s staging directory, `.fixity-bag-PID.N`.
+const STAGING: &str = ".fixity-bag-";
+
+/// Whether `name` is that of a staging directory of `create` (`.fixity-bag-PID.N`).
+fn is_staging(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(STAGING.as_bytes()) else { return false };
+    let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    match rest.iter().position(|&b| b == b'.') {
+        Some(i) => digits(&rest[..i]) && digits(&rest[i + 1..]),
+        None => false,
+    }
+}
+
+/// The staging directories directly in `dir`, sorted.
+fn staging_dirs(dir: &Path) -> Result<Vec<PathBuf>, BagError> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io_err(dir, &e))?
+        .filter_map(Result::ok)
+        .filter(|e| is_staging(e.file_name().as_bytes()))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// Takes `create`'s lock on `dir` (an exclusive `flock` on the directory itself, held
+/// while the returned file is open): while it is held, no other `create` works in `dir`,
+/// so any staging directory found there was left by a run that is gone.
+fn lock_dir(dir: &Path) -> Result<File, BagError> {
+    let f = File::open(dir).map_err(|e| io_err(dir, &e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BagError::Usage(format!(
+            "{}: another `fixity bag create` is working in this directory",
+            dir.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_err(dir, &e)),
+    }
+}
+
+/// A tag file's name when `dir` holds a `data/` directory beside a payload manifest, tag
+/// manifest or `bag-info.txt` (and no `bagit.txt`, checked before).
+fn half_made_bag(dir: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(dir.join("data")).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut tags: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n == "bag-info.txt" || manifest_kind(n.as_bytes()).is_some())
+        .collect();
+    tags.sort();
+    tags.into_iter().next()
+}
+
+/// Empties each leftover staging directory in `dir` back into `dir` and removes it,
+/// undoing the interrupted run's moves (the rerun then hashes and moves everything
+/// afresh). Refuses, moving nothing, when an entry's name also exists in `dir`.
+fn recover_staging(dir: &Path) -> Result<Vec<(PathBuf, u64)>, BagError> {
+    let mut recovered = Vec::new();
+    for staging in staging_dirs(dir)? {
+        let entries: Vec<std::ffi::OsString> = std::fs::read_dir(&staging)
+            .map_err(|e| io_err(&staging, &e))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| io_err(&staging, &e))?;
+        if let Some(clash) = entries.iter().find(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+        {
+            return Err(BagError::Io(format!(
+                "{}: an interrupted `bag create` left {} in this staging directory, and {} \
+                 exists too: move one of them away, then rerun (nothing was moved)",
+                staging.display(),
+                Path::new(clash).display(),
+                dir.join(clash).display()
+            )));
+        }
+        for name in &entries {
+            let (from, to) = (staging.join(name), dir.join(name));
+            std::fs::rename(&from, &to).map_err(|e| io_err(&from, &e))?;
+        }
+        std::fs::remove_dir(&staging).map_err(|e| io_err(&staging, &e))?;
+        recovered.push((staging, entries.len() as u64));
+    }
+    Ok(recovered)
 }
 
 /// Checks a `--info` label and value: a label without `:` or line breaks, not one fixity
@@ -687,9 +809,27 @@ pub fn create(
     for (k, v) in info {
         check_info(k, v).map_err(BagError::Usage)?;
     }
+    // 0. Under the lock, undo what an interrupted run left in its staging directory.
+    let _lock = lock_dir(dir)?;
+    let recovered = recover_staging(dir)?;
+    // A run killed after data/ was in place, while it wrote the tag files (bagit.txt comes
+    // last): bagging again would bury the payload in data/data/.
+    if let Some(tag) = half_made_bag(dir) {
+        return Err(BagError::Usage(format!(
+            "{}: holds data/ and {tag} but no bagit.txt, as a `bag create` interrupted while \
+             writing its tag files leaves it: move the contents of data/ back up and remove \
+             the tag files, then rerun",
+            dir.display()
+        )));
+    }
 
     // 1. Hash the payload where it is; its paths in the bag are data/ + the relative path.
-    let opts = WalkOptions { follow: false, exclude: Exclude::default(), threads: 4, stat: false };
+    let opts = WalkOptions {
+        follow: false,
+        exclude: Exclude::default().keeping_state(),
+        threads: 4,
+        stat: false,
+    };
     let prefix = path_bytes(dir).len() + 1;
     let algo_arc: Arc<[&'static Algorithm]> = Arc::from(algos.to_vec());
     let mut hashed: Vec<(Vec<u8>, u64, Vec<Digest>)> = Vec::new();
@@ -813,7 +953,7 @@ pub fn create(
         }
         write_atomic(&dir.join(format!("tagmanifest-{}.txt", a.name)), &text)?;
     }
-    Ok(CreateReport { files: hashed.len() as u64, bytes })
+    Ok(CreateReport { files: hashed.len() as u64, bytes, recovered })
 }
 
 #[cfg(test)]
@@ -831,6 +971,19 @@ mod tests {
         assert_eq!(decode_path(b"%"), b"%");
         assert_eq!(decode_path(b"a%2"), b"a%2");
         assert_eq!(decode_path_version(b"50%25%0A", false), b"50%25\n");
+    }
+
+    #[test]
+    fn staging_directory_names() {
+        for n in [&b".fixity-bag-12.0"[..], b".fixity-bag-4194303.17"] {
+            assert!(is_staging(n), "{}", String::from_utf8_lossy(n));
+        }
+        for n in [&b".fixity-bag-"[..], b".fixity-bag-12", b".fixity-bag-12.", b".fixity-bag-.0"] {
+            assert!(!is_staging(n), "{}", String::from_utf8_lossy(n));
+        }
+        for n in [&b".fixity-bag-1x.0"[..], b"fixity-bag-1.0", b".fixity-bag-1.0.2", b"data"] {
+            assert!(!is_staging(n), "{}", String::from_utf8_lossy(n));
+        }
     }
 
     #[test]

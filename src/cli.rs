@@ -93,7 +93,8 @@ pub struct BenchAlgorithmsArgs {
     /// Message sizes (K = 1000, Ki = 1024).
     #[arg(long, default_value = "1K,10K,100K,1M,10M,100M")]
     pub sizes: String,
-    /// Threads for algorithms that use several on one message (default: all cores).
+    /// Threads for algorithms that use several on one message (default: all cores; at most
+    /// 256).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Timed runs per cell (after one warm-up).
@@ -238,6 +239,10 @@ pub struct ReadArgs {
     /// single sequential reader on a rotational disk).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Most memory for read buffers, all workers together (default 256M): buffers shrink
+    /// (to 64K each at least), then workers, to fit. Suffixes K, M, G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub buffer_memory: Option<u64>,
     /// Storage kind: `auto` reads /sys/block/*/queue/rotational for the first path;
     /// `ssd` keeps many reads in flight; `hdd` reads one file at a time, in order.
     #[arg(long, value_enum, default_value = "auto")]
@@ -477,6 +482,11 @@ pub struct AlgorithmsArgs {
     /// Leave out the speed column (it is measured on this machine, in memory, each run).
     #[arg(long)]
     pub no_speed: bool,
+}
+
+/// Parses a byte count such as `64M` or `1G` for clap.
+fn parse_size_arg(text: &str) -> Result<u64, String> {
+    fixity::catalog::parse_size(text).ok_or_else(|| format!("not a size: {text:?} (try 64M)"))
 }
 
 #[cfg(test)]

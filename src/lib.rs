@@ -6,10 +6,12 @@
 //! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
 //! - [`read`]: read a file once, feed every hasher, detect changes during the read.
+//! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
+//! - [`confine`]: open a manifest's path without leaving the directory (`--confine`).
 //! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
@@ -22,8 +24,12 @@ pub mod audit;
 pub mod bagit;
 pub mod bench;
 pub mod catalog;
+#[allow(unsafe_code)]
+pub mod confine;
 pub mod digest;
 pub mod formats;
+#[allow(unsafe_code)]
+mod mapping;
 pub mod output;
 pub mod pathtext;
 pub mod pipeline;

@@ -13,13 +13,21 @@ fn main() -> ExitCode {
     // Drop-in mode: invoked as md5sum, sha256sum, b2sum ...
     let mut argv = std::env::args_os();
     let argv0 = argv.next().unwrap_or_default();
-    if let Some((_, algo)) = cmd::dropin::tool_for(&argv0) {
+    if let Some((tool, algo)) = cmd::dropin::tool_for(&argv0) {
         // Diagnostics start with the name as invoked, as coreutils' do.
         let name = argv0.to_string_lossy().into_owned();
         return match cmd::dropin::run(&name, algo, argv.collect()) {
             Ok(code) => ExitCode::from(code as u8),
             Err(err) => {
-                ui::error(&format!("{err:#}"));
+                // coreutils words a failed write of its output "write error" alone: the
+                // line-by-line flush that failed has already cleared errno by exit.
+                let coreutils =
+                    !matches!(tool, "b3sum" | "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum");
+                if coreutils && err.to_string() == "write error" {
+                    ui::error("write error");
+                } else {
+                    ui::error(&ui::describe(&err));
+                }
                 ExitCode::from(1)
             }
         };
@@ -35,7 +43,7 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            ui::error(&format!("{err:#}"));
+            ui::error(&ui::describe(&err));
             ExitCode::from(2)
         }
     }

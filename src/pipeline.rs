@@ -52,7 +52,43 @@ pub struct Config {
     pub serial_reads: bool,
 }
 
+/// Most worker threads a run starts, whatever `-j` asks: enough reads in flight for any
+/// network file system, few enough that thread stacks and buffers stay small.
+pub const MAX_WORKERS: usize = 256;
+
+/// Default ceiling on the read buffers of all workers together.
+pub const DEFAULT_BUFFER_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// The smallest read buffer a budget may shrink a worker's to.
+const MIN_BUFFER: usize = 64 * 1024;
+
 impl Config {
+    /// Applies the user's worker count and the total read-buffer `budget`: workers are
+    /// capped at [`MAX_WORKERS`], and each worker's buffer shrinks so that all of them
+    /// together stay within the budget (down to 64 KiB each; below that, fewer workers).
+    /// Returns a note for the user when `jobs` was more than the cap.
+    pub fn bounded(mut self, jobs: Option<usize>, budget: u64) -> (Config, Option<String>) {
+        let mut note = None;
+        if let Some(j) = jobs {
+            self.workers = j.max(1);
+            if j > MAX_WORKERS {
+                note = Some(format!(
+                    "-j {j} is more than the {MAX_WORKERS} worker threads fixity runs at most; \
+                     using {MAX_WORKERS}"
+                ));
+            }
+        }
+        self.workers = self.workers.clamp(1, MAX_WORKERS);
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX).max(MIN_BUFFER);
+        self.workers = self.workers.min(budget / MIN_BUFFER).max(1);
+        let share = (budget / self.workers).max(MIN_BUFFER);
+        if self.read.buffer_size > share {
+            // Whole multiples of 64 KiB keep reads aligned to pages.
+            self.read.buffer_size = share / MIN_BUFFER * MIN_BUFFER;
+        }
+        (self, note)
+    }
+
     /// Defaults for data on `rotational` or solid-state storage.
     pub fn for_storage(rotational: bool) -> Config {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -208,6 +244,26 @@ fn nap() {
 mod tests {
     use super::*;
     use crate::algo::lookup;
+
+    #[test]
+    fn workers_and_buffers_are_bounded() {
+        let base = Config::for_storage(true);
+        assert_eq!(base.read.buffer_size, 4 << 20);
+        let (c, note) = base.clone().bounded(Some(100_000), DEFAULT_BUFFER_BUDGET);
+        assert_eq!(c.workers, MAX_WORKERS);
+        assert!(note.unwrap().contains("-j 100000"));
+        assert!(c.workers as u64 * c.read.buffer_size as u64 <= DEFAULT_BUFFER_BUDGET);
+        assert_eq!(c.read.buffer_size, 1 << 20);
+        let (c, note) = base.clone().bounded(Some(8), DEFAULT_BUFFER_BUDGET);
+        assert_eq!((c.workers, c.read.buffer_size, note), (8, 4 << 20, None));
+        // A tight budget shrinks buffers, then the number of workers.
+        let (c, _) = base.clone().bounded(Some(8), 1 << 20);
+        assert_eq!((c.workers, c.read.buffer_size), (8, 128 << 10));
+        let (c, _) = base.bounded(Some(64), 256 << 10);
+        assert_eq!((c.workers, c.read.buffer_size), (4, 64 << 10));
+        let (c, _) = Config::for_storage(false).bounded(None, 0);
+        assert_eq!((c.workers, c.read.buffer_size), (1, 64 << 10));
+    }
 
     #[test]
     fn results_come_back_in_order() {

@@ -1,10 +1,11 @@
 //! Reading a file once and feeding every requested hasher: open, stat, read with a large
 //! reused buffer (or map a large file for BLAKE3's multi-threaded tree), stat again. A file
 //! whose size or mtime moved while it was read is reported as changed, never given a digest.
-//! This is the only module with `unsafe` (the memory map).
+//! With `unsafe` for the memory map (guarded by [`crate::mapping`]) and `preadv2`.
 
 use crate::algo::{Algorithm, Hasher, Input, Strength};
 use crate::digest::Digest;
+use crate::mapping::{self, FaultKind, Mapping};
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -22,6 +23,10 @@ pub enum OpenMode {
     /// Named by the user (on the command line or in a manifest): symlinks are followed and
     /// FIFOs are read, as coreutils does; directories are an error.
     Named,
+    /// Named in a manifest checked with `--confine`: as `Named`, but resolved beneath the
+    /// current directory; a path that leads out of it (through a symlink) is refused with
+    /// [`ReadError::Escapes`] (see [`crate::confine`]).
+    Beneath,
     /// Standard input.
     Stdin,
 }
@@ -106,6 +111,8 @@ pub enum ReadError {
     /// reading (standard input, a pipe): its samples are placed by the size. The
     /// algorithm's name.
     NeedsSize(&'static str),
+    /// A path that leads out of the confining directory through a symlink (`Beneath`).
+    Escapes,
 }
 
 impl ReadError {
@@ -121,6 +128,7 @@ impl ReadError {
                 "{name} samples a file at offsets set by its size, and a stream has no size \
                  before it is read (hash a regular file, or pick another algorithm)"
             ),
+            ReadError::Escapes => "the path escapes the tree through a symbolic link".into(),
         }
     }
 
@@ -234,7 +242,7 @@ pub fn hash_path(
         _ => None,
     };
     let size = match mapped {
-        Some(r) => r.map_err(ReadError::Io)?,
+        Some(r) => r?,
         // Only sampled algorithms: read their ranges, not the file.
         None if sampled_only => read_samples(&file, len, &mut hashers, buf, opts.progress)?,
         None if let Some(lock) = serial => {
@@ -250,7 +258,8 @@ pub fn hash_path(
         }
     };
     let after = file.metadata().map_err(ReadError::Io)?;
-    if size != after.len() || mtime_ns(&before) != mtime_ns(&after) || before.len() != after.len() {
+    let same_stat = mtime_ns(&before) == mtime_ns(&after) && before.len() == after.len();
+    if !same_stat || (size != after.len() && !sized_by_content(&file)) {
         return Err(ReadError::Changed);
     }
     Ok(Hashed {
@@ -259,6 +268,30 @@ pub fn hash_path(
         digests: finish(&hashers),
         file_id: Some((before.dev(), before.ino())),
     })
+}
+
+/// Whether `file` lives on a kernel pseudo file system (procfs, sysfs, ...), whose regular
+/// files report a size (0, or one page) that has nothing to do with what a read returns:
+/// there, the bytes read are the content, as `sha256sum /proc/cpuinfo` takes them. Asked
+/// only when a read's length and the stat's size disagree, so it costs nothing otherwise.
+fn sized_by_content(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // Magic numbers from linux/magic.h.
+    const PSEUDO: [i64; 9] = [
+        0x9fa0,     // proc
+        0x62656572, // sysfs
+        0x64626720, // debugfs
+        0x74726163, // tracefs
+        0x73636673, // securityfs
+        0x62656570, // configfs
+        0x27e0eb,   // cgroup
+        0x63677270, // cgroup2
+        0xcafe4a11, // bpf
+    ];
+    // SAFETY: a zeroed statfs is a valid buffer for fstatfs to fill; the descriptor is open.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
+    r == 0 && PSEUDO.contains(&(st.f_type as i64))
 }
 
 /// Reads a regular file for a rotational disk. Data already in the page cache is read
@@ -384,6 +417,9 @@ fn finish(hashers: &[Box<dyn Hasher>]) -> Vec<Digest> {
 }
 
 fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
+    if mode == OpenMode::Beneath {
+        return crate::confine::open_beneath(path);
+    }
     let mut oo = std::fs::OpenOptions::new();
     oo.read(true);
     let mut flags = libc::O_NOCTTY;
@@ -447,6 +483,10 @@ fn read_into(
 /// large the file. `None` when mapping is not possible, or when `only_if_cached` and most
 /// of the file is not in the page cache (a rotational disk: random page faults from many
 /// threads would make the head seek; the caller then reads sequentially).
+///
+/// The mapping is guarded ([`crate::mapping`]): a page that cannot be read (EIO, or the
+/// file shrank) reads as zeros instead of killing the process, and the file is then
+/// reported as unreadable or changed, never given the digest of those zeros.
 fn hash_mapped(
     file: &File,
     len: u64,
@@ -454,57 +494,41 @@ fn hash_mapped(
     parallel: bool,
     only_if_cached: bool,
     progress: Option<&AtomicU64>,
-) -> Option<io::Result<u64>> {
-    use std::os::fd::AsRawFd;
+) -> Option<Result<u64, ReadError>> {
     let len_usize = usize::try_from(len).ok()?;
-    // SAFETY: we map a regular file read-only and private, and only read the mapping while
-    // it is alive. If another process truncates the file meanwhile, touching the lost pages
-    // raises SIGBUS; the same risk every mmap-based hasher (b3sum) takes. Modifications
-    // during the read are caught by the stat comparison in `hash_path`.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len_usize,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return None;
-    }
+    let map = Mapping::new(file, len_usize)?;
+    let ptr = map.as_ptr();
     if only_if_cached && !mostly_resident(ptr, len_usize) {
-        // SAFETY: unmapping the mapping made above; nothing was read from it.
-        unsafe {
-            libc::munmap(ptr, len_usize);
-        }
         return None;
     }
     if !parallel {
         // One thread walks the mapping front to back: let the kernel read ahead.
-        // SAFETY: advice on the live mapping made above.
+        // SAFETY: advice on the live mapping.
         unsafe {
             libc::madvise(ptr, len_usize, libc::MADV_SEQUENTIAL);
         }
     }
-    const WINDOW: usize = 256 * 1024 * 1024;
+    const WINDOW: usize = 64 * 1024 * 1024;
+    let bytes = map.bytes();
     let mut off = 0usize;
     while off < len_usize {
         let n = WINDOW.min(len_usize - off);
-        // SAFETY: `off + n <= len_usize`, inside the live mapping.
-        let window = unsafe { std::slice::from_raw_parts((ptr as *const u8).add(off), n) };
-        feed(hashers, window, progress);
-        // SAFETY: same range; DONTNEED on a private read-only file mapping only drops our
-        // page-table entries (the page cache keeps the data).
+        feed(hashers, &bytes[off..off + n], progress);
+        // SAFETY: a range inside the live mapping; DONTNEED on a private read-only file
+        // mapping only drops our page-table entries (the page cache keeps the data).
         unsafe {
             libc::madvise((ptr as *mut u8).add(off) as *mut libc::c_void, n, libc::MADV_DONTNEED);
         }
+        if map.fault().is_some() {
+            break;
+        }
         off += n;
     }
-    // SAFETY: unmapping the mapping made above, after its last use.
-    unsafe {
-        libc::munmap(ptr, len_usize);
+    if let Some(at) = map.fault() {
+        return Some(Err(match mapping::fault_error(file, len, at) {
+            FaultKind::Shrunk => ReadError::Changed,
+            FaultKind::Io(e) => ReadError::Io(e),
+        }));
     }
     Some(Ok(len))
 }
@@ -773,6 +797,74 @@ mod tests {
         assert_eq!(read, data.len() as u64);
         assert_eq!(with_md5.digests[1], alone.digests[0]);
         assert_eq!(alone.digests[0], imo.digest(&data));
+    }
+
+    /// /proc and /sys files report a size of 0 (or a page) yet have content: they are read
+    /// to the end and hashed, as coreutils does, not called "changed while read".
+    #[test]
+    fn proc_and_sys_files_are_hashed_by_their_content() {
+        let md5 = [lookup("md5").unwrap()];
+        let mut buf = Vec::new();
+        let o = ReadOptions::default();
+        for p in ["/proc/self/stat", "/proc/cpuinfo", "/sys/kernel/mm/transparent_hugepage/enabled"]
+        {
+            let p = Path::new(p);
+            if !p.exists() {
+                continue;
+            }
+            let h = hash_path(p, OpenMode::Named, &md5, &mut buf, &o, None)
+                .unwrap_or_else(|e| panic!("{}: {}", p.display(), e.message()));
+            assert!(h.size > 0, "{}", p.display());
+        }
+        // A stable one gives the digest of the bytes a plain read returns.
+        let p = Path::new("/proc/self/cmdline");
+        let h = hash_path(p, OpenMode::Named, &md5, &mut buf, &o, None).unwrap();
+        let direct = std::fs::read(p).unwrap();
+        assert_eq!(h.size, direct.len() as u64);
+        assert_eq!(h.digests[0], md5[0].digest(&direct));
+    }
+
+    /// A hasher that truncates a file the first time it is fed: the file shrinks while it
+    /// is being read, as a log rotated with copytruncate does.
+    struct Truncating {
+        inner: Box<dyn Hasher>,
+        path: std::path::PathBuf,
+        done: bool,
+    }
+
+    impl Hasher for Truncating {
+        fn update(&mut self, data: &[u8]) {
+            if !self.done {
+                self.done = true;
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&self.path)
+                    .unwrap()
+                    .set_len(4096)
+                    .unwrap();
+            }
+            self.inner.update(data);
+        }
+        fn finish(&self) -> Digest {
+            self.inner.finish()
+        }
+    }
+
+    /// A mapped file that shrinks mid-read: no SIGBUS, the read reports the change.
+    #[test]
+    fn a_file_shrinking_under_a_mapping_is_changed_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        std::fs::write(&p, vec![5u8; 6 << 20]).unwrap();
+        let file = File::open(&p).unwrap();
+        let len = file.metadata().unwrap().len();
+        let mut hashers: Vec<Box<dyn Hasher>> = vec![Box::new(Truncating {
+            inner: lookup("sha256").unwrap().hasher(),
+            path: p.clone(),
+            done: false,
+        })];
+        let r = hash_mapped(&file, len, &mut hashers, false, false, None).unwrap();
+        assert!(matches!(r, Err(ReadError::Changed)), "{r:?}");
     }
 
     #[test]

@@ -30,6 +30,18 @@ pub fn restore_sigpipe() {
     }
 }
 
+/// An error and its causes as one line, `outer: inner: cause`, with system errors worded
+/// as the C library words them ("No space left on device", without Rust's "(os error 28)").
+pub fn describe(err: &anyhow::Error) -> String {
+    err.chain()
+        .map(|cause| match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => fixity::read::io_message(io),
+            None => cause.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 /// Prints `fixity: MSG` on stderr.
 pub fn error(msg: &str) {
     let line = format!("{}: {msg}\n", program());

@@ -3,7 +3,10 @@
 //! the full paths (`find DIR | LC_ALL=C sort`): within a directory, a subdirectory sorts as
 //! its name followed by `/`. Symlinks are not followed unless asked; when they are, a
 //! directory that is its own ancestor (by device and inode) is reported as a loop and not
-//! entered. Excluded names are pruned before their directories are read.
+//! entered. Excluded names are pruned before their directories are read, and so is
+//! fixity's own state: a directory named `.fixity` (the catalog, its journal and lock) and
+//! another fixity process's temporary manifest are never part of a tree's content (BagIt's
+//! payload, where every file counts, aside).
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::cmp::Ordering;
@@ -35,7 +38,12 @@ pub struct WalkOptions {
 pub struct Exclude {
     names: Option<Arc<GlobSet>>,
     paths: Option<Arc<GlobSet>>,
+    /// Walk into `.fixity` directories too (see [`Exclude::keeping_state`]).
+    keep_state: bool,
 }
+
+/// The directory that holds fixity's state in a tree (`ROOT/.fixity/catalog.db`).
+pub const STATE_DIR: &str = ".fixity";
 
 impl Exclude {
     /// Builds the matcher from `--exclude` patterns.
@@ -56,7 +64,14 @@ impl Exclude {
         Ok(Exclude {
             names: (n > 0).then(|| names.build()).transpose()?.map(Arc::new),
             paths: (p > 0).then(|| paths.build()).transpose()?.map(Arc::new),
+            keep_state: false,
         })
+    }
+
+    /// The same, but `.fixity` directories are walked like any other: for a BagIt
+    /// payload, of which every file must be listed whatever its name.
+    pub fn keeping_state(self) -> Exclude {
+        Exclude { keep_state: true, ..self }
     }
 
     /// Whether the entry `name` at `rel` (relative to the root) is excluded.
@@ -202,6 +217,16 @@ fn list(
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
+        if name == STATE_DIR
+            && !opts.exclude.keep_state
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        // Another fixity's temporary file (being written, or left by a killed run).
+        if !opts.exclude.keep_state && crate::output::foreign_temp_name(name.as_bytes()) {
+            continue;
+        }
         if !opts.exclude.is_empty() {
             let path = dir.join(&name);
             let rel = path.strip_prefix(root).unwrap_or(&path);
@@ -376,5 +401,28 @@ mod tests {
         let got = collect(r, &WalkOptions { exclude: ex, ..opts() });
         assert!(got.iter().any(|l| l.ends_with("src/build/b")), "{got:?}");
         assert!(!got.iter().any(|l| l.contains("build/out")), "{got:?}");
+    }
+
+    #[test]
+    fn fixitys_own_state_is_left_out_unless_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for p in ["a", ".fixity/catalog.db", "sub/.fixity/catalog.db-wal", "sub/b"] {
+            let p = r.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"").unwrap();
+        }
+        // A file of that name is content: only the directory is fixity's.
+        std::fs::write(r.join("sub/b.fixity"), b"").unwrap();
+        // Another run's temporary manifest.
+        std::fs::write(r.join(".m.sha256.fixity-tmp.1.0"), b"").unwrap();
+        let names = |ex: Exclude| -> Vec<String> {
+            let got = collect(r, &WalkOptions { exclude: ex, ..opts() });
+            let root = format!("F {}/", r.display());
+            got.iter().map(|l| l.strip_prefix(&root).unwrap_or(l).to_string()).collect()
+        };
+        assert_eq!(names(Exclude::default()), ["a", "sub/b", "sub/b.fixity"]);
+        assert_eq!(names(Exclude::new(&["*.x".into()]).unwrap()), ["a", "sub/b", "sub/b.fixity"]);
+        assert_eq!(names(Exclude::default().keeping_state()).len(), 6);
     }
 }

@@ -1,7 +1,7 @@
 //! `fixity hash`: behaviour beyond the coreutils goldens (trees, -o, JSON, SFV, symlinks,
 //! special files, large sparse files, several algorithms at once).
 
-use crate::util::{fixity, run, run_stdin, tempdir, write};
+use crate::util::{fixity, have, run, run_stdin, tempdir, write};
 use fixity::algo::lookup;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
@@ -429,4 +429,75 @@ fn base64_digests_on_gnu_and_bsd_lines_as_cksum_writes_them() {
     std::fs::write(d.path().join("m.sha256"), &out.stdout).unwrap();
     assert!(run(d.path(), ["check", "m.sha256"]).status.success());
     assert_eq!(run(d.path(), ["hash", "--json", "--base64", "f"]).status.code(), Some(2));
+}
+
+/// `-j` is capped (a huge value once spawned thousands of threads for minutes): the run
+/// says so on stderr, uses the cap, and gives the same digests.
+#[test]
+fn jobs_are_capped_with_a_note() {
+    let d = tempdir();
+    for i in 0..20 {
+        write(d.path(), format!("t/f{i}"), format!("{i}\n").as_bytes());
+    }
+    let plain = run(d.path(), ["hash", "-a", "md5", "-r", "t"]);
+    let out = run(d.path(), ["hash", "-a", "md5", "-r", "-j", "100000", "t"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, plain.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-j 100000 is more than the 256 worker threads"), "{err}");
+    let small =
+        run(d.path(), ["hash", "-a", "md5", "-r", "--buffer-memory", "64K", "-j", "8", "t"]);
+    assert_eq!(small.status.code(), Some(0));
+    assert_eq!(small.stdout, plain.stdout);
+    assert!(small.stderr.is_empty());
+    let bad = run(d.path(), ["hash", "--buffer-memory", "lots", "t"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Files of /proc report a size of 0 but have content: hashed like coreutils does.
+#[test]
+fn proc_files_are_hashed() {
+    let d = tempdir();
+    let out = run(d.path(), ["hash", "-a", "sha256", "/proc/self/cmdline", "/proc/cpuinfo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.ends_with("  /proc/cpuinfo\n"), "{text}");
+    if have("sha256sum") {
+        let real = std::process::Command::new("sha256sum").arg("/proc/cpuinfo").output().unwrap();
+        assert_eq!(text.lines().nth(1).unwrap().as_bytes(), real.stdout.trim_ascii_end());
+    }
+}
+
+/// Output to a full disk (`/dev/full`): the native command names the cause without Rust's
+/// "(os error N)" and exits 2; a coreutils drop-in says "write error" and exits 1, as the
+/// real tool does.
+#[test]
+fn a_full_disk_on_stdout_is_reported() {
+    let d = tempdir();
+    let f = write(d.path(), "f", b"data\n");
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out =
+        fixity(d.path()).args(["hash", "-a", "sha256"]).arg(&f).stdout(full()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "fixity: write error: No space left on device\n");
+    let link = d.path().join("sha256sum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &link).unwrap();
+    let out = std::process::Command::new(&link)
+        .arg("f")
+        .current_dir(d.path())
+        .stdout(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), format!("{}: write error\n", link.display()));
+    if have("sha256sum") {
+        let real = std::process::Command::new("sha256sum")
+            .arg("f")
+            .current_dir(d.path())
+            .stdout(full())
+            .output()
+            .unwrap();
+        assert_eq!(real.status.code(), Some(1));
+        assert_eq!(text(&real.stderr), "sha256sum: write error\n");
+    }
 }

@@ -42,7 +42,7 @@ pub fn run(
     let data: Vec<u8> =
         (0..max as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let pool_threads = threads.unwrap_or(cores).max(1);
+    let pool_threads = threads.unwrap_or(cores).clamp(1, crate::pipeline::MAX_WORKERS);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(pool_threads).build().ok();
     let mut rows = Vec::new();
     for &a in algos {
@@ -117,8 +117,12 @@ fn measure(
     }
 }
 
+/// The largest message `bench algorithms` hashes: it is held in memory, and beyond this
+/// size the figure no longer changes.
+pub const MAX_SIZE: usize = 1 << 30;
+
 /// Parses a list of sizes such as `1K,10K,100K,1M` (powers of 1000 or, with `i`, 1024:
-/// `4Ki`). Plain numbers are bytes.
+/// `4Ki`). Plain numbers are bytes; at most [`MAX_SIZE`] each.
 pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
     text.split(',')
         .map(|t| {
@@ -141,6 +145,13 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
                 .and_then(|n| n.checked_mul(mult))
                 .filter(|&n| n > 0)
                 .ok_or_else(|| format!("bad size {t:?} (try 1K,1M,100M)"))
+                .and_then(|n| {
+                    if n <= MAX_SIZE {
+                        Ok(n)
+                    } else {
+                        Err(format!("size {t:?} is more than the 1Gi a message may have"))
+                    }
+                })
         })
         .collect()
 }
@@ -156,6 +167,8 @@ mod tests {
         assert_eq!(parse_sizes("4Ki, 1Mi,7").unwrap(), vec![4096, 1 << 20, 7]);
         assert!(parse_sizes("1X").is_err());
         assert!(parse_sizes("0").is_err());
+        assert_eq!(parse_sizes("1G").unwrap(), vec![1_000_000_000]);
+        assert!(parse_sizes("2G").unwrap_err().contains("more than the 1Gi"));
     }
 
     #[test]

@@ -38,6 +38,13 @@ fn create(args: BagCreateArgs) -> anyhow::Result<Status> {
     let cfg = engine_config(Some(&args.dir), &args.read);
     match bagit::create(&args.dir, &algos, &info, &cfg) {
         Ok(r) => {
+            for (staging, entries) in &r.recovered {
+                ui::error(&format!(
+                    "{}: recovered {entries} entries from the staging directory of an \
+                     interrupted run",
+                    quote_env(path_bytes(staging))
+                ));
+            }
             let names: Vec<&str> = algos.iter().map(|a| a.name).collect();
             println!(
                 "{}: bagged {} files, {} bytes ({})",

@@ -19,8 +19,8 @@ use std::os::unix::ffi::OsStrExt;
 
 /// What the producer hands the printer, in manifest order.
 enum Item {
-    /// A line to verify.
-    Line { name: Vec<u8>, sums: Vec<(&'static Algorithm, Digest)>, size: Option<u64> },
+    /// A line to verify (its number: for `--confine`'s refusal).
+    Line { lineno: u64, name: Vec<u8>, sums: Vec<(&'static Algorithm, Digest)>, size: Option<u64> },
     /// An improperly formatted line (1-based number); in drop-in `cksum`, the tag its
     /// warning names.
     /// `why`: what a format that recognized the line found wrong with it.
@@ -182,10 +182,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                 Task {
                                     work: Some(Work {
                                         path: bytes_path(&r.name),
-                                        mode: OpenMode::Named,
+                                        // --confine: no symlink may lead out either.
+                                        mode: if args.confine {
+                                            OpenMode::Beneath
+                                        } else {
+                                            OpenMode::Named
+                                        },
                                         algos: sums.iter().map(|s| s.0).collect(),
                                     }),
-                                    payload: Item::Line { name: r.name, sums, size: r.size },
+                                    payload: Item::Line {
+                                        lineno,
+                                        name: r.name,
+                                        sums,
+                                        size: r.size,
+                                    },
                                 }
                             }
                         },
@@ -205,7 +215,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             let manifest = &manifests[current];
             let mname = manifest_name(manifest);
             match item {
-                Item::Line { name, sums, size } => {
+                Item::Line { lineno, name, sums, size } => {
                     counts.properly_formatted += 1;
                     let algo = algo_label(&sums);
                     match outcome.expect("lines carry work") {
@@ -238,6 +248,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             if args.ignore_missing && e.kind() == io::ErrorKind::NotFound =>
                         {
                             counts.ignored_missing += 1;
+                        }
+                        Err(ReadError::Escapes) => {
+                            counts.refused += 1;
+                            ui::error(&format!(
+                                "{mname}: {lineno}: {}: refused: the path escapes the tree \
+                                 through a symbolic link",
+                                quote_env(&name)
+                            ));
+                            if args.json {
+                                let why = "escapes the tree through a symbolic link";
+                                json::write_check(&name, &algo, "refused", Some(why), &mut line);
+                            }
                         }
                         Err(e) => {
                             counts.unreadable += 1;
@@ -398,7 +420,7 @@ fn emulated(
                 mode: if name == b"-" { OpenMode::Stdin } else { OpenMode::Named },
                 algos: vec![algo].into(),
             }),
-            payload: Item::Line { name, sums: vec![(algo, digest)], size: None },
+            payload: Item::Line { lineno, name, sums: vec![(algo, digest)], size: None },
         },
     })
 }

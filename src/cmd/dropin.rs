@@ -329,6 +329,7 @@ pub(super) fn hash_args(paths: Vec<OsString>) -> HashArgs {
 fn read_defaults() -> ReadArgs {
     ReadArgs {
         jobs: None,
+        buffer_memory: None,
         storage: Storage::Auto,
         no_mmap: false,
         progress: false,

@@ -34,14 +34,16 @@ const ARGS: &[Arg] = &[
     Arg { name: "version", short: Some(b'V'), value: None },
 ];
 
-/// Pairs that exclude each other, as (shown first, shown second) in clap's message.
+/// Pairs that exclude each other, as (shown first, shown second) in clap's message, in
+/// the order b3sum 1.2.0 reports them when several apply (`--keyed --derive-key X -c`,
+/// three conflicts, it reports at random: clap 2 walks a hash map).
 const CONFLICTS: &[(&str, &str)] = &[
     ("derive-key", "check"),
     ("keyed", "check"),
     ("keyed", "derive-key"),
     ("length", "check"),
-    ("no-names", "check"),
     ("raw", "check"),
+    ("no-names", "check"),
 ];
 
 fn shown(a: &Arg) -> String {
@@ -131,8 +133,10 @@ struct Opts {
     used: Vec<&'static str>,
     length: Option<OsString>,
     num_threads: Option<OsString>,
-    derive_key: Option<String>,
+    derive_key: Option<OsString>,
     files: Vec<OsString>,
+    /// The first argument given twice.
+    repeated: Option<&'static Arg>,
 }
 
 impl Opts {
@@ -149,17 +153,18 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
                 a: &'static Arg,
                 value: Option<OsString>,
                 it: &mut std::slice::Iter<OsString>| {
+        // clap 2 takes a repeated argument (and its value) and refuses it once the whole
+        // command line is read, naming in its usage line everything given.
         if o.has(a.name) {
-            let msg = format!(
-                "The argument '{}' was provided more than once, but cannot be used multiple times",
-                shown(a)
-            );
-            return Err(clap_error(&msg, &o.used, None));
+            o.repeated.get_or_insert(a);
+        } else {
+            o.used.push(a.name);
         }
-        o.used.push(a.name);
         if a.value.is_some() {
             let v = match value.or_else(|| it.next().cloned()) {
                 Some(v) => v,
+                // A repeated option without its value is refused as repeated.
+                None if o.repeated.is_some_and(|r| r.name == a.name) => return Ok(()),
                 None => {
                     let msg = format!(
                         "The argument '{}' requires a value but none was supplied",
@@ -169,10 +174,13 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
                     return Err(clap_error(&msg, &o.used, Some(a.name)));
                 }
             };
+            if o.repeated.is_some_and(|r| r.name == a.name) {
+                return Ok(());
+            }
             match a.name {
                 "length" => o.length = Some(v),
                 "num-threads" => o.num_threads = Some(v),
-                _ => o.derive_key = Some(v.to_string_lossy().into_owned()),
+                _ => o.derive_key = Some(v),
             }
         }
         Ok(())
@@ -227,6 +235,13 @@ fn parse(args: &[OsString]) -> Result<Opts, Status> {
             take(&mut o, spec, value, &mut it)?;
         }
     }
+    if let Some(a) = o.repeated {
+        let msg = format!(
+            "The argument '{}' was provided more than once, but cannot be used multiple times",
+            shown(a)
+        );
+        return Err(clap_error(&msg, &o.used, None));
+    }
     Ok(o)
 }
 
@@ -246,8 +261,8 @@ impl Mode {
         }
     }
 
-    /// Hashes a file (or standard input for `-`), memory-mapped and on several threads
-    /// when it is a large enough regular file.
+    /// Hashes a file (or standard input for `-`), on several threads when it is a large
+    /// enough regular file.
     fn hash(&self, name: &OsStr) -> io::Result<blake3::OutputReader> {
         let mut h = self.hasher();
         if name == "-" {
@@ -257,15 +272,44 @@ impl Mode {
             h.update_reader(io::stdin().lock())?;
             return Ok(h.finalize_xof());
         }
-        let file = std::fs::File::open(name)?;
+        let mut file = std::fs::File::open(name)?;
         let md = file.metadata()?;
         if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
-            h.update_mmap_rayon(name)?;
+            // b3sum maps such a file; a mapped page whose read fails (a bad sector) or that
+            // a truncation removed raises SIGBUS and kills the process. Large blocks read
+            // with read(2) and hashed on several threads keep the speed and turn those
+            // faults into an error for this file, as `b3sum --no-mmap` reports them.
+            let mut block = vec![0u8; (md.len() as usize + 1).min(BLOCK)];
+            loop {
+                let n = fill(&mut file, &mut block)?;
+                h.update_rayon(&block[..n]);
+                if n < block.len() {
+                    break;
+                }
+            }
         } else {
             h.update_reader(file)?;
         }
         Ok(h.finalize_xof())
     }
+}
+
+/// Bytes read and hashed at once from a large file: enough for every thread to have
+/// whole BLAKE3 subtrees to hash.
+const BLOCK: usize = 8 * 1024 * 1024;
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes read.
+fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// An error as the Rust standard library prints it (`... (os error 2)`), which b3sum
@@ -312,19 +356,35 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
             return Ok(clap_error(&msg, &o.used, None));
         }
     }
+    // clap's usage line for a missing argument names it with every argument given.
+    let missing = "The following required arguments were not provided:";
     if o.has("quiet") && !o.has("check") {
-        eprint!(
-            "error: The following required arguments were not provided:\n    --check\n\n\
-             USAGE:\n    {NAME} --check --quiet\n\nFor more information try --help\n"
-        );
-        return Ok(Status::Failed);
+        return Ok(clap_error(&format!("{missing}\n    --check"), &o.used, None));
     }
     if o.has("keyed") && o.files.is_empty() {
-        eprint!(
-            "error: The following required arguments were not provided:\n    <FILE>...\n\n\
-             USAGE:\n    {NAME} <FILE>... --keyed\n\nFor more information try --help\n"
-        );
+        return Ok(clap_error(&format!("{missing}\n    <FILE>..."), &o.used, None));
+    }
+    // After the command line, b3sum refuses --raw with several files, then reads the key,
+    // then the number of threads, each ending the run with its own message.
+    if o.has("raw") && o.files.len() > 1 {
+        eprintln!("Error: Only one filename can be provided when using --raw");
         return Ok(Status::Failed);
+    }
+    let mut key = None;
+    if o.has("keyed") {
+        let mut buf = Vec::new();
+        io::stdin().lock().take(33).read_to_end(&mut buf)?;
+        match <[u8; 32]>::try_from(buf.as_slice()) {
+            Ok(k) => key = Some(k),
+            Err(_) if buf.len() > 32 => {
+                eprintln!("Error: read more than 32 key bytes from stdin");
+                return Ok(Status::Failed);
+            }
+            Err(_) => {
+                eprintln!("Error: expected 32 key bytes from stdin, found {}", buf.len());
+                return Ok(Status::Failed);
+            }
+        }
     }
     let threads = match &o.num_threads {
         Some(v) => match v.to_string_lossy().parse::<usize>() {
@@ -336,23 +396,16 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
         },
         None => None,
     };
-    let mut key = None;
-    if o.has("keyed") {
-        let mut buf = Vec::new();
-        io::stdin().lock().take(33).read_to_end(&mut buf)?;
-        match <[u8; 32]>::try_from(buf.as_slice()) {
-            Ok(k) => key = Some(k),
-            Err(_) if buf.len() > 32 => {
-                eprintln!("Error: read more than 32 bytes from stdin");
-                return Ok(Status::Failed);
-            }
-            Err(_) => {
-                eprintln!("Error: expected 32 key bytes from stdin, found {}", buf.len());
-                return Ok(Status::Failed);
-            }
+    // b3sum (clap 2) panics on a context that is not UTF-8; the drop-in says so instead.
+    let context = match o.derive_key.as_ref().map(|c| c.to_str()) {
+        Some(None) => {
+            eprintln!("Error: the context of --derive-key is not valid UTF-8");
+            return Ok(Status::Failed);
         }
-    }
-    let mode = Mode { key, context: o.derive_key.clone(), no_mmap: o.has("no-mmap") };
+        Some(Some(c)) => Some(c.to_string()),
+        None => None,
+    };
+    let mode = Mode { key, context, no_mmap: o.has("no-mmap") };
     let work = || {
         if o.has("check") { check(&o, &mode) } else { hash(&o, &mode) }
     };
@@ -363,48 +416,78 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<Status> {
     Ok(status)
 }
 
+/// Standard output cannot be written (a full disk, a closed pipe): b3sum panics with
+/// `failed printing to stdout: ...` (exit 101); the drop-in says the same and exits 1.
+fn write_failed(e: &io::Error) -> Status {
+    eprintln!("Error: failed printing to stdout: {}", io_text(e));
+    Status::Failed
+}
+
 fn hash(o: &Opts, mode: &Mode) -> Status {
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files.clone() };
     let raw = o.has("raw");
-    if raw && files.len() > 1 {
-        eprintln!("Error: Only one filename can be provided when using --raw");
-        return Status::Failed;
-    }
-    let stdout = io::stdout();
+    let named = !raw && !o.has("no-names");
+    // Rust's standard output, which b3sum writes through too: it holds what it is given
+    // until a newline (or the exit), so the `\` of an escaped name, printed before a
+    // length that fails to parse, waits for the next line as in b3sum.
+    let mut out = io::stdout();
     let mut status = Status::Ok;
     for f in &files {
         let name = f.to_string_lossy();
-        let len = match &o.length {
-            None => Ok(32),
-            Some(v) => v.to_string_lossy().parse::<usize>(),
-        };
-        let result = match len {
-            Ok(n) => mode.hash(f).map(|mut r| {
-                let mut out = vec![0u8; n];
-                r.fill(&mut out);
-                out
-            }),
-            Err(_) => Err(io::Error::other("Failed to parse length.")),
-        };
-        let bytes = match result {
-            Ok(b) => b,
+        // As in b3sum: the file is read first, and the length parsed when the digest is
+        // printed.
+        let mut reader = match mode.hash(f) {
+            Ok(r) => r,
             Err(e) => {
-                let _ = stdout.lock().flush();
                 eprintln!("{NAME}: {name}: {}", io_text(&e));
                 status = Status::Failed;
                 continue;
             }
         };
-        let mut line = Vec::new();
-        if raw {
-            line = bytes;
-        } else {
-            let named = !o.has("no-names");
-            b3sum::write(&bytes, named.then(|| f.as_bytes()), &mut line);
+        let escaped = named && b3sum::needs_escape(&name);
+        if let Err(e) = out.write_all(if escaped { b"\\" } else { b"" }) {
+            return write_failed(&e);
         }
-        let mut out = stdout.lock();
-        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
-            return Status::Failed;
+        let len = match &o.length {
+            None => 32,
+            Some(v) => match v.to_string_lossy().parse::<u64>() {
+                Ok(n) => n,
+                Err(_) => {
+                    eprintln!("{NAME}: {name}: Failed to parse length.");
+                    status = Status::Failed;
+                    continue;
+                }
+            },
+        };
+        // The output is streamed in blocks, so a huge length needs no huge buffer.
+        let mut left = len;
+        let mut block = [0u8; 64 * 1024];
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            reader.fill(&mut block[..n]);
+            left -= n as u64;
+            let written = if raw {
+                out.write_all(&block[..n])
+            } else {
+                out.write_all(fixity::digest::hex_encode(&block[..n], false).as_bytes())
+            };
+            if let Err(e) = written {
+                return write_failed(&e);
+            }
+        }
+        let mut tail = Vec::new();
+        if named {
+            // The line for an empty digest is the name's part: `  NAME\n`, after the
+            // `\` of an escaped name, already written.
+            b3sum::write(&[], Some(f.as_bytes()), &mut tail);
+            if escaped {
+                tail.remove(0);
+            }
+        } else if !raw {
+            tail.push(b'\n');
+        }
+        if let Err(e) = out.write_all(&tail).and_then(|()| out.flush()) {
+            return write_failed(&e);
         }
     }
     status
@@ -464,11 +547,10 @@ fn check(o: &Opts, mode: &Mode) -> Status {
                 let mark = if parsed.escaped { "\\" } else { "" };
                 let text = verdict.unwrap_or_else(|| "OK".into());
                 let mut out = stdout.lock();
-                if writeln!(out, "{mark}{}: {text}", parsed.shown)
-                    .and_then(|()| out.flush())
-                    .is_err()
+                if let Err(e) =
+                    writeln!(out, "{mark}{}: {text}", parsed.shown).and_then(|()| out.flush())
                 {
-                    return Status::Failed;
+                    return write_failed(&e);
                 }
             }
         }

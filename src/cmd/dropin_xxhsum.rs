@@ -15,6 +15,77 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 
+/// Standard output as C's stdio buffers it for xxhsum, which never flushes it itself: a
+/// terminal gets each line when it ends; anything else (a pipe, a file) gets whole blocks
+/// of the descriptor's preferred size (`st_blksize`, 4096 for a pipe) when the buffer
+/// overflows, and the rest at exit. So when stdout and stderr share a pipe (`2>&1`), the
+/// messages on stderr come first, as xxhsum's do. The block logic is glibc's
+/// (`_IO_new_file_xsputn`): fill the buffer, write it out when more is to come, write
+/// whole blocks of what remains directly, keep the tail.
+struct CStdout {
+    buf: Vec<u8>,
+    block: usize,
+    line: bool,
+    out: io::Stdout,
+    failed: bool,
+}
+
+impl CStdout {
+    fn new() -> CStdout {
+        use std::os::fd::AsFd;
+        let out = io::stdout();
+        let line = out.is_terminal();
+        let block = out
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .map(|m| std::os::unix::fs::MetadataExt::blksize(&m) as usize)
+            .ok()
+            .filter(|&b| b > 0)
+            .unwrap_or(8192);
+        CStdout { buf: Vec::with_capacity(block), block, line, out, failed: false }
+    }
+
+    /// Writes `data` out. xxhsum ignores a failed write (and exits 0 with its output
+    /// lost); the drop-in says once that standard output could not be written, and
+    /// exits 1.
+    fn emit(&mut self, data: &[u8]) {
+        let mut out = self.out.lock();
+        if let Err(e) = out.write_all(data).and_then(|()| out.flush())
+            && !self.failed
+        {
+            self.failed = true;
+            eprintln!("Error: could not write to standard output: {}", io_message(&e));
+        }
+    }
+
+    fn put(&mut self, mut data: &[u8]) {
+        let room = self.block - self.buf.len();
+        if data.len() > room {
+            self.buf.extend_from_slice(&data[..room]);
+            data = &data[room..];
+            let full = std::mem::take(&mut self.buf);
+            self.emit(&full);
+            let direct = data.len() - data.len() % self.block;
+            self.emit(&data[..direct]);
+            data = &data[direct..];
+        }
+        self.buf.extend_from_slice(data);
+        if self.line && data.contains(&b'\n') {
+            self.flush();
+        }
+    }
+
+    /// What exit does: writes out what is held.
+    fn flush(&mut self) {
+        let held = std::mem::take(&mut self.buf);
+        if !held.is_empty() {
+            self.emit(&held);
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Algo {
     Xxh32,
@@ -216,7 +287,12 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
                                 0 | 32 => Algo::Xxh32,
                                 1 | 64 => Algo::Xxh64,
                                 2 | 128 => Algo::Xxh128,
-                                3 => Algo::Xxh3,
+                                // XXH3 switches to tagged lines for the rest of the run,
+                                // even when a later -H picks another algorithm.
+                                3 => {
+                                    o.tag = true;
+                                    Algo::Xxh3
+                                }
                                 _ => return Parsed::Done(bad_usage(exe)),
                             };
                         }
@@ -255,9 +331,9 @@ pub fn run(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         Parsed::Run(o) => o,
         Parsed::Done(s) => return Ok(s),
     };
+    // Nothing named and a terminal to read: xxhsum 0.8.1 shows its usage.
     if o.files.is_empty() && !o.explicit_stdin && io::stdin().is_terminal() {
-        eprintln!("No input provided ");
-        return Ok(Status::Failed);
+        return Ok(bad_usage(exe));
     }
     Ok(if o.check { check(&o) } else { hash(&o) })
 }
@@ -293,16 +369,17 @@ fn hash_file(name: Option<&OsStr>, algo: &'static Algorithm) -> Result<Digest, H
     Ok(h.finish())
 }
 
-/// Ends the run as xxhsum does on a read error: the message, exit 1.
-fn read_failure() -> Status {
-    let _ = io::stdout().flush();
+/// Ends the run as xxhsum does on a read error: the message, then what standard output
+/// held (exit writes it out), exit 1.
+fn read_failure(out: &mut CStdout) -> Status {
     eprintln!("Error: a failure occurred reading the input file.");
+    out.flush();
     Status::Failed
 }
 
 fn hash(o: &Opts) -> Status {
     let algo = o.algo.registry();
-    let stdout = io::stdout();
+    let mut out = CStdout::new();
     let mut status = Status::Ok;
     let names: Vec<Option<&OsStr>> = if o.files.is_empty() {
         vec![None]
@@ -314,7 +391,6 @@ fn hash(o: &Opts) -> Status {
         if let Some(n) = name
             && std::fs::metadata(n).is_ok_and(|m| m.is_dir())
         {
-            let _ = stdout.lock().flush();
             eprintln!("xxhsum: {}: Is a directory ", String::from_utf8_lossy(shown));
             status = Status::Failed;
             continue;
@@ -322,7 +398,6 @@ fn hash(o: &Opts) -> Status {
         let d = match hash_file(name, algo) {
             Ok(d) => d,
             Err(HashError::Open(e)) => {
-                let _ = stdout.lock().flush();
                 eprintln!(
                     "Error: Could not open '{}': {}. ",
                     String::from_utf8_lossy(shown),
@@ -331,23 +406,18 @@ fn hash(o: &Opts) -> Status {
                 status = Status::Failed;
                 continue;
             }
-            Err(HashError::Read) => return read_failure(),
+            Err(HashError::Read) => return read_failure(&mut out),
         };
         let mut line = Vec::new();
         xxhsum::write(algo, &d, shown, o.tag, o.little_endian, &mut line);
-        let mut out = stdout.lock();
-        if out.write_all(&line).is_err() {
-            return Status::Failed;
-        }
-    }
-    if stdout.lock().flush().is_err() {
-        return Status::Failed;
+        out.put(&line);
     }
     // xxhsum clears its progress line once it is done with named files.
     if !o.files.is_empty() && o.log_level >= 2 {
         eprint!("\r{:70}\r", "");
     }
-    status
+    out.flush();
+    if out.failed { Status::Failed } else { status }
 }
 
 #[derive(Default)]
@@ -356,6 +426,8 @@ struct Report {
     improper: u64,
     mismatched: u64,
     unreadable: u64,
+    /// A line too long to read ended the file.
+    quit: bool,
 }
 
 /// Why checking stopped early.
@@ -364,53 +436,83 @@ struct Abort;
 fn check(o: &Opts) -> Status {
     let quiet = o.log_level < 2;
     let mut ok = true;
+    let mut out = CStdout::new();
     let names: Vec<Option<&OsStr>> = if o.files.is_empty() {
         vec![None]
     } else {
         o.files.iter().map(|f| Some(f.as_os_str())).collect()
     };
     for name in names {
-        match check_file(name, o, quiet) {
+        match check_file(name, o, quiet, &mut out) {
             Ok(good) => ok &= good,
-            Err(Abort) => return read_failure(),
+            Err(Abort) => return read_failure(&mut out),
         }
     }
-    if io::stdout().flush().is_err() || !ok { Status::Failed } else { Status::Ok }
+    out.flush();
+    if out.failed || !ok { Status::Failed } else { Status::Ok }
 }
 
-fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort> {
+/// The longest line xxhsum 0.8.1 reads, newline included: its buffer grows to 32 KiB and
+/// keeps room for a terminating NUL, so the 32768th byte of a line (even its newline)
+/// ends the file with "Line too long".
+const MAX_LINE: usize = 32 * 1024 - 1;
+
+/// Where a checksum file's lines come from. Standard input is read through the process's
+/// one buffer, locked for each line only, so that a line naming `stdin` hashes the rest of
+/// it, as xxhsum's shared `FILE` does.
+enum Lines {
+    Stdin,
+    File(io::BufReader<std::fs::File>),
+}
+
+impl Lines {
+    fn read_line(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        match self {
+            Lines::Stdin => io::stdin().lock().read_until(b'\n', buf),
+            Lines::File(r) => r.read_until(b'\n', buf),
+        }
+    }
+}
+
+fn check_file(
+    name: Option<&OsStr>,
+    o: &Opts,
+    quiet: bool,
+    out: &mut CStdout,
+) -> Result<bool, Abort> {
     let shown = String::from_utf8_lossy(name.map_or(b"stdin", |n| n.as_bytes())).into_owned();
-    let reader: Box<dyn BufRead> = match name {
-        None => Box::new(io::BufReader::new(io::stdin())),
+    let mut reader = match name {
+        None => Lines::Stdin,
         Some(n) => match std::fs::File::open(n) {
-            Ok(f) => Box::new(io::BufReader::new(f)),
+            Ok(f) => Lines::File(io::BufReader::new(f)),
             Err(e) => {
-                let _ = io::stdout().flush();
                 eprintln!("Error: Could not open '{shown}': {}", io_message(&e));
                 return Ok(false);
             }
         },
     };
-    let mut reader = reader;
     let mut r = Report::default();
-    let mut out = io::stdout().lock();
     let mut buf = Vec::new();
     let mut lineno = 0u64;
     loop {
         buf.clear();
+        lineno += 1;
         // A checksum file that cannot be read (a directory) reads as empty.
-        match reader.read_until(b'\n', &mut buf) {
+        match reader.read_line(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        lineno += 1;
+        if buf.len() > MAX_LINE {
+            eprintln!("{shown}:{lineno}: Error: Line too long.");
+            r.quit = true;
+            break;
+        }
         if buf.last() == Some(&b'\n') {
             buf.pop();
         }
         let Some(line) = xxhsum::parse_check_line(&buf, o.little_endian) else {
             r.improper += 1;
             if o.warn {
-                let _ = out.flush();
                 eprintln!("{shown}:{lineno}: Error: Improperly formatted checksum line.");
             }
             continue;
@@ -422,58 +524,43 @@ fn check_file(name: Option<&OsStr>, o: &Opts, quiet: bool) -> Result<bool, Abort
             Err(HashError::Open(e)) => {
                 r.unreadable += 1;
                 if !o.status {
-                    let _ = out.write_all(
-                        format!("{shown}:{lineno}: Could not open or read '").as_bytes(),
-                    );
-                    let _ = out.write_all(line.name);
-                    let _ = out.write_all(format!("': {}.\n", io_message(&e)).as_bytes());
+                    out.put(format!("{shown}:{lineno}: Could not open or read '").as_bytes());
+                    out.put(line.name);
+                    out.put(format!("': {}.\n", io_message(&e)).as_bytes());
                 }
                 continue;
             }
-            Err(HashError::Read) => {
-                drop(out);
-                return Err(Abort);
-            }
+            Err(HashError::Read) => return Err(Abort),
         };
         if !verdict {
             r.mismatched += 1;
         }
         if (!verdict || !quiet) && !o.status {
-            let _ = out.write_all(line.name);
-            let _ = out.write_all(if verdict { b": OK\n" } else { b": FAILED\n" });
+            out.put(line.name);
+            out.put(if verdict { b": OK\n" } else { b": FAILED\n" });
         }
     }
     if r.proper == 0 {
-        let _ = out.flush();
         eprintln!("{shown}: no properly formatted xxHash checksum lines found");
     } else if !o.status {
         if r.improper > 0 {
-            let _ = writeln!(
-                out,
-                "{} {} improperly formatted",
-                r.improper,
-                fixity::verify::plural(r.improper, "line is", "lines are")
-            );
+            let text = fixity::verify::plural(r.improper, "line is", "lines are");
+            out.put(format!("{} {text} improperly formatted\n", r.improper).as_bytes());
         }
         if r.unreadable > 0 {
-            let _ = writeln!(
-                out,
-                "{} listed {} could not be read",
-                r.unreadable,
-                fixity::verify::plural(r.unreadable, "file", "files")
-            );
+            let text = fixity::verify::plural(r.unreadable, "file", "files");
+            out.put(format!("{} listed {text} could not be read\n", r.unreadable).as_bytes());
         }
         if r.mismatched > 0 {
-            let _ = writeln!(
-                out,
-                "{} computed {} did NOT match",
-                r.mismatched,
-                fixity::verify::plural(r.mismatched, "checksum", "checksums")
-            );
+            let text = fixity::verify::plural(r.mismatched, "checksum", "checksums");
+            out.put(format!("{} computed {text} did NOT match\n", r.mismatched).as_bytes());
         }
     }
-    let _ = out.flush();
-    Ok(r.proper > 0 && r.mismatched == 0 && r.unreadable == 0 && (!o.strict || r.improper == 0))
+    Ok(r.proper > 0
+        && r.mismatched == 0
+        && r.unreadable == 0
+        && (!o.strict || r.improper == 0)
+        && !r.quit)
 }
 
 #[cfg(test)]

@@ -61,9 +61,10 @@ fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
         Storage::Ssd => false,
         Storage::Hdd => true,
     };
-    let mut cfg = Config::for_storage(rotational);
-    if let Some(j) = args.jobs {
-        cfg.workers = j.max(1);
+    let budget = args.buffer_memory.unwrap_or(fixity::pipeline::DEFAULT_BUFFER_BUDGET);
+    let (mut cfg, note) = Config::for_storage(rotational).bounded(args.jobs, budget);
+    if let Some(note) = note {
+        eprintln!("fixity: {note}");
     }
     if args.no_mmap {
         cfg.read.mmap_threshold = None;

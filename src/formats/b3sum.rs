@@ -52,8 +52,11 @@ pub struct CheckLine {
 
 /// Parses a checkfile line (its trailing newlines already removed) the way b3sum 1.2.0's
 /// `-c` does: an optional `\`, 64 lowercase hex digits, two spaces, a name of at least one
-/// character, unescaped (`\\` and `\n` only) when the line started with `\`. The error is
-/// b3sum's own message for the line (`Invalid hex`), which it prints after `b3sum: `.
+/// character, unescaped (`\\` and `\n` only) when the line started with `\`. The path to
+/// check may hold neither a NUL (it would cut the path short) nor U+FFFD (the character
+/// that stands for bytes that are not UTF-8, so two different names could read the same).
+/// The error is b3sum's own message for the line (`Invalid hex`), which it prints after
+/// `b3sum: `.
 pub fn parse_check_line(mut line: &str) -> Result<CheckLine, &'static str> {
     let first = line.chars().next().ok_or("Empty line")?;
     let escaped = first == '\\';
@@ -82,6 +85,12 @@ pub fn parse_check_line(mut line: &str) -> Result<CheckLine, &'static str> {
     }
     let shown = line[PREFIX..].to_string();
     let path = if escaped { unescape(&shown)? } else { shown.clone() };
+    if path.contains('\0') {
+        return Err("Null character in path");
+    }
+    if path.contains('\u{fffd}') {
+        return Err("Unicode replacement character in path");
+    }
     Ok(CheckLine { shown, escaped, path, expected })
 }
 
@@ -144,6 +153,13 @@ mod tests {
         assert_eq!(parse_check_line(&format!("{}  a", hex.to_uppercase())), Err("Invalid hex"));
         assert_eq!(parse_check_line(&format!("\\{hex}  a\\t")), Err("Invalid backslash escape"));
         assert_eq!(parse_check_line(&format!("é{hex}  a")), Err("Non-ASCII prefix"));
+        // Checked after unescaping, so `\\` before a NUL does not hide it.
+        assert_eq!(parse_check_line(&format!("{hex}  a\0b")), Err("Null character in path"));
+        assert_eq!(parse_check_line(&format!("\\{hex}  \\\\\0")), Err("Null character in path"));
+        assert_eq!(
+            parse_check_line(&format!("{hex}  a\u{fffd}")),
+            Err("Unicode replacement character in path")
+        );
     }
 
     #[test]

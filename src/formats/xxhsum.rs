@@ -80,8 +80,10 @@ pub struct CheckLine<'a> {
 /// tag's prefix picks the algorithm, XXH64 when it names none; `_LE` anywhere in it
 /// reverses the bytes). The name of a tagged line runs from after `(` to the `) =`
 /// before the last space. `None` for an improperly formatted line, including one whose
-/// digest length does not fit its algorithm.
+/// digest length does not fit its algorithm. xxhsum handles a line as a C string, so a NUL
+/// ends it: what follows is ignored (the name stops there).
 pub fn parse_check_line(line: &[u8], little_endian: bool) -> Option<CheckLine<'_>> {
+    let line = &line[..line.iter().position(|&b| b == 0).unwrap_or(line.len())];
     let first = line.iter().position(|&b| b == b' ')?;
     let next = *line.get(first + 1)?;
     let (algo, hash, name, rev);
@@ -188,6 +190,10 @@ mod tests {
         assert_eq!(algo(b"890c8a5c5ad2a8a2edba9e94785346a3  a"), "xxh128");
         // A foreign tag with a 16-digit digest is read as XXH64, as xxhsum does.
         assert_eq!(algo(b"MD5 (a) = e56631e04077c052"), "xxh64");
+        // A NUL ends the line, as a C string.
+        assert_eq!(p(b"e56631e04077c052  a\0b", false).unwrap().name, b"a");
+        assert_eq!(p(b"XXH32 (a) = 1668bcb8\0x", false).unwrap().name, b"a");
+        assert_eq!(p(b"e56631e04077c052 \0a", false), None);
         for bad in [
             &b"XXH64 (a)= e56631e04077c052"[..],
             b"XXH64 (a) =  e56631e04077c052",
