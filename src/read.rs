@@ -309,7 +309,9 @@ fn read_serial(
 ) -> io::Result<u64> {
     use std::os::unix::fs::FileExt;
     if buf.len() < buffer_size {
-        buf.resize(buffer_size, 0);
+        // A fresh zeroed allocation (calloc: pages zeroed lazily by the kernel), not a
+        // byte-by-byte fill; the old contents are scratch.
+        *buf = vec![0; buffer_size];
     }
     let mut guard = None;
     let mut off = 0u64;
@@ -456,7 +458,9 @@ fn read_into(
     progress: Option<&AtomicU64>,
 ) -> io::Result<u64> {
     if buf.len() < buffer_size {
-        buf.resize(buffer_size, 0);
+        // A fresh zeroed allocation (calloc: pages zeroed lazily by the kernel), not a
+        // byte-by-byte fill; the old contents are scratch.
+        *buf = vec![0; buffer_size];
     }
     let mut total = 0u64;
     loop {

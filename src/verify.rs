@@ -3,7 +3,7 @@
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};
-use crate::formats::{Record, decode_for};
+use crate::formats::{Format, Record, decode_for};
 
 /// Where the algorithm for untagged lines comes from, strongest first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -37,6 +37,17 @@ pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     let first = match record.algo {
         // `-a blake2b` takes BLAKE2b of every length, as `b2sum -c` does.
         Some(a) if hints.forced.is_some_and(|f| f != a && f != a.family()) => {
+            return Resolved::Malformed;
+        }
+        // A manifest named for an algorithm (`x.sha256`, `MD5SUMS`) holds that algorithm's
+        // lines: another line (an SFV `name 8-hex-digits` line, another tag) is improperly
+        // formatted, as `sha256sum -c` finds it, never checked as CRC32 or the like.
+        Some(a)
+            if hints.forced.is_none()
+                && record.more.is_empty()
+                && record.format != Format::Hashdeep
+                && hints.from_name.is_some_and(|n| n != a && n != a.family()) =>
+        {
             return Resolved::Malformed;
         }
         Some(a) => Some(a),
@@ -141,7 +152,6 @@ pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
 
     fn record(hex_len: usize, algo: Option<&'static Algorithm>) -> Record {
         let text = DigestText::new(&vec![b'0'; hex_len]).unwrap();
@@ -188,7 +198,16 @@ mod tests {
         let forced = AlgoHints { forced: Some(md5), from_name: Some(sha1), columns: None };
         assert_eq!(resolve(&record(32, None), &forced), sum(md5));
         assert_eq!(resolve(&record(40, Some(sha1)), &forced), Resolved::Malformed);
-        assert_eq!(resolve(&record(40, Some(sha1)), &named), sum(sha1));
+        // A manifest named for md5 takes no line of another algorithm, tagged or implied
+        // by its format (an SFV line is CRC32).
+        assert_eq!(resolve(&record(40, Some(sha1)), &named), Resolved::Malformed);
+        let crc32 = algo::lookup("crc32").unwrap();
+        let mut sfv = record(8, Some(crc32));
+        sfv.format = Format::Sfv;
+        let sha256 = AlgoHints { from_name: algo::lookup("sha256"), ..AlgoHints::default() };
+        assert_eq!(resolve(&sfv, &sha256), Resolved::Malformed);
+        assert_eq!(resolve(&sfv, &AlgoHints::default()), sum(crc32));
+        assert_eq!(resolve(&record(32, Some(md5)), &named), sum(md5));
     }
 
     #[test]

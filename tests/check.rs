@@ -21,7 +21,7 @@ fn ambiguous_length_asks_for_an_algorithm() {
     let err = text(&out.stderr);
     assert!(
         err.contains(
-            "fits sha256, sha3-256, gost94, gost94-cryptopro, gost12-256, edonr256, \
+            "fits sha256, sha3-256, sm3, gost94, gost94-cryptopro, gost12-256, edonr256, \
              snefru256, blake2s, blake3: name the algorithm with -a"
         ),
         "{err}"

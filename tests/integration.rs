@@ -6,6 +6,7 @@ mod catalog;
 mod cfv;
 mod check;
 mod crosscheck;
+mod differential;
 mod differential_b3x;
 mod dropin;
 mod faults;

@@ -120,6 +120,9 @@ pub(super) fn sha3_224() -> Box<dyn Hasher> {
 pub(super) fn sha3_384() -> Box<dyn Hasher> {
     rust_crypto::<sha3::Sha3_384>()
 }
+pub(super) fn sm3() -> Box<dyn Hasher> {
+    rust_crypto::<sm3::Sm3>()
+}
 pub(super) fn md4() -> Box<dyn Hasher> {
     rust_crypto::<md4::Md4>()
 }

@@ -298,6 +298,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     ),
     algo!("sha3-384", "SHA3-384", 48, Cryptographic, ["sha3384"], ["sha3-384"], impls::sha3_384),
     algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512),
+    // SM3 (GB/T 32905-2016), `cksum -a sm3` in coreutils 9.1 and later.
+    algo!("sm3", "SM3", 32, Cryptographic, ["sm3sum"], ["sm3"], impls::sm3),
     algo!(
         "ripemd160",
         "RMD160",

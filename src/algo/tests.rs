@@ -196,6 +196,13 @@ static KATS: &[Kat] = &[
     kat("sha512", "FIPS 180: 896-bit message", M896, "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909"),
     kat("sha512", "FIPS 180: 1,000,000 x 'a'", MILLION_A, "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973ebde0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b"),
 
+    // --- SM3: GB/T 32905-2016 appendix A examples 1 ("abc") and 2 ("abcd" x 16).
+    // Cross-checked: coreutils 9.1 `cksum -a sm3` (also for the empty and million-'a' inputs).
+    kat("sm3", "tool: empty", EMPTY, "1ab21d8355cfa17f8e61194831e81a8f22bec8c728fefb747ed035eb5082aa2b"),
+    kat("sm3", "GB/T 32905 A.1: \"abc\"", ABC, "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"),
+    kat("sm3", "GB/T 32905 A.2: 16 x \"abcd\"", Input::Bytes(b"abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd"), "debe9ff92275b8a138604889c18e5a4d6fdb70e5387e5765293dcba39c0c5732"),
+    kat("sm3", "tool: 1,000,000 x 'a'", MILLION_A, "c8aaf89429554029e231941a2acc0ad61ff2a5acd8fadd25847a3a732b3b02c3"),
+
     // --- SHA3-256: FIPS 202 / NIST SHA-3 examples. Cross-checked: hashlib.sha3_256, rhash.
     kat("sha3-256", "NIST: empty (0-bit message)", EMPTY, "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"),
     kat("sha3-256", "NIST: \"abc\"", ABC, "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"),
@@ -756,6 +763,7 @@ per_algorithm! {
     sha3_224 => "sha3-224",
     sha3_384 => "sha3-384",
     sha3_512 => "sha3-512",
+    sm3 => "sm3",
     ripemd160 => "ripemd160",
     whirlpool => "whirlpool",
     tiger => "tiger",
@@ -905,6 +913,7 @@ fn every_row_produces_digests_of_its_declared_length() {
         [
             "sha256",
             "sha3-256",
+            "sm3",
             "gost94",
             "gost94-cryptopro",
             "gost12-256",

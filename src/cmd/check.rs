@@ -7,13 +7,14 @@ use crate::cli::CheckArgs;
 use crate::ui::{self, Progress};
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Digest;
+use fixity::formats::coreutils::{self, Tool};
 use fixity::formats::{LineKind, Manifest, json};
 use fixity::pathtext::{bytes_path, escape_into, quote_env};
 use fixity::pipeline::{self, Task, Work};
 use fixity::read::{OpenMode, ReadError};
 use fixity::verify::{AlgoHints, Counts, Resolved, plural, reaches_outside, resolve};
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 
 /// What the producer hands the printer, in manifest order.
@@ -65,8 +66,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     cfg.read.progress = progress.counter();
     let delim = if args.zero { 0u8 } else { b'\n' };
 
+    // Drop-in mode reads lines exactly as the real tool does (its state spans manifests).
+    let mut emulate = args.coreutils.then(|| {
+        coreutils::Reader::new(if args.cksum_tags {
+            Tool::Cksum(forced)
+        } else if forced.is_some_and(|a| a.name == "blake2b") {
+            Tool::B2sum
+        } else {
+            Tool::Fixed(forced.expect("a coreutils drop-in names its algorithm"))
+        })
+    });
     let stdout = io::stdout();
-    let tty = stdout.is_terminal();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     let mut status = Status::Ok;
     let mut counts = Counts::default();
@@ -117,6 +127,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                     }
                     lineno += 1;
+                    if let Some(reader) = emulate.as_mut() {
+                        let task = emulated(reader, &buf, m == "-", lineno);
+                        if let Some(task) = task
+                            && !push(task)
+                        {
+                            return;
+                        }
+                        continue;
+                    }
                     if buf.last() == Some(&delim) {
                         buf.pop();
                     }
@@ -244,9 +263,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         }
                         Err(e) => {
                             counts.unreadable += 1;
-                            if tty {
-                                let _ = out.flush();
-                            }
+                            // stdout is flushed before anything goes to stderr, so that
+                            // both through one pipe read as coreutils' (its stdout is
+                            // line buffered).
+                            let _ = out.flush();
                             ui::error(&format!("{}: {}", quote_env(&name), e.message()));
                             if args.json {
                                 let kind = match &e {
@@ -282,6 +302,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                         );
                     }
                     if args.warn {
+                        let _ = out.flush();
                         let tag = match cksum_tag {
                             Some(t) => format!("{t} "),
                             None => forced
@@ -314,6 +335,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     }
                     if !ambiguous_said {
                         ambiguous_said = true;
+                        let _ = out.flush();
                         let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
                         ui::error(&format!(
                             "{mname}: {lineno}: a {}-digit digest fits {}: name the algorithm with -a",
@@ -323,6 +345,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     }
                 }
                 Item::Outside { lineno } => {
+                    let _ = out.flush();
                     ui::error(&format!(
                         "{mname}: {lineno}: note: this manifest names files outside its \
                          directory (absolute or ..); --confine refuses such lines"
@@ -331,6 +354,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 Item::Refused { lineno, name } => {
                     counts.refused += 1;
                     counts.properly_formatted += 1;
+                    let _ = out.flush();
                     ui::error(&format!(
                         "{mname}: {lineno}: {}: refused: the path leaves the manifest's directory",
                         quote_env(&name)
@@ -346,6 +370,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     }
                 }
                 Item::ManifestError(e) => {
+                    let _ = out.flush();
                     match e {
                         Some(e) => ui::error(&format!("{mname}: {}", fixity::read::io_message(&e))),
                         None => ui::error(&format!("{mname}: read error")),
@@ -356,9 +381,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                     current += 1;
                 }
                 Item::End => {
-                    if tty {
-                        let _ = out.flush();
-                    }
+                    let _ = out.flush();
                     status = status.max(summarize(&counts, &mname, &args));
                     counts = Counts::default();
                     ambiguous_said = false;
@@ -374,6 +397,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     }
     out.flush()?;
     Ok(status)
+}
+
+/// The task for one line of a drop-in's manifest, read as the real tool reads it (`None`
+/// for a line it skips); `raw` still has its newline.
+fn emulated(
+    reader: &mut coreutils::Reader,
+    raw: &[u8],
+    from_stdin: bool,
+    lineno: u64,
+) -> Option<Task<Item>> {
+    Some(match reader.parse(raw, from_stdin) {
+        coreutils::Line::Skipped => return None,
+        coreutils::Line::Malformed => Task {
+            payload: Item::Malformed { lineno, cksum_tag: Some(reader.tag()), why: None },
+            work: None,
+        },
+        coreutils::Line::Check { algo, digest, name } => Task {
+            work: Some(Work {
+                path: bytes_path(&name),
+                // A line naming `-` reads standard input, as coreutils does.
+                mode: if name == b"-" { OpenMode::Stdin } else { OpenMode::Named },
+                algos: vec![algo].into(),
+            }),
+            payload: Item::Line { lineno, name, sums: vec![(algo, digest)], size: None },
+        },
+    })
 }
 
 /// The algorithm names of a line, as JSON reports them (`md5,sha256` for several).
@@ -426,7 +475,8 @@ fn summarize(c: &Counts, mname: &str, args: &CheckArgs) -> Status {
                 (c.mismatched, plural(c.mismatched, "computed checksum", "computed checksums"));
             ui::error(&format!("WARNING: {l} {v} did NOT match"));
         }
-        if args.ignore_missing && c.verified() == 0 {
+        // coreutils says so when no file matched (a mismatch is no verified file).
+        if args.ignore_missing && c.ok == 0 {
             ui::error(&format!("{mname}: no file was verified"));
         }
         if c.refused > 0 {

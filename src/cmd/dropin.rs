@@ -228,7 +228,9 @@ fn set(o: &mut Opts, name: &str) {
         "binary" => o.binary = Some(true),
         "text" => o.binary = Some(false),
         "check" => o.check = true,
-        "tag" => o.tag = true,
+        // coreutils: --tag also selects binary mode, so `-t --tag` is fine and
+        // `--tag -t` is refused.
+        "tag" => (o.tag, o.binary) = (true, Some(true)),
         "zero" => o.zero = true,
         "ignore-missing" | "quiet" | "status" | "warn" | "strict" => o.flags.set(name),
         "help" => o.help = true,
@@ -392,6 +394,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
         }
     }
     // coreutils' own order of option checks.
+    if o.tag && o.binary == Some(false) {
+        return Ok(usage(tool, "--tag does not support --text mode"));
+    }
     if o.zero && o.check {
         return Ok(usage(tool, "the --zero option is not supported when verifying checksums"));
     }
@@ -406,9 +411,6 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     }
     if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
         return Ok(usage(tool, &msg));
-    }
-    if o.tag && o.binary == Some(false) {
-        return Ok(usage(tool, "--tag does not support --text mode"));
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {

@@ -168,7 +168,7 @@ const CKSUM_ALGOS: &[(&str, &str)] = &[
     ("sha384", "sha384"),
     ("sha512", "sha512"),
     ("blake2b", "blake2b"),
-    ("sm3", ""),
+    ("sm3", "sm3"),
 ];
 
 #[derive(Default)]
@@ -259,10 +259,6 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
         return Ok(usage(tool, Some(&msg)));
     }
-    if name == "sm3" {
-        ui::error("SM3 is not available in this drop-in (fixity)");
-        return Ok(Status::Failed);
-    }
     let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
     // `-l BITS` writes BLAKE2b of that length (the `blake2b-BITS` row, tagged
     // `BLAKE2b-BITS`; -l 512 is the full `BLAKE2b`). `-c` checks each line at its own
@@ -328,7 +324,7 @@ fn print_cksum_help(tool: &str) {
          By default use the 32 bit CRC algorithm.\n\n\
          With no FILE, or when FILE is -, read standard input.\n\n\
          \x20 -a, --algorithm=TYPE  select the digest type to use: bsd, sysv, crc, md5, sha1,\n\
-         \x20                         sha224, sha256, sha384, sha512, blake2b\n\
+         \x20                         sha224, sha256, sha384, sha512, blake2b, sm3\n\
          \x20     --base64          emit base64-encoded digests, not hexadecimal\n\
          \x20 -c, --check           read checksums from the FILEs and check them\n\
          \x20 -l, --length=BITS     digest length in bits (blake2b), a multiple of 8\n\

@@ -292,6 +292,9 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                     if !e.is_skip() {
                         failed = true;
                     }
+                    // The lines before go out first, as from coreutils' line-buffered
+                    // stdout, so both streams through one pipe read the same.
+                    let _ = out.flush();
                     ui::error(&format!("{}: {}", quote_env(&name), e.message()));
                     if json_out {
                         json::write_error(&name, &e.message(), e.is_skip(), &mut line);
@@ -304,6 +307,7 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
                         Note::Error(e) => (io_message(&e), false),
                     };
                     failed |= !skipped;
+                    let _ = out.flush();
                     ui::error(&format!("{}: {msg}", quote_env(name)));
                     if json_out {
                         json::write_error(name, &msg, skipped, &mut line);

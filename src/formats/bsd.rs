@@ -5,7 +5,7 @@
 use super::{Format, Record, WriteOptions};
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText};
-use crate::pathtext::{escape_into, needs_escape, unescape};
+use crate::pathtext::{escape_into, needs_escape};
 
 /// Appends `TAG (name) = digest` with the digest in hex.
 pub fn write(
@@ -64,7 +64,6 @@ pub fn parse(line: &[u8]) -> Option<Record> {
     let text = after.strip_prefix(b" ").unwrap_or(after);
     let digest = DigestText::new(text)?;
     super::decode_for(&digest, algo)?;
-    let name = &rest[..close];
-    let name = if escaped { unescape(name)? } else { name.to_vec() };
+    let name = super::name_text(&rest[..close], escaped)?;
     Some(Record::new(Some(algo), digest, name, Format::Bsd))
 }

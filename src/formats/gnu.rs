@@ -6,7 +6,7 @@
 use super::{Format, Record, WriteOptions};
 use crate::algo;
 use crate::digest::Digest;
-use crate::pathtext::{escape_into, needs_escape, unescape};
+use crate::pathtext::{escape_into, needs_escape};
 
 /// Appends `digest  name` (or `digest *name`) with the digest in hex.
 pub fn write(opts: WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
@@ -50,10 +50,10 @@ pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
         return None;
     }
     let rest = &rest[1..];
-    let name = if rest.len() >= 2 && (rest[0] == b' ' || rest[0] == b'*') {
-        if *reversed == Some(true) {
-            return None;
-        }
+    // In a manifest of one-space lines (BSD `md5 -r`), everything after the separator is
+    // the name, a leading space or `*` included, as coreutils reads it.
+    let name = if rest.len() >= 2 && (rest[0] == b' ' || rest[0] == b'*') && *reversed != Some(true)
+    {
         *reversed = Some(false);
         &rest[1..]
     } else {
@@ -65,9 +65,9 @@ pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
         *reversed = Some(true);
         rest
     };
+    let name = super::name_text(name, escaped)?;
     if name.is_empty() {
         return None;
     }
-    let name = if escaped { unescape(name)? } else { name.to_vec() };
     Some(Record::new(algo, digest, name, Format::Gnu))
 }

@@ -6,6 +6,7 @@ pub mod b3sum;
 pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;
+pub mod coreutils;
 pub mod gnu;
 pub mod hashdeep;
 pub mod json;
@@ -130,6 +131,18 @@ pub fn digest_token(text: &[u8]) -> Option<DigestText> {
         t.decode_as(e).is_some_and(|d| algo::by_len(d.as_bytes().len()).next().is_some())
     };
     (fits(Encoding::Base32) || fits(Encoding::Base64)).then_some(t)
+}
+
+/// A line's file name as coreutils 9.1 reads it: unescaped if the line starts with `\`
+/// (then a NUL makes the line improperly formatted), otherwise up to its first NUL.
+pub(crate) fn name_text(name: &[u8], escaped: bool) -> Option<Vec<u8>> {
+    if escaped {
+        if name.contains(&0) {
+            return None;
+        }
+        return crate::pathtext::unescape(name);
+    }
+    Some(name.iter().position(|&b| b == 0).map_or(name, |n| &name[..n]).to_vec())
 }
 
 /// The digest `text` holds for `algo`, in the algorithm's own encoding or any other that

@@ -206,3 +206,26 @@ fn cksum_lines_in_a_cksum_manifest() {
         LineKind::Record(Record { format: Format::Cksum, .. })
     ));
 }
+
+/// The native reader takes names as coreutils 9.1 does: in a one-space (`md5 -r`)
+/// manifest a name may start with a space or `*`; a NUL ends a name, and makes an escaped
+/// one improperly formatted.
+#[test]
+fn one_space_names_and_nul_bytes() {
+    let d = "d41d8cd98f00b204e9800998ecf8427e";
+    let name = |l: LineKind| match l {
+        LineKind::Record(r) => Some(r.name),
+        _ => None,
+    };
+    let mut m = Manifest::default();
+    for (line, want) in [("a", "a"), (" lead", " lead"), ("*star", "*star")] {
+        let l = format!("{d} {line}");
+        assert_eq!(name(m.parse_line(l.as_bytes())), Some(want.as_bytes().to_vec()), "{l}");
+    }
+    let mut m = Manifest::default();
+    assert_eq!(name(m.parse_line(format!("{d}  na\0me").as_bytes())), Some(b"na".to_vec()));
+    let tagged = format!("MD5 (x\0y) = {d}");
+    assert_eq!(name(m.parse_line(tagged.as_bytes())), Some(b"x".to_vec()));
+    assert_eq!(m.parse_line(format!("\\{d}  a\0\\\\").as_bytes()), LineKind::Malformed);
+    assert_eq!(m.parse_line(format!("\\MD5 (a\0) = {d}").as_bytes()), LineKind::Malformed);
+}
