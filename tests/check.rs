@@ -339,3 +339,23 @@ fn blake2b_of_a_chosen_length() {
     assert!(!text(&out.stdout).contains("blake2b-256"));
     assert_eq!(b256.len, 32);
 }
+
+/// A `.cksum` list holds what `cksum` writes: `CRC SIZE NAME` lines and, from `cksum -a
+/// ALG`, tagged lines of any algorithm; both are checked (it once refused the tagged ones
+/// as "no properly formatted checksum lines").
+#[test]
+fn a_cksum_list_holds_tagged_lines_too() {
+    let d = tempdir();
+    write(d.path(), "a", b"hello\n");
+    let sha = lookup("sha256").unwrap().digest(b"hello\n").to_hex();
+    let list = format!("SHA256 (a) = {sha}\n3015617425 6 a\n");
+    write(d.path(), "X.cksum", list.as_bytes());
+    let out = run(d.path(), ["check", "X.cksum"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.stdout, b"a: OK\na: OK\n");
+    assert_eq!(out.status.code(), Some(0));
+    write(d.path(), "a", b"hellO\n");
+    let out = run(d.path(), ["check", "X.cksum"]);
+    assert_eq!(out.stdout, b"a: FAILED\na: FAILED\n");
+    assert_eq!(out.status.code(), Some(1));
+}

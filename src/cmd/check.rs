@@ -94,7 +94,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                 let hints = AlgoHints {
                     forced,
                     columns,
-                    from_name: if m == "-" { None } else { algo::by_file_name(m.as_bytes()) },
+                    // A `.cksum` list is named for the tool, whose `-a ALG` writes tagged
+                    // lines of any algorithm beside its own `CRC SIZE NAME` lines.
+                    from_name: if m == "-" {
+                        None
+                    } else {
+                        algo::by_file_name(m.as_bytes()).filter(|a| a.name != "cksum")
+                    },
                 };
                 let reader: io::Result<Box<dyn Read + Send>> = if m == "-" {
                     Ok(Box::new(io::stdin()))

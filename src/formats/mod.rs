@@ -252,7 +252,9 @@ impl Manifest {
                 None => self.malformed("not a cfv .csv line (name,size,crc32,)".into()),
             };
         }
-        if self.cksum {
+        // A .cksum list holds what `cksum` writes: `CRC SIZE NAME` lines, or with `-a ALG`
+        // tagged lines (`SHA256 (a) = ...`), which the BSD reader below takes.
+        if self.cksum && bsd::parse(trimmed).is_none() {
             return match cksum::parse_line(cksum::Shape::Crc, line) {
                 Some(l) if l.name.is_empty() => self.malformed(
                     "a cksum line without a name (standard input) cannot be checked".into(),
