@@ -524,13 +524,36 @@ fn hash_mapped(
         }
         off += n;
     }
-    if let Some(at) = map.fault() {
-        return Some(Err(match mapping::fault_error(file, len, at) {
-            FaultKind::Shrunk => ReadError::Changed,
-            FaultKind::Io(e) => ReadError::Io(e),
-        }));
+    Some(match map.fault() {
+        None => Ok(len),
+        Some(at) => Err(fault_to_error(file, len, at)),
+    })
+}
+
+/// Runs `f` over a read-only mapping of the first `len` bytes of `file`, guarded as
+/// [`hash_mapped`]'s is: a page that cannot be read gives `Err` (`Changed` when the file
+/// shrank, `Io` with the storage's error otherwise) instead of SIGBUS, and whatever `f`
+/// computed from the zeros read there is dropped. `None` when the file cannot be mapped
+/// (the caller reads it instead).
+pub fn with_mapping<R>(
+    file: &File,
+    len: u64,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<Result<R, ReadError>> {
+    let map = Mapping::new(file, usize::try_from(len).ok()?)?;
+    let r = f(map.bytes());
+    Some(match map.fault() {
+        None => Ok(r),
+        Some(at) => Err(fault_to_error(file, len, at)),
+    })
+}
+
+/// The error for a mapped read of `file` (mapped at `len` bytes) that faulted at `at`.
+fn fault_to_error(file: &File, len: u64, at: u64) -> ReadError {
+    match mapping::fault_error(file, len, at) {
+        FaultKind::Shrunk => ReadError::Changed,
+        FaultKind::Io(e) => ReadError::Io(e),
     }
-    Some(Ok(len))
 }
 
 /// Whether a mapping is (almost) all in the page cache: mincore on 256 pages spread

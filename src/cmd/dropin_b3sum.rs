@@ -6,8 +6,9 @@
 
 use super::Status;
 use fixity::formats::b3sum;
+use fixity::read::{self, ReadError};
 use std::ffi::{OsStr, OsString};
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 
 /// What the installed b3sum calls itself in its messages.
@@ -275,10 +276,23 @@ impl Mode {
         let mut file = std::fs::File::open(name)?;
         let md = file.metadata()?;
         if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
-            // b3sum maps such a file; a mapped page whose read fails (a bad sector) or that
-            // a truncation removed raises SIGBUS and kills the process. Large blocks read
-            // with read(2) and hashed on several threads keep the speed and turn those
-            // faults into an error for this file, as `b3sum --no-mmap` reports them.
+            // b3sum maps such a file and hashes the map on several threads; a mapped page
+            // whose read fails (a bad sector) or that a truncation removed raises SIGBUS and
+            // kills it. The library's guarded mapping turns the first into this file's I/O
+            // error; after the second (the file shrank) the file is read again as `b3sum
+            // --no-mmap` reads it, so the digest is of what is there now.
+            let mapped = read::with_mapping(&file, md.len(), |bytes| {
+                h.update_rayon(bytes);
+            });
+            match mapped {
+                Some(Ok(())) => return Ok(h.finalize_xof()),
+                Some(Err(ReadError::Io(e))) => return Err(e),
+                Some(Err(_)) => {
+                    h = self.hasher();
+                    file.seek(io::SeekFrom::Start(0))?;
+                }
+                None => {}
+            }
             let mut block = vec![0u8; (md.len() as usize + 1).min(BLOCK)];
             loop {
                 let n = fill(&mut file, &mut block)?;
