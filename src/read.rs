@@ -613,32 +613,15 @@ pub fn evict(path: &Path) -> io::Result<()> {
 /// The fraction of `path`'s pages in the page cache (see [`resident_share`]): how cold a
 /// "cold" run really is. 0 for an empty file.
 pub fn resident_fraction(path: &Path) -> io::Result<f64> {
-    use std::os::fd::AsRawFd;
     let file = File::open(path)?;
     let len = usize::try_from(file.metadata()?.len())
         .map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
     if len == 0 {
         return Ok(0.0);
     }
-    // SAFETY: a read-only private mapping of a file we opened, used only for mincore
-    // (which reads page-table state, never the data) and unmapped before returning.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    let share = resident_share(ptr, len);
-    // SAFETY: unmapping exactly the mapping made above.
-    unsafe { libc::munmap(ptr, len) };
-    Ok(share)
+    // Mapped only for mincore, which reads page-table state, never the data.
+    let map = Mapping::new(&file, len).ok_or_else(io::Error::last_os_error)?;
+    Ok(resident_share(map.as_ptr(), len))
 }
 
 fn advise_sequential(file: &File, len: u64) {

@@ -10,7 +10,7 @@
 //! The shapes that differ on purpose are listed in docs/check.md; the generator does not
 //! make them.
 
-use crate::util::{fixity, have, missing, tempdir, write};
+use crate::util::{Rng, fixity, have, missing, tempdir, write};
 use std::ffi::OsString;
 use std::io::{Read, Write as _};
 use std::os::unix::ffi::OsStringExt;
@@ -406,32 +406,6 @@ fn native_check_refuses_unpadded_base64() {
 // The random cases.
 // ------------------------------------------------------------------------------------
 
-/// SplitMix64: a small, fixed pseudo-random sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True with probability `percent`/100.
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
 /// One tool as the cases run it.
 struct Setup {
     tool: &'static str,
@@ -531,10 +505,10 @@ fn digest_text(rng: &mut Rng, algo: &str, name: &[u8]) -> Vec<u8> {
         0..=59 => right,
         60..=71 => digest(algo, b"something else").to_hex(),
         72..=75 => right[..right.len() - 1 - rng.below(2)].to_string(),
-        76..=78 => format!("{right}{}", rng.pick(&["0", "ab"])),
+        76..=78 => format!("{right}{}", *rng.pick(&["0", "ab"])),
         79..=83 => right.to_uppercase(),
         84..=89 => {
-            let (other, _) = rng.pick(STRANGERS);
+            let (other, _) = *rng.pick(STRANGERS);
             digest(other, content(name).unwrap_or(b"")).to_hex()
         }
         90..=93 => {
@@ -545,7 +519,7 @@ fn digest_text(rng: &mut Rng, algo: &str, name: &[u8]) -> Vec<u8> {
         _ => {
             let mut t = right.into_bytes();
             let at = rng.below(t.len());
-            t[at] = rng.pick(b"gz- (");
+            t[at] = *rng.pick(b"gz- (");
             String::from_utf8(t).unwrap()
         }
     }
@@ -591,7 +565,7 @@ fn gen_line(rng: &mut Rng, s: &Setup) -> Vec<u8> {
         }
         _ => {}
     }
-    let (algo, tag) = if rng.chance(85) { rng.pick(s.algos) } else { rng.pick(STRANGERS) };
+    let (algo, tag) = if rng.chance(85) { *rng.pick(s.algos) } else { *rng.pick(STRANGERS) };
     let name = gen_name(rng);
     let text = digest_text(rng, algo, &name);
     let tagged = if s.untagged { rng.chance(25) } else { rng.chance(95) };
@@ -683,7 +657,7 @@ fn gen_args(rng: &mut Rng, s: &Setup, manifests: &[&str]) -> Vec<OsString> {
     args.extend(manifests);
     if rng.chance(4) {
         let at = rng.below(args.len() + 1);
-        args.insert(at, rng.pick(&["gone", "dir"]));
+        args.insert(at, *rng.pick(&["gone", "dir"]));
     }
     os(&args)
 }
@@ -697,14 +671,14 @@ fn gen_hash_args(rng: &mut Rng, s: &Setup) -> Vec<OsString> {
         opts.push("--untagged");
     }
     if s.tool == "b2sum" && rng.chance(30) {
-        opts.push(rng.pick(&["-l256", "-l8", "--length=128"]));
+        opts.push(*rng.pick(&["-l256", "-l8", "--length=128"]));
     }
     for i in (1..opts.len()).rev() {
         opts.swap(i, rng.below(i + 1));
     }
     args.extend(opts);
     for _ in 0..rng.below(5) {
-        args.push(if rng.chance(75) { rng.pick(FILES).0 } else { rng.pick(ABSENT) });
+        args.push(if rng.chance(75) { rng.pick(FILES).0 } else { *rng.pick(ABSENT) });
     }
     if rng.chance(10) {
         args.push("-");

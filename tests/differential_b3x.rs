@@ -9,37 +9,11 @@
 //! runs N cases per tool instead of the default few hundred; `FIXITY_DIFF_SEED=S` starts
 //! from another seed.
 
-use crate::util::{have, missing, tempdir, write};
+use crate::util::{Rng, have, missing, tempdir, write};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// SplitMix64: small, fixed, and the same on every platform.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True with probability `percent`/100.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -591,7 +565,7 @@ fn b3_hash_case(rng: &mut Rng) -> Case {
         // --keyed, --derive-key and -c together make three conflicts, and --keyed --quiet
         // without names or -c misses two arguments; clap 2 reports one of them at random.
         let keyed = groups.iter().any(|g| g[0] == "--keyed");
-        if rng.chance(*p) && !(keyed && matches!(opt[0], "--derive-key" | "--quiet")) {
+        if rng.chance(*p as usize) && !(keyed && matches!(opt[0], "--derive-key" | "--quiet")) {
             groups.push(opt.iter().map(OsString::from).collect());
             if opt[0] == "--keyed" {
                 stdin = vec![7u8; *rng.pick(&[32, 32, 32, 0, 31, 33])];
@@ -626,7 +600,7 @@ fn xxh_hash_case(rng: &mut Rng) -> Case {
         ("-", 5),
     ];
     for (opt, p) in options {
-        if rng.chance(*p) {
+        if rng.chance(*p as usize) {
             args.push(opt.into());
         }
     }
