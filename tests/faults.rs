@@ -707,3 +707,35 @@ fn a_stalled_read_completes_with_the_right_digest() {
         assert_eq!(text(&out.stderr), "", "{what}: stderr");
     }
 }
+
+/// The catalog deleted while a scan is under way (here, while it waits on a stalled read,
+/// so the deletion always falls inside the run) is an error, exit 2, never a clean run.
+#[test]
+fn a_catalog_deleted_during_a_stalled_scan_is_an_error() {
+    let (_d, src) = source();
+    let Some(m) = Mount::start(&src, &["big.bin=stall@0:2500"], true) else { return };
+    let state = tempdir();
+    let catalog = state.path().join("c.db");
+    let child = crate::util::fixity(m.path())
+        .args(["scan", "-q", "-j", "1", "--catalog"])
+        .arg(&catalog)
+        .arg(".")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !catalog.exists() && start.elapsed() < Duration::from_millis(2000) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(catalog.exists(), "the scan made no catalog within 2 s");
+    std::thread::sleep(Duration::from_millis(200));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(state.path().join(format!("c.db{suffix}")));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() >= Duration::from_millis(1500), "the read did not stall");
+    assert_exit(&out, 2, "scan with its catalog deleted");
+    let err = text(&out.stderr);
+    assert!(err.contains("was deleted or replaced during the run"), "{err}");
+}
