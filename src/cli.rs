@@ -69,6 +69,11 @@ pub struct ResolveArgs {
     /// If another run holds the catalog, wait for it instead of failing.
     #[arg(long)]
     pub wait: bool,
+    /// Where the digests are kept: `xattr` accepts into the files' user.fixity.*
+    /// attributes (the xattr store keeps no record of a file once it is gone, so it has
+    /// nothing to forget).
+    #[arg(long, value_enum, default_value = "sqlite")]
+    pub store: Store,
     /// Files (for forget, also directories), as paths from here.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,

@@ -1021,3 +1021,38 @@ fn xattr_corrupt_files_stay_corrupt_in_every_run_until_restored() {
     assert_eq!((found.len(), code), (0, 0), "{found:?}");
     assert!(xattr::get(&f1, "user.fixity.corrupt").unwrap().is_none());
 }
+
+/// With the xattr store too, `accept` is the explicit end of a corrupt finding: the new
+/// content is recorded in the file's attributes and the next run finds it ok. `forget`
+/// says the xattr store has nothing to forget.
+#[test]
+fn xattr_accept_records_the_new_content() {
+    let d = tempdir();
+    if !xattrs_work(d.path()) {
+        skip("xattr accept", "the test directory's file system has no user xattrs");
+        return;
+    }
+    for i in 0..3 {
+        write(d.path(), format!("t/f{i}"), &[b'a' + i as u8; 1000]);
+    }
+    cmd_in(d.path(), &["scan", "-q", "--store", "xattr", "t"]);
+    let f1 = d.path().join("t/f1");
+    rot(&f1, &[b'z'; 1000]);
+    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    let out = cmd_in(d.path(), &["accept", "--store", "xattr", "t/f1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.starts_with("accepted    t/f1 (was CORRUPT): recorded "), "{said}");
+    assert!(xattr::get(&f1, "user.fixity.corrupt").unwrap().is_none());
+    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+    // A file without a record is refused, and nothing is accepted.
+    write(d.path(), "t/new", b"new");
+    let out = cmd_in(d.path(), &["accept", "--store", "xattr", "t/f0", "t/new"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("t/new: no fixity record"), "{}", text(&out.stderr));
+    let out = cmd_in(d.path(), &["forget", "--store", "xattr", "t/f0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nothing to forget"), "{}", text(&out.stderr));
+}

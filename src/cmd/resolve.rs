@@ -4,11 +4,11 @@
 
 use super::Status;
 use super::scrub::lock_path;
-use crate::cli::ResolveArgs;
+use crate::cli::{ResolveArgs, Store};
 use crate::ui;
 use anyhow::{Context, bail};
 use fixity::catalog::sqlite::Catalog;
-use fixity::catalog::{Class, RunLock, now_ms};
+use fixity::catalog::{Class, RunLock, now_ms, xattr};
 use fixity::digest::Digest;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::read::{OpenMode, ReadOptions, hash_path};
@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 
 /// Records the current content of each PATH as good.
 pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
+    if args.store == Store::Xattr {
+        return accept_xattr(&args);
+    }
     let (tree, catalog) = locate(&args)?;
     let _lock = lock(&catalog, args.wait)?;
     let cat = Catalog::open(&catalog, false, None)?;
@@ -73,11 +76,7 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
             Class::Corrupt | Class::Unreadable => format!(" (was {})", row.last_result.name()),
             _ => String::new(),
         };
-        let changed = if Digest::new(&row.digest).ct_eq(&digest) {
-            "content as recorded".to_string()
-        } else {
-            format!("recorded {}, now {}", Digest::new(&row.digest).to_hex(), digest.to_hex())
-        };
+        let changed = change(&Digest::new(&row.digest), &digest);
         writeln!(out, "accepted    {}{was}: {changed}", quote_env(path_bytes(p)))?;
     }
     w.finish()?;
@@ -85,8 +84,78 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
     Ok(Status::Ok)
 }
 
+/// Records the current content of each PATH as good in its extended attributes: the
+/// same as [`accept`], for trees scanned with `--store xattr`.
+fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
+    let prefer = fixity::algo::lookup("blake3").expect("registered");
+    let mut buf = Vec::new();
+    let mut plan = Vec::new();
+    let mut refused = false;
+    for p in &args.paths {
+        let shown = quote_env(path_bytes(p));
+        let attrs = match xattr::read(p, prefer) {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                ui::error(&format!(
+                    "{shown}: no fixity record in its attributes (a scan records it)"
+                ));
+                refused = true;
+                continue;
+            }
+            Err(e) => {
+                ui::error(&format!("{shown}: {}", fixity::read::io_message(&e)));
+                refused = true;
+                continue;
+            }
+        };
+        match hash_path(p, OpenMode::Named, &[attrs.algo], &mut buf, &ReadOptions::default(), None)
+        {
+            Ok(h) => plan.push((p, attrs, h)),
+            Err(e) => {
+                ui::error(&format!("{shown}: {}", e.message()));
+                refused = true;
+            }
+        }
+    }
+    if refused {
+        bail!("nothing was accepted");
+    }
+    let now = now_ms();
+    let mut out = Vec::new();
+    for (p, attrs, h) in &plan {
+        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+        let digest = h.digests[0];
+        xattr::write(p, attrs.algo, &digest, stamp, now)
+            .with_context(|| format!("cannot record {}", quote_env(path_bytes(p))))?;
+        let was = if attrs.corrupt { " (was CORRUPT)" } else { "" };
+        writeln!(
+            out,
+            "accepted    {}{was}: {}",
+            quote_env(path_bytes(p)),
+            change(&attrs.digest, &digest)
+        )?;
+    }
+    std::io::stdout().lock().write_all(&out).context("write error")?;
+    Ok(Status::Ok)
+}
+
+/// How an accepted digest relates to the recorded one.
+fn change(recorded: &Digest, now: &Digest) -> String {
+    if recorded.ct_eq(now) {
+        "content as recorded".to_string()
+    } else {
+        format!("recorded {}, now {}", recorded.to_hex(), now.to_hex())
+    }
+}
+
 /// Drops the records of missing files at each PATH or below it.
 pub fn forget(args: ResolveArgs) -> anyhow::Result<Status> {
+    if args.store == Store::Xattr {
+        bail!(
+            "the xattr store keeps a file's record in the file itself, so a missing file leaves \
+             nothing to forget"
+        );
+    }
     let (tree, catalog) = locate(&args)?;
     let _lock = lock(&catalog, args.wait)?;
     let cat = Catalog::open(&catalog, false, None)?;
