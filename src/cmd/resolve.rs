@@ -87,7 +87,7 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
 /// Records the current content of each PATH as good in its extended attributes: the
 /// same as [`accept`], for trees scanned with `--store xattr`.
 fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
-    let prefer = fixity::algo::lookup("blake3").expect("registered");
+    let prefer = fixity::algo::default_algorithm();
     let mut buf = Vec::new();
     let mut plan = Vec::new();
     let mut refused = false;

@@ -90,21 +90,16 @@ pub fn run(
     let buf = RefCell::new(Vec::new());
     let quiet = args.quiet;
     let shown = |class: Class| !quiet || class.is_failure();
+    // A finding known only in memory (not read back from the catalog).
+    let held = |f: &Finding, buf: &mut Vec<u8>| {
+        if shown(f.class) {
+            finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, buf);
+        }
+    };
     let mut notice = |n: Notice| match n {
         Notice::Skipped(rel, why) if !quiet => ui::error(&format!("{}: {why}", quote_env(&rel))),
         Notice::Skipped(..) => {}
-        Notice::Unrecorded(f) => {
-            if shown(f.class) {
-                finding_line(
-                    &f.path,
-                    f.class,
-                    None,
-                    f.note.as_deref(),
-                    args.json,
-                    &mut buf.borrow_mut(),
-                );
-            }
-        }
+        Notice::Unrecorded(f) => held(&f, &mut buf.borrow_mut()),
     };
     // The catalog's failure, told after every finding is out.
     let mut catalog_error: Option<String> = None;
@@ -161,16 +156,7 @@ pub fn run(
             let listed = cat.report(report.started_ms, &mut |path, class, from, note| {
                 let mut buf = buf.borrow_mut();
                 while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
-                    if shown(f.class) {
-                        finding_line(
-                            &f.path,
-                            f.class,
-                            None,
-                            f.note.as_deref(),
-                            args.json,
-                            &mut buf,
-                        );
-                    }
+                    held(&f, &mut buf);
                 }
                 if shown(class) {
                     finding_line(path, class, from, note, args.json, &mut buf);
@@ -181,16 +167,7 @@ pub fn run(
                 }
             });
             for f in extra {
-                if shown(f.class) {
-                    finding_line(
-                        &f.path,
-                        f.class,
-                        None,
-                        f.note.as_deref(),
-                        args.json,
-                        &mut buf.borrow_mut(),
-                    );
-                }
+                held(&f, &mut buf.borrow_mut());
             }
             if let Some(e) = write_err {
                 return Err(e).context("write error");
@@ -222,18 +199,7 @@ pub fn run(
         }
         Store::Xattr => {
             let prefer = algo.unwrap_or_else(algo::default_algorithm);
-            let mut found = |f: Finding| {
-                if shown(f.class) {
-                    finding_line(
-                        &f.path,
-                        f.class,
-                        None,
-                        f.note.as_deref(),
-                        args.json,
-                        &mut buf.borrow_mut(),
-                    );
-                }
-            };
+            let mut found = |f: Finding| held(&f, &mut buf.borrow_mut());
             let report = scrub::run_xattr(&root, prefer, &opts, &mut found, &mut notice)?;
             progress.finish();
             report
