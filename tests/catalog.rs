@@ -1056,3 +1056,39 @@ fn xattr_accept_records_the_new_content() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nothing to forget"), "{}", text(&out.stderr));
 }
+
+/// A catalog on media that became read-only (and no lock file there): `verify` still
+/// compares, prints what it finds, then says nothing was recorded, exit 2; `status` reads
+/// it. (It once stopped at the lock file with nothing reported.)
+#[test]
+fn verify_reports_from_a_catalog_on_read_only_media() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha\n");
+    write(d.path(), "t/b", b"bravo\n");
+    let media = d.path().join("media");
+    let Some(_fs) = Tmpfs::mount(&media, "16m") else {
+        skip("a read-only catalog file system", "cannot mount a tmpfs (not root?)");
+        return;
+    };
+    let catalog = media.join("c.db");
+    let cat = catalog.to_str().unwrap();
+    assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", cat, "t"]).status.success());
+    let _ = std::fs::remove_file(media.join("c.db.lock"));
+    rot(&d.path().join("t/a"), b"alphA\n");
+    let ro = std::process::Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&media)
+        .status()
+        .unwrap();
+    assert!(ro.success());
+    let out = cmd_in(d.path(), &["verify", "--catalog", cat, "t"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("CORRUPT     a (recorded "), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("the findings above were not recorded"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cmd_in(d.path(), &["status", "--catalog", cat, "t"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
