@@ -992,21 +992,31 @@ fn a_catalog_write_failing_mid_run_never_hides_a_finding() {
     assert_eq!((found, code), (map(&[("f2", "corrupt")]), 1));
 }
 
+/// A tree of `n` files scanned into the xattr store, then `t/f1` rotted and found CORRUPT
+/// by a verify: the path of `t/f1`. `None` (with a visible skip) where the test directory's
+/// file system has no user xattrs.
+fn xattr_tree_with_a_corrupt_file(dir: &Path, n: usize, what: &str) -> Option<std::path::PathBuf> {
+    if !xattrs_work(dir) {
+        skip(what, "the test directory's file system has no user xattrs");
+        return None;
+    }
+    for i in 0..n {
+        write(dir, format!("t/f{i}"), &[b'a' + i as u8; 1000]);
+    }
+    cmd_in(dir, &["scan", "-q", "--store", "xattr", "t"]);
+    let f1 = dir.join("t/f1");
+    rot(&f1, &[b'z'; 1000]);
+    let (found, _, code) = classify(dir, &["verify", "--store", "xattr", "t"]);
+    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    Some(f1)
+}
+
 #[test]
 fn xattr_corrupt_files_stay_corrupt_in_every_run_until_restored() {
     let d = tempdir();
-    if !xattrs_work(d.path()) {
-        skip("xattr corrupt findings", "the test directory's file system has no user xattrs");
+    let Some(f1) = xattr_tree_with_a_corrupt_file(d.path(), 8, "xattr corrupt findings") else {
         return;
-    }
-    for i in 0..8 {
-        write(d.path(), format!("t/f{i}"), &[b'a' + i as u8; 1000]);
-    }
-    cmd_in(d.path(), &["scan", "-q", "--store", "xattr", "t"]);
-    let f1 = d.path().join("t/f1");
-    rot(&f1, &[b'z'; 1000]);
-    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
-    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    };
     // Slices that start past it, and scans, read it again.
     for round in 0..4 {
         let (found, _, code) =
@@ -1028,18 +1038,7 @@ fn xattr_corrupt_files_stay_corrupt_in_every_run_until_restored() {
 #[test]
 fn xattr_accept_records_the_new_content() {
     let d = tempdir();
-    if !xattrs_work(d.path()) {
-        skip("xattr accept", "the test directory's file system has no user xattrs");
-        return;
-    }
-    for i in 0..3 {
-        write(d.path(), format!("t/f{i}"), &[b'a' + i as u8; 1000]);
-    }
-    cmd_in(d.path(), &["scan", "-q", "--store", "xattr", "t"]);
-    let f1 = d.path().join("t/f1");
-    rot(&f1, &[b'z'; 1000]);
-    let (found, _, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
-    assert_eq!((found, code), (map(&[("f1", "corrupt")]), 1));
+    let Some(f1) = xattr_tree_with_a_corrupt_file(d.path(), 3, "xattr accept") else { return };
     let out = cmd_in(d.path(), &["accept", "--store", "xattr", "t/f1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let said = text(&out.stdout);

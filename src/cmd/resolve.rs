@@ -47,19 +47,9 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
             Some(r) => r,
         };
         let full = fixity::scrub::full_path(&tree, &rel);
-        match hash_path(
-            &full,
-            OpenMode::Walked { follow: false },
-            &[algo],
-            &mut buf,
-            &ReadOptions::default(),
-            None,
-        ) {
-            Ok(h) => plan.push((p, rel, row, h)),
-            Err(e) => {
-                ui::error(&format!("{shown}: {}", e.message()));
-                refused = true;
-            }
+        match current(&full, OpenMode::Walked { follow: false }, algo, &mut buf, &shown) {
+            Some(h) => plan.push((p, rel, row, h)),
+            None => refused = true,
         }
     }
     if refused {
@@ -108,13 +98,9 @@ fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
                 continue;
             }
         };
-        match hash_path(p, OpenMode::Named, &[attrs.algo], &mut buf, &ReadOptions::default(), None)
-        {
-            Ok(h) => plan.push((p, attrs, h)),
-            Err(e) => {
-                ui::error(&format!("{shown}: {}", e.message()));
-                refused = true;
-            }
+        match current(p, OpenMode::Named, attrs.algo, &mut buf, &shown) {
+            Some(h) => plan.push((p, attrs, h)),
+            None => refused = true,
         }
     }
     if refused {
@@ -137,6 +123,24 @@ fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
     }
     std::io::stdout().lock().write_all(&out).context("write error")?;
     Ok(Status::Ok)
+}
+
+/// The file's current content hashed with `algo`, or `None` after saying why it cannot be
+/// read.
+fn current(
+    path: &Path,
+    mode: OpenMode,
+    algo: &'static fixity::algo::Algorithm,
+    buf: &mut Vec<u8>,
+    shown: &str,
+) -> Option<fixity::read::Hashed> {
+    match hash_path(path, mode, &[algo], buf, &ReadOptions::default(), None) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            ui::error(&format!("{shown}: {}", e.message()));
+            None
+        }
+    }
 }
 
 /// How an accepted digest relates to the recorded one.
