@@ -12,11 +12,8 @@
 
 use crate::util::{Rng, fixity, have, missing, tempdir, write};
 use std::ffi::OsString;
-use std::io::{Read, Write as _};
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// What one run printed.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,34 +28,9 @@ struct Outcome {
 /// Runs `program` as `name` (argv[0]) in `dir` twice: with stdout and stderr apart, then
 /// through one pipe.
 fn exec(program: &Path, name: &str, dir: &Path, args: &[OsString], stdin: &[u8]) -> Outcome {
-    let command = || {
-        let mut c = Command::new(program);
-        c.arg0(name).args(args).current_dir(dir).env("LC_ALL", "C").stdin(Stdio::piped());
-        c
-    };
-    let feed = |child: &mut std::process::Child| {
-        // A run that does not read its input may have exited already.
-        let _ = child.stdin.take().expect("piped").write_all(stdin);
-    };
-    let mut child = command().stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    feed(&mut child);
-    let o = child.wait_with_output().expect("wait");
-    let (mut reader, writer) = std::io::pipe().expect("pipe");
-    let mut c = command();
-    c.stdout(writer.try_clone().expect("clone pipe")).stderr(writer);
-    let mut child = c.spawn().expect("spawn");
-    // The parent's ends of the pipe go with the command, so the read below ends.
-    drop(c);
-    feed(&mut child);
-    let mut merged = Vec::new();
-    reader.read_to_end(&mut merged).expect("read pipe");
-    child.wait().expect("wait");
+    let o = crate::util::run_as_tool(program, name, dir, args, stdin);
+    let merged = crate::util::run_as_tool_merged(program, name, dir, args, stdin);
     Outcome { out: o.stdout, err: o.stderr, code: o.status.code(), merged }
-}
-
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
 }
 
 /// The real tool and a link with its name to fixity, or `None` (reported) without it.
@@ -67,7 +39,7 @@ fn pair(tool: &str, links: &Path) -> Option<(PathBuf, PathBuf)> {
         missing(&format!("differential {tool}"), "the real tool is not installed");
         return None;
     }
-    let real = which(tool)?;
+    let real = crate::util::which(tool)?;
     let fake = links.join(tool);
     if !fake.exists() {
         std::fs::create_dir_all(links).unwrap();
@@ -293,14 +265,8 @@ fn native_mode_interleaves_as_coreutils() {
     let m = format!("{}  a\n{}  gone\n{}  a\n", md5_hex(b"alpha\n"), md5_hex(b""), md5_hex(b"x"));
     write(&dir, "m", m.as_bytes());
     let native = |args: &[&str]| {
-        let mut c = fixity(&dir);
-        let (mut reader, writer) = std::io::pipe().unwrap();
-        c.args(args).stdout(writer.try_clone().unwrap()).stderr(writer);
-        let mut child = c.spawn().unwrap();
-        drop(c);
-        let mut merged = Vec::new();
-        reader.read_to_end(&mut merged).unwrap();
-        child.wait().unwrap();
+        let bin = Path::new(env!("CARGO_BIN_EXE_fixity"));
+        let merged = crate::util::run_as_tool_merged(bin, "fixity", &dir, args, b"");
         String::from_utf8_lossy(&merged).replace("fixity:", "md5sum:")
     };
     let merged = |args: &[&str]| {

@@ -28,51 +28,14 @@ struct Outcome {
     merged: Vec<u8>,
 }
 
-fn command(program: &Path, arg0: &str, dir: &Path, args: &[OsString]) -> Command {
-    use std::os::unix::process::CommandExt;
-    let mut c = Command::new(program);
-    c.arg0(arg0).args(args).current_dir(dir).env("LC_ALL", "C").stdin(Stdio::piped());
-    c
-}
-
-/// Feeds `input` from another thread (a run may stop reading it, or fill its output pipe
-/// first).
-fn feed(child: &mut std::process::Child, input: &[u8]) -> std::thread::JoinHandle<()> {
-    use std::io::Write;
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    })
-}
-
 fn run(program: &Path, arg0: &str, dir: &Path, args: &[OsString], input: &[u8]) -> Outcome {
-    use std::io::Read;
-    let mut child = command(program, arg0, dir, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let feeder = feed(&mut child, input);
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    // The same run with stdout and stderr on one pipe, as `2>&1` makes them.
-    let (mut reader, writer) = std::io::pipe().unwrap();
-    let mut cmd = command(program, arg0, dir, args);
-    cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    let feeder = feed(&mut child, input);
-    let mut merged = Vec::new();
-    reader.read_to_end(&mut merged).unwrap();
-    child.wait().unwrap();
-    feeder.join().unwrap();
+    let out = crate::util::run_as_tool(program, arg0, dir, args, input);
+    let merged = crate::util::run_as_tool_merged(program, arg0, dir, args, input);
     Outcome { stdout: out.stdout, stderr: out.stderr, code: out.status.code(), merged }
 }
 
 fn which(tool: &str) -> PathBuf {
-    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    crate::util::which(tool).expect("on PATH")
 }
 
 /// One generated case: the checksum files to write, the arguments, standard input.

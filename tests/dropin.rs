@@ -4,7 +4,6 @@
 
 use crate::util::{have, missing, tempdir, write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Runs `program` with argv[0] set to `name` (diagnostics start with argv[0]).
 fn run(
@@ -14,21 +13,7 @@ fn run(
     args: &[&str],
     stdin: &[u8],
 ) -> (Vec<u8>, Vec<u8>, Option<i32>) {
-    use std::io::Write;
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new(program)
-        .arg0(name)
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A run that does not read its input may have exited already.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = crate::util::run_as_tool(program, name, dir, args, stdin);
     (out.stdout, out.stderr, out.status.code())
 }
 
@@ -122,8 +107,7 @@ fn compare_cases(
 }
 
 fn which(tool: &str) -> std::path::PathBuf {
-    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
-    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    crate::util::which(tool).expect("on PATH")
 }
 
 const CASES: &[&[&str]] = &[

@@ -448,20 +448,11 @@ fn links(dir: &Path) -> PathBuf {
 
 /// Runs `program` in `dir` with argv[0] `name` (diagnostics start with it).
 fn run_as(program: &Path, name: &str, dir: &Path, args: &[&str]) -> Output {
-    use std::os::unix::process::CommandExt;
-    Command::new(program)
-        .arg0(name)
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    crate::util::run_as_tool(program, name, dir, args, b"")
 }
 
 fn which(tool: &str) -> PathBuf {
-    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
-    PathBuf::from(text(&out.stdout).trim())
+    crate::util::which(tool).expect("on PATH")
 }
 
 /// Asserts that `ours` printed and exited exactly as the real `tool` run with `args` in

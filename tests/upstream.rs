@@ -9,11 +9,11 @@
 //! one. Cases about features of versions newer than the peers installed here (coreutils
 //! 9.1, b3sum 1.2.0, xxhsum 0.8.1) are listed in docs/check.md instead.
 
-use crate::util::{have, missing, tempdir};
+use crate::util::{missing, tempdir};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// What one run printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -45,11 +45,7 @@ struct Session {
 }
 
 fn which(tool: &str) -> Option<PathBuf> {
-    if !have(tool) {
-        return None;
-    }
-    let out = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().ok()?;
-    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    crate::util::which(tool)
 }
 
 fn os(args: &[&str]) -> Vec<OsString> {
@@ -91,25 +87,7 @@ impl Session {
     }
 
     fn exec(program: &Path, tool: &str, dir: &Path, args: &[OsString], stdin: &[u8]) -> Outcome {
-        use std::io::Write;
-        use std::os::unix::process::CommandExt;
-        let mut child = Command::new(program)
-            .arg0(tool)
-            .args(args)
-            .current_dir(dir)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = child.stdin.take().unwrap();
-        let data = stdin.to_vec();
-        let feeder = std::thread::spawn(move || {
-            let _ = input.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        feeder.join().unwrap();
+        let out = crate::util::run_as_tool(program, tool, dir, args, stdin);
         Outcome { out: out.stdout, err: out.stderr, code: out.status.code() }
     }
 

@@ -150,3 +150,72 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// Where `tool` is on PATH.
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+/// A `Command` for `program` run as `name` (argv[0], which diagnostics start with, and by
+/// which fixity picks a drop-in personality), in `dir`, under `LC_ALL=C`, stdin piped.
+pub fn as_tool<S: AsRef<OsStr>>(program: &Path, name: &str, dir: &Path, args: &[S]) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(program);
+    c.arg0(name).args(args).current_dir(dir).env("LC_ALL", "C").stdin(Stdio::piped());
+    c
+}
+
+/// Feeds `input` to the child's stdin from another thread (a run may stop reading it, or
+/// fill its output pipe first), closing it at the end.
+pub fn feed(child: &mut std::process::Child, input: &[u8]) -> std::thread::JoinHandle<()> {
+    use std::io::Write;
+    let mut stdin = child.stdin.take().expect("stdin piped");
+    let input = input.to_vec();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    })
+}
+
+/// Runs [`as_tool`] with `input` on stdin; stdout and stderr apart.
+pub fn run_as_tool<S: AsRef<OsStr>>(
+    program: &Path,
+    name: &str,
+    dir: &Path,
+    args: &[S],
+    input: &[u8],
+) -> Output {
+    let mut child = as_tool(program, name, dir, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let feeder = feed(&mut child, input);
+    let out = child.wait_with_output().expect("wait");
+    feeder.join().unwrap();
+    out
+}
+
+/// What the same run prints with stdout and stderr on one pipe, as `2>&1` makes them: the
+/// interleaving a log shows.
+pub fn run_as_tool_merged<S: AsRef<OsStr>>(
+    program: &Path,
+    name: &str,
+    dir: &Path,
+    args: &[S],
+    input: &[u8],
+) -> Vec<u8> {
+    use std::io::Read;
+    let (mut reader, writer) = std::io::pipe().expect("pipe");
+    let mut cmd = as_tool(program, name, dir, args);
+    cmd.stdout(writer.try_clone().expect("clone pipe")).stderr(writer);
+    let mut child = cmd.spawn().expect("spawn");
+    // The parent's ends of the pipe go with the command, so the read below ends.
+    drop(cmd);
+    let feeder = feed(&mut child, input);
+    let mut merged = Vec::new();
+    reader.read_to_end(&mut merged).expect("read pipe");
+    child.wait().expect("wait");
+    feeder.join().unwrap();
+    merged
+}
