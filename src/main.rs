@@ -19,15 +19,7 @@ fn main() -> ExitCode {
         return match cmd::dropin::run(&name, algo, argv.collect()) {
             Ok(code) => ExitCode::from(code as u8),
             Err(err) => {
-                // coreutils words a failed write of its output "write error" alone: the
-                // line-by-line flush that failed has already cleared errno by exit.
-                let coreutils =
-                    !matches!(tool, "b3sum" | "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum");
-                if coreutils && err.to_string() == "write error" {
-                    ui::error("write error");
-                } else {
-                    ui::error(&ui::describe(&err));
-                }
+                ui::error(&cmd::dropin::error_text(tool, &err));
                 ExitCode::from(1)
             }
         };

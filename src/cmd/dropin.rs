@@ -337,6 +337,19 @@ fn read_defaults() -> ReadArgs {
     }
 }
 
+/// The diagnostic for an error that ended a run of `tool` (a name from [`TOOLS`]), worded
+/// as that tool words it: coreutils says "write error" alone for a failed write of its
+/// output (the line-by-line flush that failed has already cleared errno by exit); b3sum's
+/// and xxhsum's personalities, and every other error, name the cause.
+pub fn error_text(tool: &str, err: &anyhow::Error) -> String {
+    let coreutils = !matches!(tool, "b3sum" | "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum");
+    if coreutils && err.to_string() == "write error" {
+        "write error".to_string()
+    } else {
+        ui::describe(err)
+    }
+}
+
 /// Runs `args` (without argv[0]) as `tool` would.
 pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let base = tool.rsplit('/').next().unwrap_or(tool);
