@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod dropin;
 mod ui;
 
 use clap::Parser;
@@ -13,13 +14,13 @@ fn main() -> ExitCode {
     // Drop-in mode: invoked as md5sum, sha256sum, b2sum ...
     let mut argv = std::env::args_os();
     let argv0 = argv.next().unwrap_or_default();
-    if let Some((tool, algo)) = cmd::dropin::tool_for(&argv0) {
+    if let Some((tool, algo)) = dropin::tool_for(&argv0) {
         // Diagnostics start with the name as invoked, as coreutils' do.
         let name = argv0.to_string_lossy().into_owned();
-        return match cmd::dropin::run(&name, algo, argv.collect()) {
+        return match dropin::run(&name, algo, argv.collect()) {
             Ok(code) => ExitCode::from(code as u8),
             Err(err) => {
-                ui::error(&cmd::dropin::error_text(tool, &err));
+                ui::error(&dropin::error_text(tool, &err));
                 ExitCode::from(1)
             }
         };

@@ -4,8 +4,8 @@
 //! coreutils'. Two additions from later coreutils are accepted: `--base64` (9.2) and
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
-use super::Status;
-use super::dropin::{CheckFlags, Length, check_args, hash_args};
+use crate::cmd::Status;
+use super::{CheckFlags, Length, check_args, hash_args};
 use super::getopt::{self, Opt};
 use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
@@ -279,7 +279,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let named = !p.operands.is_empty();
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
     if o.check {
-        return super::check::run(CheckArgs {
+        return crate::cmd::check::run(CheckArgs {
             algorithm: o.algo.map(|_| registry.to_string()),
             cksum_tags: true,
             ..check_args(files, o.flags)
@@ -298,7 +298,7 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         ..hash_args(files)
     };
     args.rhash.base64 = o.base64;
-    super::hash::run(args)
+    crate::cmd::hash::run(args)
 }
 
 /// Whether the CPU multiplies carry-less (x86 PCLMULQDQ, Arm PMULL), which crc-fast uses.

@@ -6,7 +6,7 @@
 //! summaries of `-c` go to standard output. The benchmark (`-b`) is refused. Run as
 //! `xxh32sum` or `xxh128sum` (links xxHash installs), the default algorithm follows.
 
-use super::Status;
+use crate::cmd::Status;
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Digest;
 use fixity::formats::xxhsum;

@@ -4,7 +4,7 @@
 //! escaped, only `\\` and `\n` escapes). Its command line is parsed by clap 2, whose
 //! error messages (and "Did you mean" suggestions) are reproduced here.
 
-use super::Status;
+use crate::cmd::Status;
 use fixity::formats::b3sum;
 use fixity::read::{self, ReadError};
 use std::ffi::{OsStr, OsString};

@@ -6,7 +6,12 @@
 //! Options are parsed the GNU way: bundled short options (`-bc`), long options and their
 //! unambiguous prefixes (`--stat`), `--` ends the options.
 
-use super::Status;
+mod b3sum;
+mod getopt;
+mod sum;
+mod xxhsum;
+
+use crate::cmd::Status;
 use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
 use crate::ui;
 use std::ffi::OsString;
@@ -354,11 +359,11 @@ pub fn error_text(tool: &str, err: &anyhow::Error) -> String {
 pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let base = tool.rsplit('/').next().unwrap_or(tool);
     match base {
-        "cksum" => return super::dropin_sum::run_cksum(tool, args),
-        "sum" => return super::dropin_sum::run_sum(tool, args),
-        "b3sum" => return super::dropin_b3sum::run(args),
+        "cksum" => return sum::run_cksum(tool, args),
+        "sum" => return sum::run_sum(tool, args),
+        "b3sum" => return b3sum::run(args),
         "xxhsum" | "xxh32sum" | "xxh64sum" | "xxh128sum" => {
-            return super::dropin_xxhsum::run(tool, args);
+            return xxhsum::run(tool, args);
         }
         _ => {}
     }
@@ -427,9 +432,9 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {
-        super::check::run(CheckArgs { algorithm: Some(algo), ..check_args(files, o.flags) })
+        crate::cmd::check::run(CheckArgs { algorithm: Some(algo), ..check_args(files, o.flags) })
     } else {
-        super::hash::run(HashArgs {
+        crate::cmd::hash::run(HashArgs {
             algorithm: Some(algo),
             tag: o.tag,
             binary: o.binary == Some(true) && !o.tag,
