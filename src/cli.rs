@@ -1,6 +1,7 @@
 //! Command-line arguments (clap derive). Raw values only; `cmd::*` turns them into work.
 
 use clap::{Args, Parser, Subcommand};
+use fixity::formats::OutputFormat;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -317,7 +318,7 @@ pub struct HashArgs {
     pub algorithm: Option<String>,
     /// Manifest format (--tag, --sfv and --json are shorthands; rhash's layouts too).
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["tag", "sfv", "json"])]
-    pub format: Option<HashFormat>,
+    pub format: Option<OutputFormat>,
     /// Write BSD-style lines: `SHA256 (name) = digest` (the default for several algorithms).
     #[arg(long)]
     pub tag: bool,
@@ -364,47 +365,6 @@ pub struct HashArgs {
     /// Files and directories; `-` or nothing means standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,
-}
-
-/// The formats `fixity hash` writes.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HashFormat {
-    /// `digest  name` (coreutils *sum); several algorithms switch to bsd.
-    Gnu,
-    /// `SHA256 (name) = digest` (coreutils --tag); byte for byte what coreutils 9.1's
-    /// `cksum -a ALG` prints for every algorithm both have.
-    Bsd,
-    /// `name CRC32` (cksfv, cfv, rhash --sfv).
-    Sfv,
-    /// One JSON object per file.
-    Json,
-    /// hashdeep's `%%%% HASHDEEP-1.0` file: size and several digests on one line.
-    Hashdeep,
-    /// cfv's `.csv` file (`cfv -t csv`): `name,size,crc32,`.
-    CfvCsv,
-    /// rhash's default: SFV with its header for CRC32 alone, else `--simple`.
-    Rhash,
-    /// `rhash --simple`: `digest  name`, or `name  d1  d2` for several algorithms.
-    RhashSimple,
-    /// `rhash --sfv`: the header, then `name D1 D2`.
-    RhashSfv,
-    /// `rhash --bsd`: `MD5   (name) = digest`.
-    RhashBsd,
-    /// `rhash --magnet`: `magnet:?xl=SIZE&dn=NAME&xt=urn:...` (default: tth, ed2k, aich).
-    Magnet,
-    /// `rhash --ed2k-link`: `ed2k://|file|NAME|SIZE|ED2K|h=AICH|/`.
-    Ed2kLink,
-    /// POSIX `cksum` (`cksum -a crc`): `CRC SIZE name`, the cksum CRC only.
-    Cksum,
-    /// `sum` (`sum -r`, `cksum -a bsd`): `%05d %5d name`, size in 1 KiB blocks.
-    Sum,
-    /// `sum -s` (`cksum -a sysv`): `%d %d name`, size in 512-byte blocks.
-    Sysv,
-    /// What b3sum prints: `digest  name` (blake3 by default), b3sum's escaping.
-    B3sum,
-    /// What xxhsum 0.8.1 prints: `digest  name` (xxh64 by default; xxh32, xxh128), and
-    /// `XXH3 (name) = digest` for xxh3; names unescaped, standard input is `stdin`.
-    Xxhsum,
 }
 
 /// rhash's output options of `fixity hash`.

@@ -29,6 +29,7 @@ pub mod catalog;
 pub mod confine;
 pub mod digest;
 pub mod formats;
+pub mod hashing;
 #[allow(unsafe_code)]
 mod mapping;
 pub mod output;

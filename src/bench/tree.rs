@@ -5,7 +5,7 @@ use super::peers::{self, Agreement};
 use super::{Bound, Machine, Stats};
 use crate::algo::Algorithm;
 use crate::digest::Digest;
-use crate::formats::{self, Format, WriteOptions};
+use crate::formats::{FileEntry, OutputFormat, WriteOptions};
 use crate::pathtext::path_bytes;
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{self, OpenMode};
@@ -44,6 +44,9 @@ pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect
     let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
     let mut out = Pass { digests: collect.then(HashMap::new), ..Pass::default() };
     let mut line = Vec::with_capacity(256);
+    let mut writer = algo.map(|a| {
+        OutputFormat::Gnu.writer(vec![a], WriteOptions::default()).expect("gnu holds any algorithm")
+    });
     pipeline::run(
         &cfg,
         |push| {
@@ -67,16 +70,15 @@ pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect
                 Some(Ok(h)) => {
                     out.files += 1;
                     out.bytes += h.size;
-                    if let (Some(a), Some(d)) = (algo, h.digests.first()) {
+                    if let (Some(w), Some(d)) = (writer.as_mut(), h.digests.first()) {
                         line.clear();
-                        formats::write_record(
-                            Format::Gnu,
-                            WriteOptions::default(),
-                            a,
-                            d,
-                            &name,
-                            &mut line,
-                        );
+                        let file = FileEntry {
+                            name: &name,
+                            size: h.size,
+                            mtime: None,
+                            digests: &h.digests,
+                        };
+                        let _ = w.record(&file, &mut line);
                         out.manifest_bytes += line.len() as u64;
                         if let Some(map) = &mut out.digests {
                             map.insert(name, *d);

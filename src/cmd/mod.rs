@@ -34,6 +34,8 @@ pub enum Status {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
+        Command::Hash(a) if a.rhash.update.is_some() => update::run(a),
+        Command::Hash(a) if a.rhash.embed_crc => embedded::embed(a),
         Command::Hash(a) => hash::run(a),
         Command::Check(a) if a.check_embedded => embedded::run(a),
         Command::Check(a) => check::run(a),

@@ -64,7 +64,9 @@ fn read_listed(text: &[u8], manifest: &Path) -> Listed {
     listed
 }
 
-pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
+pub fn run(mut args: HashArgs) -> anyhow::Result<Status> {
+    let manifest = args.rhash.update.take().expect("dispatched for --update");
+    let manifest = manifest.as_path();
     let shown = quote_env(path_bytes(manifest));
     let old = match std::fs::read(manifest) {
         Ok(b) => b,
@@ -137,24 +139,13 @@ pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
         return Ok(walk_status);
     }
 
-    // Hash them into a temporary file beside the manifest, then copy + append + rename.
-    let dir = match manifest.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(manifest.file_name().unwrap_or(OsStr::new("manifest")));
-    tmp_name.push(format!(".fixity-update.{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
+    // Hash them (the manifest's own format, its header left out when it has lines), then
+    // rewrite the manifest: copy + append + rename.
     args.paths = todo;
-    args.output = Some(tmp.clone());
     args.no_walk = true;
-    args.rhash.update = None;
-    let status = super::hash::run(args);
-    let new = std::fs::read(&tmp);
-    let _ = std::fs::remove_file(&tmp);
+    let mut new = Vec::new();
+    let status = super::hash::render(super::hash::plan(args)?, [None, None], &mut new);
     let status = status?.max(walk_status);
-    let new = new.with_context(|| format!("cannot read {}", quote_env(path_bytes(&tmp))))?;
     if new.is_empty() {
         return Ok(status);
     }

@@ -11,9 +11,11 @@ mod getopt;
 mod sum;
 mod xxhsum;
 
-use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
+use crate::cli::{CheckArgs, ReadArgs, Storage};
 use crate::cmd::Status;
+use crate::cmd::hash::Job;
 use crate::ui;
+use fixity::formats::WriteOptions;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -307,31 +309,8 @@ pub(super) fn check_args(manifests: Vec<OsString>, flags: CheckFlags) -> CheckAr
     }
 }
 
-/// `hash` as every drop-in runs it: named files only (a directory is an error, as for
-/// coreutils), GNU lines, no progress bar; the caller sets the tool's options.
-pub(super) fn hash_args(paths: Vec<OsString>) -> HashArgs {
-    HashArgs {
-        algorithm: None,
-        format: None,
-        tag: false,
-        sfv: false,
-        json: false,
-        binary: false,
-        text: false,
-        zero: false,
-        recursive: false,
-        follow: false,
-        exclude: Vec::new(),
-        output: None,
-        purpose: None,
-        no_walk: true,
-        rhash: Default::default(),
-        read: read_defaults(),
-        paths,
-    }
-}
-
-fn read_defaults() -> ReadArgs {
+/// The read options of every drop-in: the engine's defaults, no progress bar.
+pub(super) fn read_defaults() -> ReadArgs {
     ReadArgs {
         jobs: None,
         buffer_memory: None,
@@ -434,14 +413,10 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     if o.check {
         crate::cmd::check::run(CheckArgs { algorithm: Some(algo), ..check_args(files, o.flags) })
     } else {
-        crate::cmd::hash::run(HashArgs {
-            algorithm: Some(algo),
-            tag: o.tag,
-            binary: o.binary == Some(true) && !o.tag,
-            text: o.binary == Some(false),
-            zero: o.zero,
-            ..hash_args(files)
-        })
+        let algo = fixity::algo::lookup(&algo).expect("a registry name");
+        let opts =
+            WriteOptions { binary: o.binary == Some(true), zero: o.zero, ..Default::default() };
+        crate::cmd::hash::run_job(Job::named_files(files, algo, o.tag, opts, read_defaults()))
     }
 }
 

@@ -5,12 +5,14 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::getopt::{self, Opt};
-use super::{CheckFlags, Length, check_args, hash_args};
-use crate::cli::{CheckArgs, HashArgs};
+use super::{CheckFlags, Length, check_args, read_defaults};
+use crate::cli::CheckArgs;
 use crate::cmd::Status;
+use crate::cmd::hash::Job;
 use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Digest;
+use fixity::formats::WriteOptions;
 use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{quote_env, utf8_locale};
 use fixity::read::{self, OpenMode, ReadError, ReadOptions};
@@ -291,14 +293,9 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         return Ok(print_sums(shape, algo, &files, named, end));
     }
     // `--base64` (coreutils 9.2): the same lines with the digest in padded base64.
-    let mut args = HashArgs {
-        algorithm: Some(algo.name.to_string()),
-        tag: !o.untagged,
-        zero: o.zero,
-        ..hash_args(files)
-    };
-    args.rhash.base64 = o.base64;
-    crate::cmd::hash::run(args)
+    let encoding = o.base64.then_some(fixity::digest::Encoding::Base64);
+    let opts = WriteOptions { zero: o.zero, encoding, ..WriteOptions::default() };
+    crate::cmd::hash::run_job(Job::named_files(files, algo, !o.untagged, opts, read_defaults()))
 }
 
 /// Whether the CPU multiplies carry-less (x86 PCLMULQDQ, Arm PMULL), which crc-fast uses.

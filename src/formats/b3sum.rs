@@ -5,6 +5,9 @@
 //! starts with `\`. Standard input is `-`. [`parse_check_line`] reads a line back as
 //! `b3sum -c` (1.2.0) does.
 
+use super::writer::{FileEntry, ManifestWriter, OutputFormat, Refusal, Unwritable, WriteOptions};
+use crate::algo::Algorithm;
+
 /// Whether b3sum escapes `name` (and starts its line with `\`).
 pub fn needs_escape(name: &str) -> bool {
     name.contains('\\') || name.contains('\n')
@@ -110,6 +113,38 @@ fn unescape(s: &str) -> Result<String, &'static str> {
         }
     }
     Ok(out)
+}
+
+/// The `b3sum` format's writer: one digest (blake3 unless another is asked for), b3sum's
+/// escaping; no `-z` or `-b`.
+pub(crate) struct B3sumWriter {
+    algos: Vec<&'static Algorithm>,
+}
+
+impl B3sumWriter {
+    pub(crate) fn new(
+        algos: Vec<&'static Algorithm>,
+        opts: &WriteOptions,
+    ) -> Result<Self, Refusal> {
+        if algos.len() != 1 {
+            return Err(Refusal::OneDigest);
+        }
+        if opts.zero || opts.binary {
+            return Err(Refusal::NoZeroOrBinary(OutputFormat::B3sum));
+        }
+        Ok(B3sumWriter { algos })
+    }
+}
+
+impl ManifestWriter for B3sumWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        write(file.digests[0].as_bytes(), Some(file.name), out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,15 @@
 //! `xxhsum --tag` and `rhash --bsd` write it. Escaping follows coreutils: a name holding
 //! `\`, LF or CR is escaped and the line starts with `\`.
 
-use super::{Format, Record, WriteOptions};
+use super::writer::{FileEntry, ManifestWriter, Unwritable, WriteOptions};
+use super::{Format, Record};
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText};
 use crate::pathtext::{escape_into, needs_escape};
 
 /// Appends `TAG (name) = digest` with the digest in hex.
 pub fn write(
-    opts: WriteOptions,
+    opts: &WriteOptions,
     algo: &Algorithm,
     digest: &Digest,
     name: &[u8],
@@ -20,7 +21,7 @@ pub fn write(
 
 /// Appends `TAG (name) = text`: the digest already encoded.
 pub fn write_text(
-    opts: WriteOptions,
+    opts: &WriteOptions,
     algo: &Algorithm,
     text: &[u8],
     name: &[u8],
@@ -66,4 +67,30 @@ pub fn parse(line: &[u8]) -> Option<Record> {
     super::decode_for(&digest, algo)?;
     let name = super::name_text(&rest[..close], escaped)?;
     Some(Record::new(Some(algo), digest, name, Format::Bsd))
+}
+
+/// The `bsd` format's writer: `TAG (name) = digest`, one line per algorithm.
+pub(crate) struct BsdWriter {
+    algos: Vec<&'static Algorithm>,
+    opts: WriteOptions,
+}
+
+impl BsdWriter {
+    pub(crate) fn new(algos: Vec<&'static Algorithm>, opts: WriteOptions) -> Self {
+        BsdWriter { algos, opts: WriteOptions { binary: false, ..opts } }
+    }
+}
+
+impl ManifestWriter for BsdWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        for (a, d) in self.algos.iter().zip(file.digests) {
+            let text = super::digest_text(a, d, self.opts.encoding);
+            write_text(&self.opts, a, text.as_bytes(), file.name, out);
+        }
+        Ok(())
+    }
 }

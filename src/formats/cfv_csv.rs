@@ -4,6 +4,7 @@
 //! other names are written as they are. Names with a newline cannot be written (cfv
 //! refuses them too: "filename invalid for this cftype").
 
+use super::writer::{FileEntry, ManifestWriter, OutputFormat, Refusal, Unwritable, one_line};
 use crate::algo::{self, Algorithm};
 use crate::digest::Digest;
 
@@ -82,6 +83,32 @@ pub fn parse_line(line: &[u8]) -> Option<CsvRecord> {
         return None;
     }
     Some(CsvRecord { name, size, digest })
+}
+
+/// The `cfv-csv` format's writer: CRC32 only, `name,size,crc32,` lines.
+pub(crate) struct CsvWriter {
+    algos: Vec<&'static Algorithm>,
+}
+
+impl CsvWriter {
+    pub(crate) fn new(algos: Vec<&'static Algorithm>) -> Result<Self, Refusal> {
+        if algos.len() != 1 || algos[0].name != algorithm().name {
+            return Err(Refusal::Only(OutputFormat::CfvCsv, "crc32"));
+        }
+        Ok(CsvWriter { algos })
+    }
+}
+
+impl ManifestWriter for CsvWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        one_line(file.name, "a cfv .csv file")?;
+        write(file.name, file.size, &file.digests[0], out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,10 @@
 //! The check side: coreutils cannot check these lines, but fixity can, since the CRC, the
 //! size and the name are all there; [`parse_line`] reads one.
 
+use super::writer::{
+    FileEntry, ManifestWriter, OutputFormat, Refusal, Stdin, Unwritable, WriteOptions,
+};
+use crate::algo::Algorithm;
 use crate::digest::Digest;
 
 /// Which of the three shapes.
@@ -120,6 +124,44 @@ fn split_number(text: &[u8]) -> Option<(u64, &[u8])> {
     }
     let v = std::str::from_utf8(&text[..n]).ok()?.parse().ok()?;
     Some((v, &text[n..]))
+}
+
+/// The writer of `cksum`, `sum` and `sysv` lines: the format's own checksum only.
+pub(crate) struct SumWriter {
+    algos: Vec<&'static Algorithm>,
+    shape: Shape,
+    end: u8,
+    stdin: Stdin,
+}
+
+impl SumWriter {
+    pub(crate) fn new(
+        format: OutputFormat,
+        algos: Vec<&'static Algorithm>,
+        opts: WriteOptions,
+    ) -> Result<Self, Refusal> {
+        let own = format.name();
+        let shape = Shape::of(own).expect("cksum, sum and sysv have a shape");
+        if !matches!(algos.as_slice(), [a] if a.name == own) {
+            return Err(Refusal::Only(format, own));
+        }
+        let end = if opts.zero { 0 } else { b'\n' };
+        Ok(SumWriter { algos, shape, end, stdin: opts.stdin })
+    }
+}
+
+impl ManifestWriter for SumWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        // As cksum and sum, no name for standard input read because no file was named.
+        let unnamed = self.stdin == Stdin::Implicit && file.name == b"-";
+        let name = (!unnamed).then_some(file.name);
+        write(self.shape, &file.digests[0], file.size, name, self.end, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

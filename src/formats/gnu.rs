@@ -3,18 +3,19 @@
 //! `md5 -r`'s `digest name`, xxhsum's `XXH3_digest  name`, and digests in base32 or base64
 //! (`rhash --simple --base32`, `cksum --base64 --untagged`).
 
-use super::{Format, Record, WriteOptions};
+use super::writer::{FileEntry, ManifestWriter, Unwritable, WriteOptions};
+use super::{Format, Record};
 use crate::algo;
 use crate::digest::Digest;
 use crate::pathtext::{escape_into, needs_escape};
 
 /// Appends `digest  name` (or `digest *name`) with the digest in hex.
-pub fn write(opts: WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
+pub fn write(opts: &WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
     write_text(opts, digest.to_hex().as_bytes(), name, out);
 }
 
 /// Appends `text  name` (or `text *name`): the digest already encoded.
-pub fn write_text(opts: WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u8>) {
+pub fn write_text(opts: &WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u8>) {
     let escape = !opts.zero && needs_escape(name);
     if escape {
         out.push(b'\\');
@@ -70,4 +71,37 @@ pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
         return None;
     }
     Some(Record::new(algo, digest, name, Format::Gnu))
+}
+
+/// The `gnu` format's writer: `digest  name` for one algorithm; several algorithms switch
+/// to BSD tag lines (which `-b` does not mark), one per algorithm.
+pub(crate) struct GnuWriter {
+    algos: Vec<&'static crate::algo::Algorithm>,
+    opts: WriteOptions,
+}
+
+impl GnuWriter {
+    pub(crate) fn new(algos: Vec<&'static crate::algo::Algorithm>, opts: WriteOptions) -> Self {
+        GnuWriter { algos, opts }
+    }
+}
+
+impl ManifestWriter for GnuWriter {
+    fn algorithms(&self) -> &[&'static crate::algo::Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        let enc = self.opts.encoding;
+        if let ([a], [d]) = (self.algos.as_slice(), file.digests) {
+            write_text(&self.opts, super::digest_text(a, d, enc).as_bytes(), file.name, out);
+        } else {
+            let opts = WriteOptions { binary: false, ..self.opts.clone() };
+            for (a, d) in self.algos.iter().zip(file.digests) {
+                let text = super::digest_text(a, d, enc);
+                super::bsd::write_text(&opts, a, text.as_bytes(), file.name, out);
+            }
+        }
+        Ok(())
+    }
 }

@@ -15,6 +15,9 @@
 //! hashdeep writes names raw, so a name with a newline breaks the file; fixity refuses to
 //! write one (the caller reports it).
 
+use super::writer::{
+    FileEntry, Invocation, ManifestWriter, Refusal, Unwritable, WriteOptions, one_line,
+};
 use crate::algo::{self, Algorithm};
 use crate::digest::Digest;
 
@@ -224,6 +227,40 @@ impl Parser {
 /// Whether `data` starts like a hashdeep file.
 pub fn sniff(data: &[u8]) -> bool {
     data.starts_with(MAGIC)
+}
+
+/// The `hashdeep` format's writer: its five header lines, then `size,d1,...,name` lines
+/// with the digests in hashdeep's column order.
+pub(crate) struct HashdeepWriter {
+    algos: Vec<&'static Algorithm>,
+    invocation: Invocation,
+}
+
+impl HashdeepWriter {
+    pub(crate) fn new(algos: Vec<&'static Algorithm>, opts: WriteOptions) -> Result<Self, Refusal> {
+        let algos = column_order(&algos).map_err(Refusal::Hashdeep)?;
+        if opts.zero {
+            return Err(Refusal::HashdeepZero);
+        }
+        Ok(HashdeepWriter { algos, invocation: opts.invocation })
+    }
+}
+
+impl ManifestWriter for HashdeepWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn header(&mut self, out: &mut Vec<u8>) {
+        let i = &self.invocation;
+        write_header(&self.algos, &i.dir, &i.command, i.root, out);
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        one_line(file.name, "a hashdeep file")?;
+        write(file.size, file.digests, file.name, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

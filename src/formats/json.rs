@@ -1,6 +1,7 @@
 //! `--json`: one JSON object per line and per file, for machines. Names that are not UTF-8
 //! are given lossily in `path` and exactly in `path_hex`.
 
+use super::writer::{FileEntry, ManifestWriter, Unwritable};
 use crate::algo::Algorithm;
 use crate::digest::{Digest, hex_encode};
 use serde_json::{Map, Value};
@@ -94,4 +95,32 @@ fn path_fields(name: &[u8]) -> Map<String, Value> {
 fn push(obj: Map<String, Value>, out: &mut Vec<u8>) {
     serde_json::to_writer(&mut *out, &Value::Object(obj)).expect("writing to a Vec cannot fail");
     out.push(b'\n');
+}
+
+/// The `json` format's writer: one object per file, and one per file that could not be
+/// hashed.
+pub(crate) struct JsonWriter {
+    algos: Vec<&'static Algorithm>,
+}
+
+impl JsonWriter {
+    pub(crate) fn new(algos: Vec<&'static Algorithm>) -> Self {
+        JsonWriter { algos }
+    }
+}
+
+impl ManifestWriter for JsonWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        let pairs: Vec<_> = self.algos.iter().copied().zip(file.digests.iter().copied()).collect();
+        write_file(file.name, file.size, &pairs, out);
+        Ok(())
+    }
+
+    fn problem(&mut self, name: &[u8], message: &str, skipped: bool, out: &mut Vec<u8>) {
+        write_error(name, message, skipped, out);
+    }
 }

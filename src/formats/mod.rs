@@ -1,4 +1,5 @@
-//! Manifest formats: one file per format, each with its writer and its line parser.
+//! Manifest formats: one file per format, each with its writer (a [`ManifestWriter`]) and
+//! its line parser.
 //! [`parse_line`] tries them in a fixed order; [`Manifest`] carries the per-file state
 //! that coreutils keeps while reading one checksum file.
 
@@ -13,12 +14,18 @@ pub mod json;
 pub mod rhash;
 pub mod sfv;
 pub mod template;
+pub mod writer;
 pub mod xxhsum;
+
+pub use writer::{
+    FileEntry, Invocation, ManifestWriter, OutputFormat, Refusal, Stdin, Unwritable, WriteOptions,
+};
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};
 
-/// A text manifest format.
+/// The format a parsed line was in (what [`Record::format`] says; the formats fixity
+/// writes are [`OutputFormat`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// `digest  name` (coreutils `*sum`), `*` marking binary mode.
@@ -39,51 +46,12 @@ pub enum Format {
     Cksum,
 }
 
-/// Options that change how lines are written.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WriteOptions {
-    /// Mark names with `*` (GNU format, `-b`).
-    pub binary: bool,
-    /// End records with NUL instead of newline and never escape names (`-z`).
-    pub zero: bool,
-    /// Write digests in this encoding instead of each algorithm's own (`--base64`).
-    pub encoding: Option<Encoding>,
-}
-
 /// The text of `digest` as fixity writes it for `algo`: the algorithm's own encoding unless
 /// `forced`; base32 in lowercase, as rhash writes TTH and AICH in its manifests.
 pub fn digest_text(algo: &Algorithm, digest: &Digest, forced: Option<Encoding>) -> String {
     match forced.unwrap_or(algo.encoding) {
         Encoding::Base32 => digest.to_base32().to_ascii_lowercase(),
         e => digest.encode(e),
-    }
-}
-
-/// Appends one record to `out` in `format`: the line formats, which carry one digest and no
-/// size (hashdeep and cfv `.csv` lines are written by their modules, with the size).
-pub fn write_record(
-    format: Format,
-    opts: WriteOptions,
-    algo: &Algorithm,
-    digest: &Digest,
-    name: &[u8],
-    out: &mut Vec<u8>,
-) {
-    match format {
-        Format::Gnu => {
-            gnu::write_text(opts, digest_text(algo, digest, opts.encoding).as_bytes(), name, out)
-        }
-        Format::Bsd => bsd::write_text(
-            opts,
-            algo,
-            digest_text(algo, digest, opts.encoding).as_bytes(),
-            name,
-            out,
-        ),
-        Format::Sfv => sfv::write(opts, digest, name, out),
-        Format::Hashdeep | Format::CfvCsv | Format::Link | Format::Multi | Format::Cksum => {
-            unreachable!("{format:?} lines carry a size: write them with their module")
-        }
     }
 }
 

@@ -2,7 +2,10 @@
 //! cfv and `rhash --sfv` write it. SFV has no escaping: names with a newline cannot be
 //! written (the caller reports them).
 
-use super::{Format, Record, WriteOptions};
+use super::writer::{
+    FileEntry, ManifestWriter, OutputFormat, Refusal, Unwritable, WriteOptions, one_line,
+};
+use super::{Format, Record};
 use crate::algo;
 use crate::digest::{Digest, DigestText};
 
@@ -12,7 +15,7 @@ pub fn header() -> Vec<u8> {
 }
 
 /// Appends `name CRC32HEX`.
-pub fn write(opts: WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
+pub fn write(opts: &WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(name);
     out.push(b' ');
     out.extend_from_slice(digest.to_hex_upper().as_bytes());
@@ -39,4 +42,40 @@ pub fn parse(line: &[u8]) -> Option<Record> {
 fn trim_end(s: &[u8]) -> &[u8] {
     let n = s.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
     &s[..s.len() - n]
+}
+
+/// The `sfv` format's writer: CRC32 only; the header comment unless left out.
+pub(crate) struct SfvWriter {
+    algos: Vec<&'static crate::algo::Algorithm>,
+    opts: WriteOptions,
+}
+
+impl SfvWriter {
+    pub(crate) fn new(
+        algos: Vec<&'static crate::algo::Algorithm>,
+        opts: WriteOptions,
+    ) -> Result<Self, Refusal> {
+        if algos.len() != 1 || algos[0].name != "crc32" {
+            return Err(Refusal::Only(OutputFormat::Sfv, "crc32"));
+        }
+        Ok(SfvWriter { algos, opts })
+    }
+}
+
+impl ManifestWriter for SfvWriter {
+    fn algorithms(&self) -> &[&'static crate::algo::Algorithm] {
+        &self.algos
+    }
+
+    fn header(&mut self, out: &mut Vec<u8>) {
+        if !self.opts.no_header {
+            out.extend_from_slice(&header());
+        }
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        one_line(file.name, "SFV")?;
+        write(&self.opts, &file.digests[0], file.name, out);
+        Ok(())
+    }
 }

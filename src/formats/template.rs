@@ -14,6 +14,7 @@
 //! stands for the percent-encoded file name (rhash's behaviour).
 
 use super::rhash::{self, Enc, FileInfo, RhashAlgo};
+use super::writer::{FileEntry, ManifestWriter, Stdin, Unwritable, WriteOptions};
 use crate::algo::Algorithm;
 
 /// One piece of a parsed template.
@@ -260,6 +261,52 @@ fn directive(text: &[u8], i: usize) -> Result<(Item, usize), String> {
         None if url.is_some() => (Item::Name(url), j),
         None => (Item::Literal(text[i..j].to_vec()), j),
     })
+}
+
+impl Template {
+    /// The writer that prints each file through this template: it computes the template's
+    /// algorithms and `asked` (from `-a`), in rhash's order (CRC32 alone when there are
+    /// none, since each file is read anyway, for its size).
+    pub fn writer(
+        self,
+        asked: Vec<&'static Algorithm>,
+        opts: &WriteOptions,
+    ) -> Box<dyn ManifestWriter> {
+        let mut shown = self.algorithms();
+        for a in asked {
+            if !shown.contains(&a) {
+                shown.push(a);
+            }
+        }
+        rhash::sort_rhash_order(&mut shown);
+        let computed = if shown.is_empty() {
+            vec![crate::algo::lookup("crc32").expect("registered")]
+        } else {
+            shown.clone()
+        };
+        Box::new(TemplateWriter { template: self, shown, computed, stdin: opts.stdin })
+    }
+}
+
+/// The writer of `--printf` and `--template`.
+struct TemplateWriter {
+    template: Template,
+    shown: Vec<&'static Algorithm>,
+    computed: Vec<&'static Algorithm>,
+    stdin: Stdin,
+}
+
+impl ManifestWriter for TemplateWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.computed
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        let (_, name, digests) = rhash::rhash_file(file, &self.computed, &self.shown, self.stdin);
+        let info = FileInfo { path: name, size: file.size, mtime: file.mtime, digests: &digests };
+        self.template.render(&info, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -8,16 +8,30 @@ fn rec(line: &[u8]) -> Record {
     }
 }
 
+/// One record of `format` for `digest` of `algo`.
+fn write_record(
+    format: OutputFormat,
+    opts: WriteOptions,
+    algo: &'static crate::algo::Algorithm,
+    digest: &Digest,
+    name: &[u8],
+    out: &mut Vec<u8>,
+) {
+    let mut w = format.writer(vec![algo], opts).unwrap();
+    let digests = [*digest];
+    w.record(&FileEntry { name, size: 0, mtime: None, digests: &digests }, out).unwrap();
+}
+
 #[test]
 fn gnu_write_escapes_like_coreutils() {
     let md5 = lookup("md5").unwrap();
     let d = md5.digest(b"x");
     let mut out = Vec::new();
-    write_record(Format::Gnu, WriteOptions::default(), md5, &d, b"a\\b\nc", &mut out);
+    write_record(OutputFormat::Gnu, WriteOptions::default(), md5, &d, b"a\\b\nc", &mut out);
     assert_eq!(out, format!("\\{}  a\\\\b\\nc\n", d.to_hex()).as_bytes());
     out.clear();
     write_record(
-        Format::Gnu,
+        OutputFormat::Gnu,
         WriteOptions { binary: true, zero: true, ..WriteOptions::default() },
         md5,
         &d,
@@ -32,7 +46,7 @@ fn bsd_round_trip_with_tricky_name() {
     let sha = lookup("sha256").unwrap();
     let d = sha.digest(b"x");
     let mut out = Vec::new();
-    write_record(Format::Bsd, WriteOptions::default(), sha, &d, b"a) = b\\c", &mut out);
+    write_record(OutputFormat::Bsd, WriteOptions::default(), sha, &d, b"a) = b\\c", &mut out);
     let line = &out[..out.len() - 1];
     let r = rec(line);
     assert_eq!(r.algo, Some(sha));

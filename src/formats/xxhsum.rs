@@ -6,6 +6,9 @@
 //! `xxhsum -c` (0.8.1) does; since names are not escaped, a name holding a newline cannot
 //! be read back from a checksum file, which xxhsum splits at every newline.
 
+use super::writer::{
+    FileEntry, ManifestWriter, OutputFormat, Refusal, Stdin, Unwritable, WriteOptions,
+};
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, hex_encode};
 
@@ -133,6 +136,41 @@ pub fn parse_check_line(line: &[u8], little_endian: bool) -> Option<CheckLine<'_
         digest = Digest::new(&bytes);
     }
     Some(CheckLine { algo: registered(algo), name, digest })
+}
+
+/// The `xxhsum` format's writer: one of xxhsum's algorithms (xxh64 unless another is
+/// asked for), names unescaped, standard input `stdin`; no `-z` or `-b`.
+pub(crate) struct XxhsumWriter {
+    algos: Vec<&'static Algorithm>,
+    stdin: Stdin,
+}
+
+impl XxhsumWriter {
+    pub(crate) fn new(
+        algos: Vec<&'static Algorithm>,
+        opts: &WriteOptions,
+    ) -> Result<Self, Refusal> {
+        if !matches!(algos.as_slice(), [a] if supports(a)) {
+            return Err(Refusal::Xxhsum);
+        }
+        if opts.zero || opts.binary {
+            return Err(Refusal::NoZeroOrBinary(OutputFormat::Xxhsum));
+        }
+        Ok(XxhsumWriter { algos, stdin: opts.stdin })
+    }
+}
+
+impl ManifestWriter for XxhsumWriter {
+    fn algorithms(&self) -> &[&'static Algorithm] {
+        &self.algos
+    }
+
+    fn record(&mut self, file: &FileEntry, out: &mut Vec<u8>) -> Result<(), Unwritable> {
+        let stdin = self.stdin != Stdin::Never && file.name == b"-";
+        let shown = if stdin { STDIN } else { file.name };
+        write(self.algos[0], &file.digests[0], shown, false, false, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
