@@ -130,12 +130,77 @@ pub struct Algorithm {
     /// How the reference tool prints the digest (hex for most; base32 for rhash's TTH
     /// and AICH).
     pub encoding: Encoding,
+    /// How rhash names and prints it, when rhash computes it.
+    pub rhash: Option<RhashFacts>,
+    /// The tools whose name, as `argv[0]`, makes fixity their drop-in for this algorithm
+    /// (`sha256sum`, `b3sum`); the first is the one its format's lines are named after.
+    pub tools: &'static [&'static str],
+    /// xxhsum's `-H` number, when xxhsum computes it.
+    pub xxhsum: Option<u8>,
+    /// The extended attribute cshatag (and the Python shatag) keep this digest in, for
+    /// the xattr store to read and keep in step (`user.shatag.sha256`).
+    pub shatag: Option<&'static str>,
+    /// coreutils `cksum -a`: its place in cksum's list and the name `-a` takes.
+    pub cksum: Option<(u8, &'static str)>,
     /// Makes a hasher; given the row, so one constructor can serve rows that differ only
     /// in a parameter (BLAKE2b's output length, see [`blake2b_bits`]).
     new: fn(&Algorithm) -> Box<dyn Hasher>,
 }
 
+/// How rhash 1.4.3 names and prints an algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RhashFacts {
+    /// Its place in rhash's own table, the order rhash prints digests in whatever order
+    /// they were asked for.
+    pub rank: u8,
+    /// rhash's name in `%{name}` printf directives (matched case-insensitively).
+    pub name: &'static str,
+    /// The URN name in magnet links (`xt=urn:NAME:digest`).
+    pub urn: &'static str,
+    /// Printed in base32 by default (TTH, AICH); all others in hex.
+    pub base32: bool,
+    /// The printf letter that stands for it (`%h` is SHA1), if one does.
+    pub letter: Option<u8>,
+}
+
 impl Algorithm {
+    /// This row with rhash's facts (see [`RhashFacts`]).
+    const fn with_rhash(
+        mut self,
+        rank: u8,
+        name: &'static str,
+        urn: &'static str,
+        base32: bool,
+        letter: Option<u8>,
+    ) -> Algorithm {
+        self.rhash = Some(RhashFacts { rank, name, urn, base32, letter });
+        self
+    }
+
+    /// This row with the drop-in tools that compute it.
+    const fn with_tools(mut self, tools: &'static [&'static str]) -> Algorithm {
+        self.tools = tools;
+        self
+    }
+
+    /// This row with its place and name in coreutils `cksum -a`'s list.
+    const fn with_cksum(mut self, rank: u8, name: &'static str) -> Algorithm {
+        self.cksum = Some((rank, name));
+        self
+    }
+
+    /// This row with cshatag's attribute name.
+    const fn with_shatag(mut self, attribute: &'static str) -> Algorithm {
+        self.shatag = Some(attribute);
+        self
+    }
+
+    /// This row with xxhsum's `-H` number.
+    const fn with_xxhsum(mut self, h: u8) -> Algorithm {
+        self.xxhsum = Some(h);
+        self
+    }
+
     /// Starts a new computation.
     pub fn hasher(&self) -> Box<dyn Hasher> {
         (self.new)(self)
@@ -211,6 +276,11 @@ macro_rules! algo {
             strength: Strength::$strength,
             multithreaded: $mt,
             encoding: Encoding::$enc,
+            rhash: None,
+            tools: &[],
+            xxhsum: None,
+            cksum: None,
+            shatag: None,
             new: $new,
         }
     };
@@ -226,10 +296,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["crc", "posix", "posixcksum", "crc32cksum", "crc32posix"],
         ["cksum"],
         sum::cksum
-    ),
-    algo!("sum", "SUM", 2, Checksum, ["bsd", "sumbsd", "bsdsum"], [], sum::bsd_sum),
-    algo!("sysv", "SYSV", 2, Checksum, ["sumsysv", "sysvsum"], [], sum::sysv_sum),
-    algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crcieee"], ["sfv", "crc32"], impls::crc32),
+    )
+    .with_cksum(2, "crc")
+    .with_tools(&["cksum"]),
+    algo!("sum", "SUM", 2, Checksum, ["bsd", "sumbsd", "bsdsum"], [], sum::bsd_sum)
+        .with_cksum(0, "bsd")
+        .with_tools(&["sum"]),
+    algo!("sysv", "SYSV", 2, Checksum, ["sumsysv", "sysvsum"], [], sum::sysv_sum)
+        .with_cksum(1, "sysv"),
+    algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crcieee"], ["sfv", "crc32"], impls::crc32)
+        .with_cksum(3, "crc32b")
+        .with_rhash(0, "crc32", "crc32", false, Some(b'c')),
     algo!(
         "crc32c",
         "CRC32C",
@@ -238,9 +315,14 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["crc32castagnoli", "crc32iscsi"],
         ["crc32c"],
         impls::crc32c
-    ),
-    algo!("md4", "MD4", 16, Broken, ["md4sum"], ["md4"], impls::md4),
-    algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5),
+    )
+    .with_rhash(26, "crc32c", "crc32c", false, None),
+    algo!("md4", "MD4", 16, Broken, ["md4sum"], ["md4"], impls::md4)
+        .with_rhash(1, "md4", "md4", false, None),
+    algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5)
+        .with_cksum(4, "md5")
+        .with_rhash(2, "md5", "md5", false, Some(b'm'))
+        .with_tools(&["md5sum"]),
     algo!(
         "sha1",
         "SHA1",
@@ -249,7 +331,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha", "sha1sum"],
         ["sha1", "sha1sum", "sha1sums"],
         impls::sha1
-    ),
+    )
+    .with_cksum(5, "sha1")
+    .with_rhash(3, "sha1", "sha1", false, Some(b'h'))
+    .with_tools(&["sha1sum"]),
     algo!(
         "sha224",
         "SHA224",
@@ -258,7 +343,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha2224", "sha224sum"],
         ["sha224", "sha224sum", "sha224sums"],
         impls::sha224
-    ),
+    )
+    .with_cksum(6, "sha224")
+    .with_rhash(16, "sha-224", "sha224", false, None)
+    .with_tools(&["sha224sum"]),
     algo!(
         "sha256",
         "SHA256",
@@ -267,7 +355,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha2256", "sha256sum", "sha2"],
         ["sha256", "sha256sum", "sha256sums"],
         impls::sha256
-    ),
+    )
+    .with_cksum(7, "sha256")
+    .with_rhash(17, "sha-256", "sha256", false, None)
+    .with_tools(&["sha256sum"])
+    .with_shatag("user.shatag.sha256"),
     algo!(
         "sha384",
         "SHA384",
@@ -276,7 +368,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha2384", "sha384sum"],
         ["sha384", "sha384sum", "sha384sums"],
         impls::sha384
-    ),
+    )
+    .with_cksum(8, "sha384")
+    .with_rhash(18, "sha-384", "sha384", false, None)
+    .with_tools(&["sha384sum"]),
     algo!(
         "sha512",
         "SHA512",
@@ -285,8 +380,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha2512", "sha512sum"],
         ["sha512", "sha512sum", "sha512sums"],
         impls::sha512
-    ),
-    algo!("sha3-224", "SHA3-224", 28, Cryptographic, ["sha3224"], ["sha3-224"], impls::sha3_224),
+    )
+    .with_cksum(9, "sha512")
+    .with_rhash(19, "sha-512", "sha512", false, None)
+    .with_tools(&["sha512sum"]),
+    algo!("sha3-224", "SHA3-224", 28, Cryptographic, ["sha3224"], ["sha3-224"], impls::sha3_224)
+        .with_rhash(22, "sha3-224", "sha3-224", false, None),
     algo!(
         "sha3-256",
         "SHA3-256",
@@ -295,11 +394,14 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha3256", "sha3"],
         ["sha3-256", "sha3"],
         impls::sha3_256
-    ),
-    algo!("sha3-384", "SHA3-384", 48, Cryptographic, ["sha3384"], ["sha3-384"], impls::sha3_384),
-    algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512),
+    )
+    .with_rhash(23, "sha3-256", "sha3-256", false, None),
+    algo!("sha3-384", "SHA3-384", 48, Cryptographic, ["sha3384"], ["sha3-384"], impls::sha3_384)
+        .with_rhash(24, "sha3-384", "sha3-384", false, None),
+    algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512)
+        .with_rhash(25, "sha3-512", "sha3-512", false, None),
     // SM3 (GB/T 32905-2016), `cksum -a sm3` in coreutils 9.1 and later.
-    algo!("sm3", "SM3", 32, Cryptographic, ["sm3sum"], ["sm3"], impls::sm3),
+    algo!("sm3", "SM3", 32, Cryptographic, ["sm3sum"], ["sm3"], impls::sm3).with_cksum(11, "sm3"),
     algo!(
         "ripemd160",
         "RMD160",
@@ -308,7 +410,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["rmd160", "ripemd", "rmd"],
         ["rmd160", "ripemd160", "rmd"],
         impls::ripemd160
-    ),
+    )
+    .with_rhash(10, "ripemd160", "ripemd160", false, Some(b'r')),
     algo!(
         "whirlpool",
         "WHIRLPOOL",
@@ -317,8 +420,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["whirl"],
         ["whirlpool", "wrpl"],
         impls::whirlpool
-    ),
-    algo!("tiger", "TIGER", 24, Cryptographic, ["tiger192"], ["tiger"], impls::tiger),
+    )
+    .with_rhash(9, "whirlpool", "whirlpool", false, Some(b'w')),
+    algo!("tiger", "TIGER", 24, Cryptographic, ["tiger192"], ["tiger"], impls::tiger)
+        .with_rhash(4, "tiger", "tiger", false, None),
     algo!(
         "gost94",
         "GOST94",
@@ -327,7 +432,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["gost", "gostr341194", "gost94test"],
         ["gost94", "gost"],
         impls::gost94
-    ),
+    )
+    .with_rhash(11, "gost94", "gost94", false, None),
     algo!(
         "gost94-cryptopro",
         "GOST94-CRYPTOPRO",
@@ -336,7 +442,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["gostcryptopro", "gost94cp"],
         ["gost94-cryptopro"],
         impls::gost94_cryptopro
-    ),
+    )
+    .with_rhash(12, "gost94-cryptopro", "gost94-cryptopro", false, None),
     algo!(
         "gost12-256",
         "GOST12-256",
@@ -345,7 +452,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["streebog256", "stribog256", "gostr34112012256"],
         ["gost12-256"],
         impls::gost12_256
-    ),
+    )
+    .with_rhash(14, "gost12-256", "gost12-256", false, Some(b'g')),
     algo!(
         "gost12-512",
         "GOST12-512",
@@ -354,15 +462,19 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["streebog512", "stribog512", "streebog", "gostr34112012512"],
         ["gost12-512"],
         impls::gost12_512
-    ),
+    )
+    .with_rhash(15, "gost12-512", "gost12-512", false, None),
     // 80 steps; the best published collisions reach 59 of them (Mendel, Nad and
     // Schläffer, ICISC 2011), the full function has none, as for RIPEMD-160.
-    algo!("has160", "HAS-160", 20, Cryptographic, ["has"], ["has160", "has-160"], has160::has160),
+    algo!("has160", "HAS-160", 20, Cryptographic, ["has"], ["has160", "has-160"], has160::has160)
+        .with_rhash(13, "has160", "has160", false, None),
     // Round-1 SHA-3 candidate, not advanced: practical free-start collisions and
     // preimages below the generic bound (Khovratovich, Nikolic, Weinmann 2009).
-    algo!("edonr256", "EDON-R256", 32, Broken, [], ["edonr256", "edon-r256"], edonr::edonr256),
+    algo!("edonr256", "EDON-R256", 32, Broken, [], ["edonr256", "edon-r256"], edonr::edonr256)
+        .with_rhash(20, "edon-r256", "edon-r256", false, None),
     // As EDON-R 256: the same structure and the same published attacks.
-    algo!("edonr512", "EDON-R512", 64, Broken, [], ["edonr512", "edon-r512"], edonr::edonr512),
+    algo!("edonr512", "EDON-R512", 64, Broken, [], ["edonr512", "edon-r512"], edonr::edonr512)
+        .with_rhash(21, "edon-r512", "edon-r512", false, None),
     // Biham and Shamir's differential attacks find collisions for up to 4 passes, and a
     // 128-bit digest only resists generic collision search up to 2^64, as MD5 would.
     algo!(
@@ -373,7 +485,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         [],
         ["snefru128", "snefru-128"],
         snefru::snefru128
-    ),
+    )
+    .with_rhash(27, "snefru128", "snefru128", false, None),
     // 8 passes: collisions are published for up to 4, the 8-pass attack (2^88.5) is
     // certificational; "snefru" is this one, as in PHP's hash().
     algo!(
@@ -384,7 +497,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["snefru"],
         ["snefru256", "snefru-256"],
         snefru::snefru256
-    ),
+    )
+    .with_rhash(28, "snefru256", "snefru256", false, None),
     algo!(
         "blake2b",
         "BLAKE2b",
@@ -393,7 +507,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["blake2b512", "b2", "blake2", "b2sum"],
         ["b2", "blake2b", "b2sum", "b2sums"],
         row = impls::blake2b
-    ),
+    )
+    .with_cksum(10, "blake2b")
+    .with_rhash(30, "blake2b", "blake2b", false, None)
+    .with_tools(&["b2sum"]),
     algo!(
         "blake2s",
         "BLAKE2s",
@@ -402,7 +519,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["blake2s256", "b2s"],
         ["blake2s", "b2s"],
         impls::blake2s
-    ),
+    )
+    .with_rhash(29, "blake2s", "blake2s", false, None),
     algo!(
         "blake3",
         "BLAKE3",
@@ -412,7 +530,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["b3", "blake3", "b3sum", "b3sums"],
         impls::blake3,
         true
-    ),
+    )
+    .with_tools(&["b3sum"]),
     algo!(
         "murmur3",
         "MURMUR3",
@@ -422,8 +541,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["mmh3"],
         murmur3::murmur3
     ),
-    algo!("xxh32", "XXH32", 4, Checksum, ["xxhash32"], ["xxh32"], impls::xxh32),
-    algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64),
+    algo!("xxh32", "XXH32", 4, Checksum, ["xxhash32"], ["xxh32"], impls::xxh32)
+        .with_tools(&["xxh32sum"])
+        .with_xxhsum(0),
+    algo!("xxh64", "XXH64", 8, Checksum, ["xxhash64", "xxh"], ["xxh64", "xxh"], impls::xxh64)
+        .with_tools(&["xxhsum", "xxh64sum"])
+        .with_xxhsum(1),
     algo!(
         "xxh3",
         "XXH3",
@@ -432,7 +555,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["xxh364", "xxh3", "xxhash3"],
         ["xxh3", "xxh3_64"],
         impls::xxh3
-    ),
+    )
+    .with_xxhsum(3),
     algo!(
         "xxh128",
         "XXH128",
@@ -441,7 +565,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["xxh3128", "xxhash128"],
         ["xxh128", "xxh3_128"],
         impls::xxh128
-    ),
+    )
+    .with_tools(&["xxh128sum"])
+    .with_xxhsum(2),
     algo!(
         "tth",
         "TTH",
@@ -451,10 +577,14 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["tth"],
         tth::tth,
         encoding = Base32
-    ),
-    algo!("btih", "BTIH", 20, Broken, ["bittorrent", "infohash"], ["btih"], btih::btih),
-    algo!("aich", "AICH", 20, Broken, ["emuleaich"], ["aich"], aich::aich, encoding = Base32),
-    algo!("ed2k", "ED2K", 16, Broken, ["edonkey", "emule", "ed2khash"], ["ed2k"], ed2k::ed2k),
+    )
+    .with_rhash(5, "tth", "tree:tiger", true, Some(b't')),
+    algo!("btih", "BTIH", 20, Broken, ["bittorrent", "infohash"], ["btih"], btih::btih)
+        .with_rhash(6, "btih", "btih", false, None),
+    algo!("aich", "AICH", 20, Broken, ["emuleaich"], ["aich"], aich::aich, encoding = Base32)
+        .with_rhash(8, "aich", "aich", true, Some(b'a')),
+    algo!("ed2k", "ED2K", 16, Broken, ["edonkey", "emule", "ed2khash"], ["ed2k"], ed2k::ed2k)
+        .with_rhash(7, "ed2k", "ed2k", false, Some(b'e')),
     algo!("imohash", "IMOHASH", 16, Sampled, ["imo", "imosum"], ["imo"], imohash::imohash),
 ];
 
@@ -462,6 +592,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
 /// `_` and spaces removed (`SHA-256`, `sha_256` and `sha256` are one name).
 pub fn normalize(name: &str) -> String {
     name.chars().filter(|c| !matches!(c, '-' | '_' | ' ')).flat_map(char::to_lowercase).collect()
+}
+
+/// The algorithm a drop-in tool computes, by the tool's name (`sha256sum`, `xxh128sum`).
+pub fn by_tool(tool: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.tools.contains(&tool))
 }
 
 /// Looks an algorithm up by any of its names, case-insensitively; `blake2b-BITS` (any
@@ -521,6 +656,11 @@ pub fn blake2b_bits(bits: u32) -> Option<&'static Algorithm> {
             strength: Strength::Cryptographic,
             multithreaded: false,
             encoding: Encoding::Hex,
+            rhash: None,
+            tools: &[],
+            xxhsum: None,
+            cksum: None,
+            shatag: None,
             new: impls::blake2b,
         }
     }))

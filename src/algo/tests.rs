@@ -1209,3 +1209,33 @@ fn encodings_follow_rhash() {
         assert_eq!(a.encoding, want, "{a}");
     }
 }
+
+#[test]
+fn the_rows_name_the_peer_tools() {
+    let tool = |t: &str| by_tool(t).map(|a| a.name);
+    assert_eq!(tool("sha256sum"), Some("sha256"));
+    assert_eq!(tool("b2sum"), Some("blake2b"));
+    assert_eq!(tool("b3sum"), Some("blake3"));
+    assert_eq!(tool("xxhsum"), Some("xxh64"));
+    assert_eq!(tool("xxh128sum"), Some("xxh128"));
+    assert_eq!(tool("sha3sum"), None);
+    // Every tool name belongs to one row.
+    let mut names: Vec<&str> = ALGORITHMS.iter().flat_map(|a| a.tools.iter().copied()).collect();
+    let count = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), count);
+    // coreutils 9.1's `cksum -a` list, in its order (crc32b is 9.6's).
+    let mut cksum: Vec<_> = ALGORITHMS.iter().filter_map(|a| a.cksum).collect();
+    cksum.sort();
+    let cksum: Vec<&str> = cksum.iter().map(|c| c.1).collect();
+    assert_eq!(
+        cksum,
+        [
+            "bsd", "sysv", "crc", "crc32b", "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+            "blake2b", "sm3"
+        ]
+    );
+    let shatag: Vec<_> = ALGORITHMS.iter().filter_map(|a| a.shatag.map(|s| (a.name, s))).collect();
+    assert_eq!(shatag, [("sha256", "user.shatag.sha256")]);
+}

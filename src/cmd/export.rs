@@ -32,9 +32,8 @@ fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat>
         "xxhsum" => OutputFormat::Xxhsum,
         tool => {
             // md5sum, sha256sum, b2sum, b3sum, xxh128sum ...: that tool's lines.
-            let wanted = tool
-                .strip_suffix("sum")
-                .and_then(|a| algo::lookup(if a == "b2" { "blake2b" } else { a }))
+            let wanted = algo::by_tool(tool)
+                .or_else(|| tool.strip_suffix("sum").and_then(algo::lookup))
                 .with_context(|| {
                     format!(
                         "unknown format {asked:?} (gnu, bsd, sfv, json, hashdeep, cfv-csv, \

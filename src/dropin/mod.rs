@@ -19,28 +19,13 @@ use fixity::formats::WriteOptions;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
-/// Tool name -> algorithm, for every tool fixity can stand in for.
-pub const TOOLS: &[(&str, &str)] = &[
-    ("md5sum", "md5"),
-    ("sha1sum", "sha1"),
-    ("sha224sum", "sha224"),
-    ("sha256sum", "sha256"),
-    ("sha384sum", "sha384"),
-    ("sha512sum", "sha512"),
-    ("b2sum", "blake2b"),
-    ("cksum", "cksum"),
-    ("sum", "sum"),
-    ("b3sum", "blake3"),
-    ("xxhsum", "xxh64"),
-    ("xxh32sum", "xxh32"),
-    ("xxh64sum", "xxh64"),
-    ("xxh128sum", "xxh128"),
-];
-
-/// The tool `argv0` names, if it is one of [`TOOLS`].
+/// The tool `argv0` names and its algorithm, if fixity stands in for it (the registry
+/// rows' [`fixity::algo::Algorithm::tools`]).
 pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<(&'static str, &'static str)> {
     let base = argv0.as_bytes().rsplit(|&b| b == b'/').next()?;
-    TOOLS.iter().copied().find(|(t, _)| t.as_bytes() == base)
+    let algo = fixity::algo::by_tool(std::str::from_utf8(base).ok()?)?;
+    let tool = algo.tools.iter().find(|t| t.as_bytes() == base)?;
+    Some((tool, algo.name))
 }
 
 const LONG: &[&str] = &[
@@ -321,7 +306,7 @@ pub(super) fn read_defaults() -> ReadArgs {
     }
 }
 
-/// The diagnostic for an error that ended a run of `tool` (a name from [`TOOLS`]), worded
+/// The diagnostic for an error that ended a run of `tool` (a name from [`tool_for`]), worded
 /// as that tool words it: coreutils says "write error" alone for a failed write of its
 /// output (the line-by-line flush that failed has already cleared errno by exit); b3sum's
 /// and xxhsum's personalities, and every other error, name the cause.
@@ -438,8 +423,10 @@ mod tests {
         assert_eq!(tool_for("b3sum".as_ref()), Some(("b3sum", "blake3")));
         assert_eq!(tool_for("xxh128sum".as_ref()), Some(("xxh128sum", "xxh128")));
         assert_eq!(tool_for("xxhsum.bak".as_ref()), None);
-        for (tool, algo) in TOOLS {
-            assert!(fixity::algo::lookup(algo).is_some(), "{tool}: {algo} is not registered");
+        for a in fixity::algo::ALGORITHMS {
+            for tool in a.tools {
+                assert_eq!(tool_for(tool.as_ref()), Some((*tool, a.name)), "{tool}");
+            }
         }
     }
 

@@ -154,24 +154,14 @@ const CKSUM_OPTS: &[Opt] = &[
     Opt { long: "", short: Some(b't'), arg: false, key: "t" },
 ];
 
-/// `cksum -a` arguments, in coreutils' order, with fixity's registry names.
-const CKSUM_ALGOS: &[(&str, &str)] = &[
-    ("bsd", "sum"),
-    ("sysv", "sysv"),
-    ("crc", "cksum"),
-    // coreutils 9.6's `cksum -a crc32b`: the ISO-HDLC CRC-32 of zlib, gzip and SFV,
-    // printed like crc's `CRC SIZE NAME`. Accepted here; the list of valid arguments
-    // printed for a bad -a stays 9.1's.
-    ("crc32b", "crc32"),
-    ("md5", "md5"),
-    ("sha1", "sha1"),
-    ("sha224", "sha224"),
-    ("sha256", "sha256"),
-    ("sha384", "sha384"),
-    ("sha512", "sha512"),
-    ("blake2b", "blake2b"),
-    ("sm3", "sm3"),
-];
+/// `cksum -a` arguments, in coreutils' order, with their algorithms (the registry rows'
+/// [`Algorithm::cksum`]).
+fn cksum_algorithms() -> Vec<(&'static str, &'static Algorithm)> {
+    let mut rows: Vec<_> =
+        algo::ALGORITHMS.iter().filter_map(|a| a.cksum.map(|(rank, n)| (rank, n, a))).collect();
+    rows.sort_by_key(|r| r.0);
+    rows.into_iter().map(|(_, n, a)| (n, a)).collect()
+}
 
 #[derive(Default)]
 struct CksumOpts {
@@ -199,12 +189,12 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         match *k {
             "algorithm" => {
                 let v = v.unwrap_or_default();
-                match CKSUM_ALGOS.iter().find(|(n, _)| *n == v) {
+                match cksum_algorithms().into_iter().find(|(n, _)| *n == v) {
                     Some((n, _)) => o.algo = Some(n),
                     None => {
                         ui::error(&format!("invalid argument {lq}{v}{rq} for {lq}--algorithm{rq}"));
                         let mut list = String::from("Valid arguments are:");
-                        for (n, _) in CKSUM_ALGOS.iter().filter(|(n, _)| *n != "crc32b") {
+                        for (n, _) in cksum_algorithms().iter().filter(|(n, _)| *n != "crc32b") {
                             list.push_str(&format!("\n  - {lq}{n}{rq}"));
                         }
                         eprintln!("{list}");
@@ -261,7 +251,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     if let Some(msg) = o.flags.without_check().filter(|_| !o.check) {
         return Ok(usage(tool, Some(&msg)));
     }
-    let registry = CKSUM_ALGOS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r).unwrap_or("cksum");
+    let registry =
+        cksum_algorithms().into_iter().find(|(n, _)| *n == name).map_or("cksum", |(_, a)| a.name);
     // `-l BITS` writes BLAKE2b of that length (the `blake2b-BITS` row, tagged
     // `BLAKE2b-BITS`; -l 512 is the full `BLAKE2b`). `-c` checks each line at its own
     // length, whatever -l says, as coreutils does.

@@ -7,116 +7,50 @@
 //! (`rhash -k`, `rhash -e`).
 //!
 //! rhash prints digests in the order of its own algorithm table whatever order they were
-//! asked for in; [`TABLE`] is that order. Algorithms rhash does not know come last.
+//! asked for in; the registry's rows say where each stands ([`RhashFacts::rank`]), and
+//! algorithms rhash does not know come last.
 
-use crate::algo::{self, Algorithm};
+use crate::algo::{self, Algorithm, RhashFacts};
 use crate::digest::Digest;
 
-/// How rhash names and prints one algorithm.
-#[derive(Debug)]
-pub struct RhashAlgo {
-    /// fixity's name for it (looked up in the registry; `None` there until fixity has it).
-    pub fixity: &'static str,
-    /// rhash's name in `%{name}` printf directives (matched case-insensitively).
-    pub name: &'static str,
-    /// The tag of `--bsd` lines.
-    pub tag: &'static str,
-    /// The URN name in magnet links (`xt=urn:NAME:digest`).
-    pub urn: &'static str,
-    /// Printed in base32 by default (TTH, AICH); all others in hex.
-    pub base32: bool,
-    /// Digest length in bytes.
-    pub len: usize,
+/// fixity's algorithms that rhash computes, in rhash's order (the rows with
+/// [`Algorithm::rhash`]).
+pub fn algorithms() -> &'static [&'static Algorithm] {
+    static ROWS: std::sync::OnceLock<Vec<&'static Algorithm>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        let mut rows: Vec<_> = algo::ALGORITHMS.iter().filter(|a| a.rhash.is_some()).collect();
+        rows.sort_by_key(|a| rank(a));
+        rows
+    })
 }
 
-const fn row(
-    fixity: &'static str,
-    name: &'static str,
-    tag: &'static str,
-    urn: &'static str,
-    base32: bool,
-    len: usize,
-) -> RhashAlgo {
-    RhashAlgo { fixity, name, tag, urn, base32, len }
-}
-
-/// rhash 1.4.3's algorithms in the order it prints them (`rhash --list-hashes`).
-pub static TABLE: &[RhashAlgo] = &[
-    row("crc32", "crc32", "CRC32", "crc32", false, 4),
-    row("md4", "md4", "MD4", "md4", false, 16),
-    row("md5", "md5", "MD5", "md5", false, 16),
-    row("sha1", "sha1", "SHA1", "sha1", false, 20),
-    row("tiger", "tiger", "TIGER", "tiger", false, 24),
-    row("tth", "tth", "TTH", "tree:tiger", true, 24),
-    row("btih", "btih", "BTIH", "btih", false, 20),
-    row("ed2k", "ed2k", "ED2K", "ed2k", false, 16),
-    row("aich", "aich", "AICH", "aich", true, 20),
-    row("whirlpool", "whirlpool", "WHIRLPOOL", "whirlpool", false, 64),
-    row("ripemd160", "ripemd160", "RMD160", "ripemd160", false, 20),
-    row("gost94", "gost94", "GOST94", "gost94", false, 32),
-    row("gost94-cryptopro", "gost94-cryptopro", "GOST94-CRYPTOPRO", "gost94-cryptopro", false, 32),
-    row("has160", "has160", "HAS-160", "has160", false, 20),
-    row("gost12-256", "gost12-256", "GOST12-256", "gost12-256", false, 32),
-    row("gost12-512", "gost12-512", "GOST12-512", "gost12-512", false, 64),
-    row("sha224", "sha-224", "SHA224", "sha224", false, 28),
-    row("sha256", "sha-256", "SHA256", "sha256", false, 32),
-    row("sha384", "sha-384", "SHA384", "sha384", false, 48),
-    row("sha512", "sha-512", "SHA512", "sha512", false, 64),
-    row("edonr256", "edon-r256", "EDON-R256", "edon-r256", false, 32),
-    row("edonr512", "edon-r512", "EDON-R512", "edon-r512", false, 64),
-    row("sha3-224", "sha3-224", "SHA3-224", "sha3-224", false, 28),
-    row("sha3-256", "sha3-256", "SHA3-256", "sha3-256", false, 32),
-    row("sha3-384", "sha3-384", "SHA3-384", "sha3-384", false, 48),
-    row("sha3-512", "sha3-512", "SHA3-512", "sha3-512", false, 64),
-    row("crc32c", "crc32c", "CRC32C", "crc32c", false, 4),
-    row("snefru128", "snefru128", "SNEFRU-128", "snefru128", false, 16),
-    row("snefru256", "snefru256", "SNEFRU-256", "snefru256", false, 32),
-    row("blake2s", "blake2s", "BLAKE2s", "blake2s", false, 32),
-    row("blake2b", "blake2b", "BLAKE2b", "blake2b", false, 64),
-];
-
-impl RhashAlgo {
-    /// fixity's algorithm, if fixity computes it (looked up by name or alias, so a
-    /// registry row named otherwise, with this name as an alias, is found too).
-    pub fn algorithm(&self) -> Option<&'static Algorithm> {
-        let i = TABLE.iter().position(|r| std::ptr::eq(r, self))?;
-        resolved()[i]
-    }
-}
-
-/// fixity's algorithm for each row of [`TABLE`], looked up once.
-fn resolved() -> &'static [Option<&'static Algorithm>] {
-    static RESOLVED: std::sync::OnceLock<Vec<Option<&'static Algorithm>>> =
-        std::sync::OnceLock::new();
-    RESOLVED.get_or_init(|| TABLE.iter().map(|r| algo::lookup(r.fixity)).collect())
-}
-
-fn row_index(algo: &Algorithm) -> Option<usize> {
-    resolved().iter().position(|a| a.is_some_and(|a| a.name == algo.name))
-}
-
-/// rhash's row for `algo`, if rhash knows the algorithm.
-pub fn info(algo: &Algorithm) -> Option<&'static RhashAlgo> {
-    row_index(algo).map(|i| &TABLE[i])
-}
-
-/// fixity's algorithm for rhash's `name` (`tth`, `sha1`: the `fixity` column of [`TABLE`]).
+/// fixity's algorithm of that name (`tth`, `sha1`), if rhash computes it.
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
-    TABLE.iter().find(|r| r.fixity == name)?.algorithm()
+    algo::lookup(name).filter(|a| a.rhash.is_some())
 }
 
-/// rhash's row for a printf name (`sha-256`, `TTH`), case-insensitively.
-pub fn by_name(name: &[u8]) -> Option<&'static RhashAlgo> {
-    TABLE.iter().find(|r| r.name.as_bytes().eq_ignore_ascii_case(name))
+/// The algorithm of a printf name (`sha-256`, `TTH`), case-insensitively.
+pub fn by_name(name: &[u8]) -> Option<&'static Algorithm> {
+    algorithms().iter().copied().find(|a| facts(a).name.as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// rhash's row for a magnet URN name (`tree:tiger`, `sha1`).
-pub fn by_urn(urn: &[u8]) -> Option<&'static RhashAlgo> {
-    TABLE.iter().find(|r| r.urn.as_bytes().eq_ignore_ascii_case(urn))
+/// The algorithm of a magnet URN name (`tree:tiger`, `sha1`).
+pub fn by_urn(urn: &[u8]) -> Option<&'static Algorithm> {
+    algorithms().iter().copied().find(|a| facts(a).urn.as_bytes().eq_ignore_ascii_case(urn))
+}
+
+/// The algorithm of a printf letter (`h` for SHA1), either case.
+pub fn by_letter(c: u8) -> Option<&'static Algorithm> {
+    let c = c.to_ascii_lowercase();
+    algorithms().iter().copied().find(|a| facts(a).letter == Some(c))
+}
+
+fn facts(algo: &Algorithm) -> RhashFacts {
+    algo.rhash.expect("one of rhash's algorithms")
 }
 
 fn rank(algo: &Algorithm) -> usize {
-    row_index(algo).unwrap_or(TABLE.len())
+    algo.rhash.map_or(usize::MAX, |r| r.rank as usize)
 }
 
 /// Sorts algorithms into the order rhash prints them (stable: unknown ones keep theirs).
@@ -124,12 +58,8 @@ pub fn sort_rhash_order(algos: &mut [&'static Algorithm]) {
     algos.sort_by_key(|a| rank(a));
 }
 
-fn tag(algo: &Algorithm) -> &'static str {
-    info(algo).map_or(algo.tag, |r| r.tag)
-}
-
 fn urn(algo: &Algorithm) -> &'static str {
-    info(algo).map_or(algo.name, |r| r.urn)
+    algo.rhash.map_or(algo.name, |r| r.urn)
 }
 
 /// How a digest is printed (`--hex`, `--base32`, `--base64`, or printf's `%x`, `%b`, `%B`,
@@ -210,8 +140,8 @@ pub fn digest_text(
     out: &mut Vec<u8>,
 ) {
     let enc = match enc {
-        Enc::Default if info(algo).is_some_and(|r| r.base32) => Enc::Base32,
-        Enc::Default if magnet && info(algo).is_some_and(|r| r.fixity == "sha1") => Enc::Base32,
+        Enc::Default if algo.rhash.is_some_and(|r| r.base32) => Enc::Base32,
+        Enc::Default if magnet && algo.rhash.is_some() && algo.name == "sha1" => Enc::Base32,
         Enc::Default => Enc::Hex,
         e => e,
     };
@@ -318,7 +248,7 @@ pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
         Layout::Bsd => {
             let upper = style.upper(false);
             for (a, d) in file.digests {
-                out.extend_from_slice(format!("{:<5} (", tag(a)).as_bytes());
+                out.extend_from_slice(format!("{:<5} (", a.tag).as_bytes());
                 out.extend_from_slice(file.path);
                 out.extend_from_slice(b") = ");
                 digest_text(a, d, style.enc, upper, false, out);

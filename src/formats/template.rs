@@ -13,7 +13,7 @@
 //! A `%` sequence that is not a directive is printed as it is, except that `%u` alone
 //! stands for the percent-encoded file name (rhash's behaviour).
 
-use super::rhash::{self, Enc, FileInfo, RhashAlgo};
+use super::rhash::{self, Enc, FileInfo};
 use super::writer::{FileEntry, ManifestWriter, Stdin, Unwritable, WriteOptions};
 use crate::algo::Algorithm;
 
@@ -46,31 +46,6 @@ pub enum Item {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Template {
     pub items: Vec<Item>,
-}
-
-/// The algorithm a digest letter stands for.
-fn letter_algo(c: u8) -> Option<&'static str> {
-    Some(match c.to_ascii_lowercase() {
-        b'a' => "aich",
-        b'c' => "crc32",
-        b'e' => "ed2k",
-        b'g' => "gost12-256",
-        b'h' => "sha1",
-        b'm' => "md5",
-        b'r' => "ripemd160",
-        b't' => "tth",
-        b'w' => "whirlpool",
-        _ => return None,
-    })
-}
-
-fn row_for(fixity_name: &str) -> &'static RhashAlgo {
-    rhash::TABLE.iter().find(|r| r.fixity == fixity_name).expect("in rhash's table")
-}
-
-fn fixity_algo(row: &RhashAlgo) -> Result<&'static Algorithm, String> {
-    row.algorithm()
-        .ok_or_else(|| format!("fixity cannot compute {} (used in the template)", row.name))
 }
 
 impl Template {
@@ -121,9 +96,7 @@ impl Template {
                 Item::Digest { algo, .. } => add(algo),
                 Item::Ed2kLink { .. } => {
                     for name in ["ed2k", "aich"] {
-                        if let Some(a) = row_for(name).algorithm() {
-                            add(a);
-                        }
+                        add(rhash::algorithm(name).expect("registered"));
                     }
                 }
                 _ => {}
@@ -225,9 +198,7 @@ fn directive(text: &[u8], i: usize) -> Result<(Item, usize), String> {
     if enc != Enc::Default {
         j += 1;
     }
-    let digest = |row: &RhashAlgo, upper: bool| -> Result<Item, String> {
-        Ok(Item::Digest { algo: fixity_algo(row)?, enc, upper, url })
-    };
+    let digest = |algo: &'static Algorithm, upper: bool| Item::Digest { algo, enc, upper, url };
     let found = match text.get(j) {
         Some(b'{') => {
             let close = text[j..].iter().position(|&b| b == b'}').map(|k| j + k);
@@ -237,10 +208,8 @@ fn directive(text: &[u8], i: usize) -> Result<(Item, usize), String> {
                     let upper = name.first().is_some_and(u8::is_ascii_uppercase);
                     if name.eq_ignore_ascii_case(b"mtime") {
                         Some((Item::Mtime, k + 1))
-                    } else if let Some(row) = rhash::by_name(name) {
-                        Some((digest(row, upper)?, k + 1))
                     } else {
-                        None
+                        rhash::by_name(name).map(|a| (digest(a, upper), k + 1))
                     }
                 }
                 None => None,
@@ -250,10 +219,7 @@ fn directive(text: &[u8], i: usize) -> Result<(Item, usize), String> {
         Some(b'f') => Some((Item::Name(url), j + 1)),
         Some(b's') => Some((Item::Size, j + 1)),
         Some(&c @ (b'l' | b'L')) => Some((Item::Ed2kLink { upper: c == b'L' }, j + 1)),
-        Some(&c) => match letter_algo(c) {
-            Some(name) => Some((digest(row_for(name), c.is_ascii_uppercase())?, j + 1)),
-            None => None,
-        },
+        Some(&c) => rhash::by_letter(c).map(|a| (digest(a, c.is_ascii_uppercase()), j + 1)),
         None => None,
     };
     Ok(match found {

@@ -153,10 +153,9 @@ impl Refusal {
             Refusal::Only(f, algo) => {
                 format!("{} lines hold the {algo} checksum only: drop -a", f.name())
             }
-            Refusal::Xxhsum => format!(
-                "xxhsum lines hold one of {}: drop -a or name one",
-                xxhsum::ALGORITHMS.join(", ")
-            ),
+            Refusal::Xxhsum => {
+                format!("xxhsum lines hold one of {}: drop -a or name one", xxhsum::names())
+            }
             Refusal::OneDigest => {
                 "b3sum lines hold one digest: drop -a or name one algorithm".into()
             }
@@ -177,7 +176,7 @@ impl Refusal {
             Refusal::Only(OutputFormat::Sfv, _) => "SFV holds CRC32 only".to_string(),
             Refusal::Only(OutputFormat::CfvCsv, _) => "cfv's .csv files hold CRC32 only".into(),
             Refusal::Only(f, a) => format!("{} lines hold the {a} checksum only", f.name()),
-            Refusal::Xxhsum => format!("xxhsum lines hold {}", xxhsum::ALGORITHMS.join(", ")),
+            Refusal::Xxhsum => format!("xxhsum lines hold {}", xxhsum::names()),
             Refusal::Hashdeep(_) => {
                 format!("hashdeep files hold {} only", hashdeep::COLUMNS.join(", "))
             }
@@ -271,8 +270,9 @@ impl OutputFormat {
             OutputFormat::Cksum | OutputFormat::Sum | OutputFormat::Sysv => {
                 vec![registered(self.name())]
             }
-            OutputFormat::B3sum => vec![registered("blake3")],
-            OutputFormat::Xxhsum => vec![registered("xxh64")],
+            // The algorithm of the tool whose lines these are.
+            OutputFormat::B3sum => vec![algo::by_tool("b3sum").expect("registered")],
+            OutputFormat::Xxhsum => vec![xxhsum::default_algorithm()],
             _ => vec![algo::default_algorithm()],
         }
     }

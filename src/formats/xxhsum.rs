@@ -15,12 +15,30 @@ use crate::digest::{Digest, hex_encode};
 /// The name xxhsum prints for standard input (whether named `-` or not named at all).
 pub const STDIN: &[u8] = b"stdin";
 
-/// The registry names of the algorithms xxhsum computes (`-H0`, `-H1`, `-H2`, `-H3`).
-pub const ALGORITHMS: &[&str] = &["xxh32", "xxh64", "xxh128", "xxh3"];
+/// The algorithms xxhsum computes, in the order of its `-H` numbers (the registry rows
+/// with [`Algorithm::xxhsum`]).
+pub fn algorithms() -> &'static [&'static Algorithm] {
+    static ROWS: std::sync::OnceLock<Vec<&'static Algorithm>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        let mut rows: Vec<_> = algo::ALGORITHMS.iter().filter(|a| a.xxhsum.is_some()).collect();
+        rows.sort_by_key(|a| a.xxhsum);
+        rows
+    })
+}
+
+/// Their names, `xxh32, xxh64, ...`, for messages.
+pub fn names() -> String {
+    algorithms().iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The algorithm of xxhsum's own lines when none is asked for (what `xxhsum` computes).
+pub fn default_algorithm() -> &'static Algorithm {
+    algo::by_tool("xxhsum").expect("xxhsum's row is registered")
+}
 
 /// Whether xxhsum computes `algo`.
 pub fn supports(algo: &Algorithm) -> bool {
-    ALGORITHMS.contains(&algo.name)
+    algo.xxhsum.is_some()
 }
 
 /// Whether xxhsum 0.8.1 prints `algo` in the tagged form even without `--tag` (XXH3).
@@ -60,11 +78,6 @@ pub fn write(
     out.push(b'\n');
 }
 
-/// The registry row of one of [`ALGORITHMS`].
-fn registered(name: &str) -> &'static Algorithm {
-    algo::lookup(name).expect("xxhsum's algorithms are registered")
-}
-
 /// One checksum line, as `xxhsum -c` reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckLine<'a> {
@@ -99,34 +112,27 @@ pub fn parse_check_line(line: &[u8], little_endian: bool) -> Option<CheckLine<'_
         rev = tag.windows(3).any(|w| w == b"_LE");
         hash = &line[last + 1..];
         name = &line[first + 2..last - 3];
-        algo = if tag.starts_with(b"XXH32") {
-            "xxh32"
-        } else if tag.starts_with(b"XXH64") {
-            "xxh64"
-        } else if tag.starts_with(b"XXH128") {
-            "xxh128"
-        } else if tag.starts_with(b"XXH3") {
-            "xxh3"
-        } else {
-            "xxh64"
-        };
+        // The longest tag that starts the line's (XXH32 before XXH3), xxh64 without one.
+        algo = algorithms()
+            .iter()
+            .copied()
+            .filter(|a| tag.starts_with(a.tag.as_bytes()))
+            .max_by_key(|a| a.tag.len())
+            .unwrap_or_else(default_algorithm);
     } else {
         hash = &line[..first];
         name = &line[first + 2..];
         rev = little_endian;
-        algo = match hash.len() {
-            8 => "xxh32",
-            32 => "xxh128",
-            _ => "xxh64",
-        };
+        // By length: the algorithm of that many hex digits (xxh64, the default, of the two
+        // with 16).
+        algo = algorithms()
+            .iter()
+            .copied()
+            .filter(|a| a.hex_len() == hash.len())
+            .min_by_key(|a| !std::ptr::eq(*a, default_algorithm()))
+            .unwrap_or_else(default_algorithm);
     }
-    let fits = match hash.len() {
-        8 => algo == "xxh32",
-        16 => matches!(algo, "xxh64" | "xxh3"),
-        32 => algo == "xxh128",
-        _ => false,
-    };
-    if !fits {
+    if hash.len() != algo.hex_len() {
         return None;
     }
     let mut digest = Digest::from_hex(hash)?;
@@ -135,7 +141,7 @@ pub fn parse_check_line(line: &[u8], little_endian: bool) -> Option<CheckLine<'_
         bytes.reverse();
         digest = Digest::new(&bytes);
     }
-    Some(CheckLine { algo: registered(algo), name, digest })
+    Some(CheckLine { algo, name, digest })
 }
 
 /// The `xxhsum` format's writer: one of xxhsum's algorithms (xxh64 unless another is
@@ -206,8 +212,8 @@ mod tests {
 
     #[test]
     fn only_the_xxhash_family_is_supported() {
-        for name in ALGORITHMS {
-            assert!(supports(lookup(name).unwrap()), "{name}");
+        for a in algorithms() {
+            assert!(supports(a), "{a}");
         }
         assert!(!supports(lookup("blake3").unwrap()));
     }
@@ -253,8 +259,7 @@ mod tests {
         // for names with spaces, backslashes, parentheses and `) = `. xxhsum escapes
         // nothing, so these reach the file as they are; a newline would split the line.
         let names: [&[u8]; 7] = [b"a", b"a b", b" x ", b"b\\s", b"\\n", b"(p) = q", STDIN];
-        for name in ALGORITHMS {
-            let a = lookup(name).unwrap();
+        for &a in algorithms() {
             let d = a.digest(b"alpha\n");
             for file in names {
                 for (tag, le) in [(false, false), (true, false), (false, true), (true, true)] {

@@ -1,7 +1,7 @@
 //! Reading what `rhash -c` reads that the other formats do not cover: magnet and ed2k
 //! links, multi-digest `--simple` lines, and digests in any of rhash's encodings.
 
-use super::{RhashAlgo, by_urn};
+use super::by_urn;
 use crate::algo::Algorithm;
 use crate::digest::Digest;
 
@@ -62,12 +62,10 @@ fn decode_any(text: &[u8]) -> Option<Digest> {
 }
 
 fn link_digest(name: &[u8], text: &[u8]) -> Option<LinkDigest> {
-    let row = by_urn(name);
-    let algo = row.and_then(RhashAlgo::algorithm);
-    let digest = match (algo, row) {
-        (Some(a), _) => decode_digest(text, a.len)?,
-        (None, Some(r)) => decode_digest(text, r.len)?,
-        (None, None) => decode_any(text)?,
+    let algo = by_urn(name);
+    let digest = match algo {
+        Some(a) => decode_digest(text, a.len)?,
+        None => decode_any(text)?,
     };
     Some(LinkDigest { algo, name: String::from_utf8_lossy(name).into_owned(), digest })
 }

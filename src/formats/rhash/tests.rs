@@ -287,16 +287,28 @@ fn embed_crc_like_rhash_e() {
 
 #[test]
 fn rhash_table_matches_the_registry() {
-    // Every row resolves to a different fixity algorithm, and most already exist.
-    let found: Vec<&str> = TABLE.iter().filter_map(|r| r.algorithm()).map(|a| a.name).collect();
-    let mut unique = found.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), found.len(), "{found:?}");
-    assert!(found.len() >= 22, "{found:?}");
-    assert_eq!(info(lookup("sha256").unwrap()).unwrap().tag, "SHA256");
-    assert_eq!(by_name(b"SHA-256").unwrap().fixity, "sha256");
-    assert_eq!(by_urn(b"tree:tiger").unwrap().fixity, "tth");
+    // rhash 1.4.3's 31 algorithms, each a registry row, in rhash's order (its
+    // `--list-hashes`), each rank once.
+    let found: Vec<&str> = algorithms().iter().map(|a| a.name).collect();
+    assert_eq!(found.len(), 31, "{found:?}");
+    assert_eq!(found[..6], ["crc32", "md4", "md5", "sha1", "tiger", "tth"]);
+    assert_eq!(found[found.len() - 2..], ["blake2s", "blake2b"]);
+    let ranks: Vec<u8> = algorithms().iter().map(|a| a.rhash.unwrap().rank).collect();
+    assert_eq!(ranks, (0..31).collect::<Vec<u8>>());
+    assert_eq!(lookup("sha256").unwrap().tag, "SHA256");
+    assert_eq!(by_name(b"SHA-256").unwrap().name, "sha256");
+    assert_eq!(by_urn(b"tree:tiger").unwrap().name, "tth");
+    // The printf letters of `man rhash`.
+    let letters: String = b"aceghmrtw"
+        .iter()
+        .map(|&c| format!("{}={} ", c as char, by_letter(c).unwrap().name))
+        .collect();
+    assert_eq!(
+        letters,
+        "a=aich c=crc32 e=ed2k g=gost12-256 h=sha1 m=md5 r=ripemd160 t=tth w=whirlpool "
+    );
+    assert_eq!(by_letter(b'H').unwrap().name, "sha1");
+    assert!(by_letter(b'x').is_none());
 }
 
 #[test]
