@@ -202,3 +202,30 @@ fn format_names_are_the_cli_names() {
         assert_eq!(f.to_possible_value().unwrap().get_name(), f.name());
     }
 }
+
+#[test]
+fn templates_compute_their_digests_and_the_asked_ones_in_rhash_order() {
+    use crate::formats::template::Template;
+    let names = |w: &dyn ManifestWriter| w.algorithms().iter().map(|a| a.name).collect::<Vec<_>>();
+    // No digest in the template: CRC32 is computed all the same (each file is read, for
+    // its size), and printed nowhere.
+    let mut w = Template::parse(b"%p %s\n").unwrap().writer(Vec::new(), &WriteOptions::default());
+    assert_eq!(names(&*w), ["crc32"]);
+    let digests = [lookup("crc32").unwrap().digest(b"abc")];
+    let mut out = Vec::new();
+    let file = FileEntry { name: b"a", size: 3, mtime: None, digests: &digests };
+    w.record(&file, &mut out).unwrap();
+    assert_eq!(out, b"a 3\n");
+    // The template's algorithms and -a's, in rhash's order; standard input is "(stdin)".
+    let opts = WriteOptions { stdin: Stdin::Named, ..WriteOptions::default() };
+    let mut w = Template::parse(b"%p %{sha1} %m\n").unwrap().writer(algos(&["crc32"]), &opts);
+    assert_eq!(names(&*w), ["crc32", "md5", "sha1"]);
+    let digests: Vec<Digest> = w.algorithms().iter().map(|a| a.digest(b"abc")).collect();
+    out.clear();
+    let file = FileEntry { name: b"-", size: 3, mtime: None, digests: &digests };
+    w.record(&file, &mut out).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!("(stdin) a9993e364706816aba3e25717850c26c9cd0d89d {ABC_MD5}\n")
+    );
+}
