@@ -10,10 +10,19 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Which files a job reads.
+pub enum Inputs {
+    /// Arguments, walked trees, standard input, as the walk finds them.
+    Sources(Sources),
+    /// Files already listed (by a walk done before, as `--embed-crc` does so as not to
+    /// walk what it renames).
+    Listed(Vec<Source>),
+}
+
 /// A validated hash job: which files, which algorithms, how to read.
 pub struct HashPlan {
-    /// The files: arguments, walked trees, standard input.
-    pub sources: Sources,
+    /// The files.
+    pub inputs: Inputs,
     /// The algorithms, in the order each file's digests come.
     pub algos: Vec<&'static Algorithm>,
     /// Workers, buffers, read options (the output file to leave out among them).
@@ -64,12 +73,13 @@ enum Entry {
 /// Runs `plan`, handing each event to `on_event` in the order of the sources; the job
 /// stops early when `on_event` returns false. The file being written (the plan's
 /// `skip_inodes`) is passed over without an event.
-pub fn run(plan: &HashPlan, mut on_event: impl FnMut(HashEvent) -> bool) {
-    let algos: Arc<[&'static Algorithm]> = Arc::from(plan.algos.clone());
+pub fn run(plan: HashPlan, mut on_event: impl FnMut(HashEvent) -> bool) {
+    let HashPlan { inputs, algos, config } = plan;
+    let algos: Arc<[&'static Algorithm]> = Arc::from(algos);
     pipeline::run(
-        &plan.config,
+        &config,
         |push| {
-            plan.sources.each(&mut |source| {
+            let mut each = |source| {
                 push(match source {
                     Source::File { name, path, mode } => Task {
                         payload: Entry::File(name),
@@ -82,7 +92,17 @@ pub fn run(plan: &HashPlan, mut on_event: impl FnMut(HashEvent) -> bool) {
                         Task { payload: Entry::Error(path, error), work: None }
                     }
                 })
-            })
+            };
+            match inputs {
+                Inputs::Sources(sources) => sources.each(&mut each),
+                Inputs::Listed(files) => {
+                    for f in files {
+                        if !each(f) {
+                            break;
+                        }
+                    }
+                }
+            }
         },
         |entry, outcome| match (entry, outcome) {
             (Entry::File(name), Some(Ok(h))) => {
@@ -115,17 +135,17 @@ mod tests {
         let missing = dir.path().join("none");
         let md5 = crate::algo::lookup("md5").unwrap();
         let plan = HashPlan {
-            sources: Sources {
+            inputs: Inputs::Sources(Sources {
                 paths: vec![OsString::from(dir.path()), OsString::from(&missing)],
                 follow: false,
                 exclude: Exclude::default(),
                 no_walk: false,
-            },
+            }),
             algos: vec![md5],
             config: Config::for_storage(false),
         };
         let mut seen = Vec::new();
-        run(&plan, |ev| {
+        run(plan, |ev| {
             seen.push(match ev {
                 HashEvent::Hashed { name, hashed } => format!(
                     "{} {} {}",

@@ -347,3 +347,26 @@ fn cksum_crc(data: &[u8]) -> u32 {
     let d = fixity::algo::lookup("cksum").unwrap().digest(data);
     u32::from_be_bytes(d.as_bytes().try_into().unwrap())
 }
+
+/// `--embed-crc` walks first, then hashes and renames: every file of the tree once, in
+/// order, `-` taken as a file's name; a second run finds every name carrying its CRC.
+#[test]
+fn embed_crc_renames_each_walked_file_once() {
+    let dir = tempdir();
+    let d = dir.path();
+    write(d, "t/a.txt", b"hello\n");
+    write(d, "t/b", b"abc");
+    write(d, "-", b"abc");
+    let out = run(d, ["hash", "--embed-crc", "t", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "t/a.txt -> t/a [363A3020].txt\nt/b -> t/b [352441C2]\n- -> - [352441C2]\n"
+    );
+    for name in ["t/a [363A3020].txt", "t/b [352441C2]", "- [352441C2]"] {
+        assert!(d.join(name).exists(), "{name}");
+    }
+    let again = run(d, ["hash", "--embed-crc", "t"]);
+    assert!(again.status.success());
+    assert!(again.stdout.is_empty(), "{}", String::from_utf8_lossy(&again.stdout));
+}

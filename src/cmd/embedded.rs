@@ -7,13 +7,14 @@ use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::formats::rhash::{embed_crc, embedded_crc};
+use fixity::hashing::{self, HashEvent, HashPlan, Inputs};
 use fixity::pathtext::{bytes_path, path_bytes, quote_env};
 use fixity::read::{OpenMode, ReadOptions, hash_path};
 use fixity::sources::{Source, Sources};
 use fixity::verify::plural;
 use fixity::walk::Exclude;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn crc32() -> &'static Algorithm {
     algo::lookup("crc32").expect("registered")
@@ -79,13 +80,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
 }
 
 /// `fixity hash --embed-crc PATH...`: renames each file to `name [CRC32].ext` (files whose
-/// name already carries a CRC32 are left as they are) and prints `old -> new`.
+/// name already carries a CRC32 are left as they are) and prints `old -> new`. The walk is
+/// done first, so that it never meets a renamed file; then the hash job reads the files.
 pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
-    let opts = engine_config(None, &args.read).read;
+    let config = engine_config(None, &args.read);
     let exclude = Exclude::new(&args.exclude)?;
     let sources =
         Sources { paths: args.paths.clone(), follow: args.follow, exclude, no_walk: false };
-    let mut files: Vec<(PathBuf, OpenMode)> = Vec::new();
+    let mut files: Vec<Source> = Vec::new();
     let mut failed = false;
     // No arguments: nothing to rename (not standard input).
     let no_args = sources.paths.is_empty();
@@ -93,8 +95,10 @@ pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
         match source {
             _ if no_args => return false,
             // `-` names a file here: standard input has no name to carry a CRC.
-            Source::File { path, mode: OpenMode::Stdin, .. } => files.push((path, OpenMode::Named)),
-            Source::File { path, mode, .. } => files.push((path, mode)),
+            Source::File { name, path, mode: OpenMode::Stdin } => {
+                files.push(Source::File { name, path, mode: OpenMode::Named })
+            }
+            file @ Source::File { .. } => files.push(file),
             Source::Skipped { path, why } => {
                 ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
             }
@@ -106,24 +110,29 @@ pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
         true
     });
     let delimiter = args.rhash.embed_crc_delimiter.as_bytes();
-    for (path, mode) in files {
-        let name = path_bytes(&path);
-        let crc = match crc_of(&path, mode, &opts) {
-            Ok(c) => c,
-            Err(msg) => {
-                failed = true;
-                ui::error(&format!("{}: {msg}", quote_env(name)));
-                continue;
+    let plan = HashPlan { inputs: Inputs::Listed(files), algos: vec![crc32()], config };
+    hashing::run(plan, |event| {
+        let (name, crc) = match event {
+            HashEvent::Hashed { name, hashed } => {
+                let b = hashed.digests[0].as_bytes();
+                (name, u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
             }
+            HashEvent::Unreadable { name, error } => {
+                failed = true;
+                ui::error(&format!("{}: {}", quote_env(name), error.message()));
+                return true;
+            }
+            // Listed files only: the walk's notes were given above.
+            HashEvent::Skipped { .. } | HashEvent::WalkError { .. } => return true,
         };
-        let Some(new) = embed_crc(name, crc, delimiter) else { continue };
+        let Some(new) = embed_crc(name, crc, delimiter) else { return true };
         let target = bytes_path(&new);
         if std::fs::symlink_metadata(&target).is_ok() {
             failed = true;
             ui::error(&format!("{}: not renamed: {} exists", quote_env(name), quote_env(&new)));
-            continue;
+            return true;
         }
-        match std::fs::rename(&path, &target) {
+        match std::fs::rename(bytes_path(name), &target) {
             Ok(()) => {
                 println!("{} -> {}", String::from_utf8_lossy(name), String::from_utf8_lossy(&new))
             }
@@ -132,6 +141,7 @@ pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
                 ui::error(&format!("{}: cannot rename: {e}", quote_env(name)));
             }
         }
-    }
+        true
+    });
     Ok(if failed { Status::Failed } else { Status::Ok })
 }

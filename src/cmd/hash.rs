@@ -8,7 +8,7 @@ use crate::ui::{self, Progress};
 use anyhow::Context;
 use fixity::algo::{self, Algorithm, Strength};
 use fixity::formats::{FileEntry, Invocation, ManifestWriter, OutputFormat, Stdin, WriteOptions};
-use fixity::hashing::{self, HashEvent, HashPlan};
+use fixity::hashing::{self, HashEvent, HashPlan, Inputs};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::read::io_message;
@@ -182,12 +182,13 @@ pub(crate) fn render(
     let mut line = Vec::with_capacity(512);
     writer.header(&mut line);
     out.write_all(&line)?;
-    let plan = HashPlan { sources: job.sources, algos: writer.algorithms().to_vec(), config };
+    let inputs = Inputs::Sources(job.sources);
+    let plan = HashPlan { inputs, algos: writer.algorithms().to_vec(), config };
 
     let mut failed = false;
     let mut write_err: Option<io::Error> = None;
     let mut files = 0u64;
-    hashing::run(&plan, |event| {
+    hashing::run(plan, |event| {
         line.clear();
         let problem = match event {
             HashEvent::Hashed { name, hashed } => {
