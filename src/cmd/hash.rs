@@ -216,7 +216,7 @@ pub(crate) fn render(
             ui::error(&format!("{}: {msg}", quote_env(name)));
             writer.problem(name, &msg, skipped, &mut line);
         }
-        super::emit(&mut &mut *out, &line, &mut write_err)
+        super::emit(out, &line, &mut write_err)
     });
     progress.finish();
     if let Some(e) = write_err {

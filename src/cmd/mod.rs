@@ -74,7 +74,11 @@ fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
 
 /// Writes one finished record of a pipeline's sink to `out`; on a write error keeps it in
 /// `err` and returns false, which stops the pipeline (the caller reports the error).
-fn emit(out: &mut impl std::io::Write, line: &[u8], err: &mut Option<std::io::Error>) -> bool {
+fn emit<W: std::io::Write + ?Sized>(
+    out: &mut W,
+    line: &[u8],
+    err: &mut Option<std::io::Error>,
+) -> bool {
     if line.is_empty() {
         return true;
     }

@@ -15,7 +15,7 @@ use crate::digest::Digest;
 
 /// fixity's algorithms that rhash computes, in rhash's order (the rows with
 /// [`Algorithm::rhash`]).
-pub fn algorithms() -> &'static [&'static Algorithm] {
+pub(crate) fn algorithms() -> &'static [&'static Algorithm] {
     static ROWS: std::sync::OnceLock<Vec<&'static Algorithm>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
         let mut rows: Vec<_> = algo::ALGORITHMS.iter().filter(|a| a.rhash.is_some()).collect();
@@ -40,7 +40,7 @@ pub fn by_urn(urn: &[u8]) -> Option<&'static Algorithm> {
 }
 
 /// The algorithm of a printf letter (`h` for SHA1), either case.
-pub fn by_letter(c: u8) -> Option<&'static Algorithm> {
+pub(crate) fn by_letter(c: u8) -> Option<&'static Algorithm> {
     let c = c.to_ascii_lowercase();
     algorithms().iter().copied().find(|a| facts(a).letter == Some(c))
 }

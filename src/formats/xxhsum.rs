@@ -17,7 +17,7 @@ pub const STDIN: &[u8] = b"stdin";
 
 /// The algorithms xxhsum computes, in the order of its `-H` numbers (the registry rows
 /// with [`Algorithm::xxhsum`]).
-pub fn algorithms() -> &'static [&'static Algorithm] {
+pub(crate) fn algorithms() -> &'static [&'static Algorithm] {
     static ROWS: std::sync::OnceLock<Vec<&'static Algorithm>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
         let mut rows: Vec<_> = algo::ALGORITHMS.iter().filter(|a| a.xxhsum.is_some()).collect();
@@ -27,12 +27,12 @@ pub fn algorithms() -> &'static [&'static Algorithm] {
 }
 
 /// Their names, `xxh32, xxh64, ...`, for messages.
-pub fn names() -> String {
+pub(crate) fn names() -> String {
     algorithms().iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
 }
 
 /// The algorithm of xxhsum's own lines when none is asked for (what `xxhsum` computes).
-pub fn default_algorithm() -> &'static Algorithm {
+pub(crate) fn default_algorithm() -> &'static Algorithm {
     algo::by_tool("xxhsum").expect("xxhsum's row is registered")
 }
 
