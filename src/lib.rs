@@ -13,7 +13,7 @@
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
 //! - [`confine`]: open a manifest's path without leaving the directory (`--confine`).
-//! - [`verify`]: check semantics: which algorithm a line uses, coreutils' counters.
+//! - [`check`]: the check engine: compare digests, classify lines, run a check job.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
 //! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
@@ -25,6 +25,7 @@ pub mod audit;
 pub mod bagit;
 pub mod bench;
 pub mod catalog;
+pub mod check;
 #[allow(unsafe_code)]
 pub mod confine;
 pub mod digest;
@@ -38,5 +39,4 @@ pub mod pipeline;
 pub mod read;
 pub mod scrub;
 pub mod sources;
-pub mod verify;
 pub mod walk;

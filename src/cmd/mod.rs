@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Hash(a) => hash::run(a),
         Command::Check(a) if a.check_embedded => embedded::run(a),
+        Command::Check(a) if a.audit => audit::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
         Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),

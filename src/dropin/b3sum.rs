@@ -5,6 +5,8 @@
 //! error messages (and "Did you mean" suggestions) are reproduced here.
 
 use crate::cmd::Status;
+use fixity::check::digests_match;
+use fixity::digest::Digest;
 use fixity::formats::b3sum;
 use fixity::read::{self, ReadError};
 use std::ffi::{OsStr, OsString};
@@ -550,7 +552,8 @@ fn check(o: &Opts, mode: &Mode) -> Status {
                 Ok(mut r) => {
                     let mut got = [0u8; 32];
                     r.fill(&mut got);
-                    if got == parsed.expected { None } else { Some("FAILED".to_string()) }
+                    let (got, want) = (Digest::new(&got), Digest::new(&parsed.expected));
+                    if digests_match([(&want, &got)]) { None } else { Some("FAILED".to_string()) }
                 }
                 Err(e) => Some(format!("FAILED ({})", io_text(&e))),
             };

@@ -5,11 +5,12 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::getopt::{self, Opt};
-use super::{CheckFlags, Length, check_args, hash_args};
-use crate::cli::{CheckArgs, HashArgs};
+use super::{CheckFlags, Length, check_plan, hash_args};
+use crate::cli::HashArgs;
 use crate::cmd::Status;
 use crate::ui;
 use fixity::algo::{self, Algorithm};
+use fixity::check::CheckPlan;
 use fixity::digest::Digest;
 use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{quote_env, utf8_locale};
@@ -279,11 +280,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let named = !p.operands.is_empty();
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
     if o.check {
-        return crate::cmd::check::run(CheckArgs {
-            algorithm: o.algo.map(|_| registry.to_string()),
-            cksum_tags: true,
-            ..check_args(files, o.flags)
-        });
+        let forced = o.algo.map(|_| algo::lookup(registry).expect("registered"));
+        return super::check(&CheckPlan { cksum_tags: true, ..check_plan(files, o.flags, forced) });
     }
     let end = if o.zero { 0 } else { b'\n' };
     let shape = if name == "crc32b" { Some(Shape::Crc) } else { Shape::of(algo.name) };

@@ -8,6 +8,7 @@
 
 use crate::cmd::Status;
 use fixity::algo::{self, Algorithm};
+use fixity::check::{digests_match, plural};
 use fixity::digest::Digest;
 use fixity::formats::xxhsum;
 use fixity::read::io_message;
@@ -520,7 +521,7 @@ fn check_file(
         r.proper += 1;
         let target = (line.name != b"stdin").then(|| OsStr::from_bytes(line.name));
         let verdict = match hash_file(target, line.algo) {
-            Ok(d) => d == line.digest,
+            Ok(d) => digests_match([(&line.digest, &d)]),
             Err(HashError::Open(e)) => {
                 r.unreadable += 1;
                 if !o.status {
@@ -544,15 +545,15 @@ fn check_file(
         eprintln!("{shown}: no properly formatted xxHash checksum lines found");
     } else if !o.status {
         if r.improper > 0 {
-            let text = fixity::verify::plural(r.improper, "line is", "lines are");
+            let text = plural(r.improper, "line is", "lines are");
             out.put(format!("{} {text} improperly formatted\n", r.improper).as_bytes());
         }
         if r.unreadable > 0 {
-            let text = fixity::verify::plural(r.unreadable, "file", "files");
+            let text = plural(r.unreadable, "file", "files");
             out.put(format!("{} listed {text} could not be read\n", r.unreadable).as_bytes());
         }
         if r.mismatched > 0 {
-            let text = fixity::verify::plural(r.mismatched, "checksum", "checksums");
+            let text = plural(r.mismatched, "checksum", "checksums");
             out.put(format!("{} computed {text} did NOT match\n", r.mismatched).as_bytes());
         }
     }

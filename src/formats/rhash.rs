@@ -427,7 +427,8 @@ fn local_offset(secs: i64) -> i64 {
 // ------------------------------------------------------------------ reading
 
 /// A digest as found in a line: its text, and the algorithm the line names (if it does).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub struct LinkDigest {
     /// The algorithm, when the line names one fixity has.
     pub algo: Option<&'static Algorithm>,
@@ -438,7 +439,8 @@ pub struct LinkDigest {
 }
 
 /// One parsed link (`magnet:?...` or `ed2k://|file|...`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub struct Link {
     /// The file name (`dn=`, or the ed2k name), percent-decoded.
     pub name: Vec<u8>,
