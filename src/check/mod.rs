@@ -17,7 +17,7 @@ mod resolve;
 mod tests;
 
 pub use job::{CheckPlan, Counts, Event, Verdict, plural, run};
-pub use resolve::{AlgoHints, Resolved, reaches_outside, resolve};
+pub(crate) use resolve::{AlgoHints, Resolved, reaches_outside, resolve};
 
 use crate::digest::Digest;
 use crate::read::{Hashed, ReadError};
@@ -26,7 +26,7 @@ use std::io;
 
 /// How many of `pairs` (expected, computed) agree. Every pair is compared in full, in time
 /// that depends only on the digests' lengths, never on where they first differ.
-pub fn agreeing<'a, 'b>(pairs: impl IntoIterator<Item = (&'a Digest, &'b Digest)>) -> usize {
+pub(crate) fn agreeing<'a, 'b>(pairs: impl IntoIterator<Item = (&'a Digest, &'b Digest)>) -> usize {
     pairs.into_iter().map(|(want, got)| usize::from(want.ct_eq(got))).sum()
 }
 

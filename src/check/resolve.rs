@@ -7,7 +7,7 @@ use crate::formats::{Format, Record, decode_for};
 
 /// Where the algorithm for untagged lines comes from, strongest first.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AlgoHints {
+pub(crate) struct AlgoHints {
     /// `-a`, from the user.
     pub forced: Option<&'static Algorithm>,
     /// The manifest's file name (`.sha256`, `SHA256SUMS`).
@@ -20,7 +20,7 @@ pub struct AlgoHints {
 /// The algorithms for one line, or why there are none.
 #[derive(Clone, Debug)]
 #[cfg_attr(test, derive(PartialEq, Eq))]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// Check with these algorithms against these digests: one pair per digest on the line
     /// (several for hashdeep's columns), all computed in one read.
     Sums(Vec<(&'static Algorithm, Digest)>),
@@ -32,7 +32,7 @@ pub enum Resolved {
 }
 
 /// Decides the algorithms for `record`, and decodes its digests for them.
-pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
+pub(crate) fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     let mut sums = Vec::with_capacity(1 + record.more.len());
     let columns = hints.columns.filter(|c| c.len() == 1 + record.more.len());
     let first = match record.algo {
@@ -113,7 +113,7 @@ fn one(
 /// Whether a manifest's path reaches outside the directory it is checked from: an
 /// absolute path, or one with a `..` component. coreutils checks such lines (scripts rely
 /// on `sha256sum /etc/* > list`); fixity says so, and refuses them under `--confine`.
-pub fn reaches_outside(name: &[u8]) -> bool {
+pub(crate) fn reaches_outside(name: &[u8]) -> bool {
     name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
 }
 
