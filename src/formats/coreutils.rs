@@ -379,6 +379,17 @@ fn is_blank(b: u8) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn result_lines_escape_only_names_with_a_newline() {
+        let line = |name: &[u8]| {
+            let mut out = Vec::new();
+            result_line(name, "OK", &mut out);
+            out
+        };
+        assert_eq!(line(b"a b\\c"), b"a b\\c: OK\n");
+        assert_eq!(line(b"a\nb\\c"), b"\\a\\nb\\\\c: OK\n");
+    }
+
     fn md5sum() -> Reader {
         Reader::new(Tool::Fixed(algo::lookup("md5").unwrap()))
     }
