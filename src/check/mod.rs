@@ -9,7 +9,7 @@
 //!   they list in parallel and emits an [`Event`] per line, in manifest order, with the
 //!   totals of each manifest. It prints nothing: the binary renders the events (coreutils
 //!   lines, JSON, a progress bar, a drop-in's exact words).
-//! - [`resolve`] decides which algorithm a line is checked with.
+//! - `resolve` decides which algorithm a line is checked with.
 
 mod job;
 mod resolve;
