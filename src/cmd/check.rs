@@ -62,124 +62,65 @@ pub(crate) fn plan(args: &CheckArgs) -> anyhow::Result<CheckPlan> {
 pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Status> {
     let first = plan.manifests.iter().find(|m| *m != "-").map(std::path::Path::new);
     let mut cfg = engine_config(Some(first.unwrap_or(std::path::Path::new("."))), read);
-    let mut progress = Progress::new(read.progress, !read.no_progress);
+    let progress = Progress::new(read.progress, !read.no_progress);
     cfg.read.progress = progress.counter();
     let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut status = Status::Ok;
-    let mut ambiguous_said = false;
-    let mut files = 0u64;
-    let mut line = Vec::with_capacity(256);
-    let mut write_err = None;
-    fixity::check::run(plan, &cfg, &mut |event| {
-        line.clear();
+    let mut r = Renderer {
+        plan,
+        out: io::BufWriter::with_capacity(64 * 1024, stdout.lock()),
+        progress,
+        status: Status::Ok,
+        ambiguous_said: false,
+        files: 0,
+        line: Vec::with_capacity(256),
+        write_err: None,
+    };
+    fixity::check::run(plan, &cfg, &mut |event| r.event(event));
+    r.progress.finish();
+    if let Some(e) = r.write_err {
+        return Err(anyhow::Error::new(e).context("write error"));
+    }
+    r.out.flush()?;
+    Ok(r.status)
+}
+
+/// Renders a check's events as coreutils' lines (stdout: results; stderr: warnings and
+/// errors) or JSON lines, with the progress bar; keeps the exit status.
+struct Renderer<'a, W: Write> {
+    plan: &'a CheckPlan,
+    out: W,
+    progress: Progress,
+    status: Status,
+    /// The ambiguity error is given once per manifest.
+    ambiguous_said: bool,
+    /// Files read, for the progress bar.
+    files: u64,
+    /// The stdout bytes of the current event.
+    line: Vec<u8>,
+    write_err: Option<io::Error>,
+}
+
+impl<W: Write> Renderer<'_, W> {
+    /// Renders one event; false stops the check (stdout could not be written).
+    fn event(&mut self, event: Event) -> bool {
+        self.line.clear();
+        let plan = self.plan;
         match event {
             Event::Checked { manifest, lineno, name, sums, bytes, outcome } => {
                 if let Some(size) = bytes {
-                    files += 1;
-                    progress.file_done(size, files);
+                    self.files += 1;
+                    self.progress.file_done(size, self.files);
                 }
-                let algo = algo_label(&sums);
-                match &outcome {
-                    Outcome::Ok => {
-                        if plan.json {
-                            json::write_check(&name, &algo, "ok", None, &mut line);
-                        } else if !plan.quiet && !plan.status {
-                            result_line(&name, "OK", &mut line);
-                        }
-                    }
-                    Outcome::Failed => {
-                        if plan.json {
-                            json::write_check(&name, &algo, "failed", None, &mut line);
-                        } else if !plan.status {
-                            result_line(&name, "FAILED", &mut line);
-                        }
-                    }
-                    Outcome::IgnoredMissing => {}
-                    Outcome::Escapes => {
-                        let mname = manifest_name(&plan.manifests[manifest]);
-                        ui::error(&format!(
-                            "{mname}: {lineno}: {}: refused: the path escapes the tree \
-                             through a symbolic link",
-                            quote_env(&name)
-                        ));
-                        if plan.json {
-                            let why = "escapes the tree through a symbolic link";
-                            json::write_check(&name, &algo, "refused", Some(why), &mut line);
-                        }
-                    }
-                    Outcome::Missing(e) | Outcome::Changed(e) | Outcome::Unreadable(e) => {
-                        // stdout is flushed before anything goes to stderr, so that both
-                        // through one pipe read as coreutils' (its stdout is line buffered).
-                        let _ = out.flush();
-                        ui::error(&format!("{}: {}", quote_env(&name), e.message()));
-                        if plan.json {
-                            let why = e.message();
-                            json::write_check(&name, &algo, outcome.key(), Some(&why), &mut line);
-                        } else if !plan.status {
-                            result_line(&name, "FAILED open or read", &mut line);
-                        }
-                    }
-                }
+                self.checked(&plan.manifests[manifest], lineno, &name, &sums, &outcome);
             }
             Event::Malformed { manifest, lineno, cksum_tag, why } => {
-                let manifest = &plan.manifests[manifest];
-                if plan.json {
-                    json::write_line_problem(
-                        manifest_bytes(manifest),
-                        lineno,
-                        "malformed",
-                        why.as_deref().unwrap_or("not a checksum line in any format fixity reads"),
-                        &mut line,
-                    );
-                }
-                if plan.warn {
-                    let _ = out.flush();
-                    let tag = match cksum_tag {
-                        Some(t) => format!("{t} "),
-                        None => plan
-                            .forced
-                            .or_else(|| algo::by_file_name(manifest.as_bytes()))
-                            .map(|a| format!("{} ", a.tag))
-                            .unwrap_or_default(),
-                    };
-                    // coreutils' words; fixity adds what it found wrong with a line that a
-                    // format of its own (hashdeep, cfv .csv) recognized.
-                    let why = why.filter(|_| !plan.coreutils).map(|w| format!(": {w}"));
-                    ui::error(&format!(
-                        "{}: {lineno}: improperly formatted {tag}checksum line{}",
-                        manifest_name(manifest),
-                        why.unwrap_or_default()
-                    ));
-                }
+                self.malformed(&plan.manifests[manifest], lineno, cksum_tag, why);
             }
             Event::Ambiguous { manifest, lineno, fits } => {
-                let manifest = &plan.manifests[manifest];
-                if plan.json {
-                    let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
-                    let detail = format!("the digest fits {}: name one with -a", names.join(", "));
-                    json::write_line_problem(
-                        manifest_bytes(manifest),
-                        lineno,
-                        "ambiguous",
-                        &detail,
-                        &mut line,
-                    );
-                }
-                if !ambiguous_said {
-                    ambiguous_said = true;
-                    let _ = out.flush();
-                    let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
-                    ui::error(&format!(
-                        "{}: {lineno}: a {}-digit digest fits {}: name the algorithm with -a",
-                        manifest_name(manifest),
-                        fits[0].hex_len(),
-                        names.join(", ")
-                    ));
-                }
+                self.ambiguous(&plan.manifests[manifest], lineno, &fits);
             }
             Event::Outside { manifest, lineno } => {
-                let _ = out.flush();
+                let _ = self.out.flush();
                 ui::error(&format!(
                     "{}: {lineno}: note: this manifest names files outside its \
                      directory (absolute or ..); --confine refuses such lines",
@@ -187,7 +128,7 @@ pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Statu
                 ));
             }
             Event::Refused { manifest, lineno, name } => {
-                let _ = out.flush();
+                let _ = self.out.flush();
                 ui::error(&format!(
                     "{}: {lineno}: {}: refused: the path leaves the manifest's directory",
                     manifest_name(&plan.manifests[manifest]),
@@ -195,38 +136,142 @@ pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Statu
                 ));
                 if plan.json {
                     let why = "outside the manifest's directory";
-                    json::write_check(&name, "", "refused", Some(why), &mut line);
+                    json::write_check(&name, "", "refused", Some(why), &mut self.line);
                 }
             }
             Event::ManifestUnreadable { manifest, error } => {
-                let _ = out.flush();
+                let _ = self.out.flush();
                 let mname = manifest_name(&plan.manifests[manifest]);
                 match error {
                     Some(e) => ui::error(&format!("{mname}: {}", fixity::read::io_message(&e))),
                     None => ui::error(&format!("{mname}: read error")),
                 }
-                status = status.max(Status::Failed);
-                ambiguous_said = false;
+                self.status = self.status.max(Status::Failed);
+                self.ambiguous_said = false;
             }
             Event::ManifestDone { manifest, counts, verdict } => {
-                let _ = out.flush();
+                let _ = self.out.flush();
                 summarize(&counts, &manifest_name(&plan.manifests[manifest]), plan);
-                status = status.max(match verdict {
+                self.status = self.status.max(match verdict {
                     Verdict::Clean => Status::Ok,
                     Verdict::Failed => Status::Failed,
                     Verdict::Ambiguous => Status::Usage,
                 });
-                ambiguous_said = false;
+                self.ambiguous_said = false;
             }
         }
-        super::emit(&mut out, &line, &mut write_err)
-    });
-    progress.finish();
-    if let Some(e) = write_err {
-        return Err(anyhow::Error::new(e).context("write error"));
+        super::emit(&mut self.out, &self.line, &mut self.write_err)
     }
-    out.flush()?;
-    Ok(status)
+
+    /// A listed file's result: `name: OK`, `name: FAILED`, `name: FAILED open or read`
+    /// (with the reason on stderr), or its JSON line.
+    fn checked(
+        &mut self,
+        manifest: &OsString,
+        lineno: u64,
+        name: &[u8],
+        sums: &[(&'static Algorithm, Digest)],
+        outcome: &Outcome,
+    ) {
+        let (plan, line) = (self.plan, &mut self.line);
+        let algo = algo_label(sums);
+        match outcome {
+            Outcome::Ok => {
+                if plan.json {
+                    json::write_check(name, &algo, "ok", None, line);
+                } else if !plan.quiet && !plan.status {
+                    result_line(name, "OK", line);
+                }
+            }
+            Outcome::Failed => {
+                if plan.json {
+                    json::write_check(name, &algo, "failed", None, line);
+                } else if !plan.status {
+                    result_line(name, "FAILED", line);
+                }
+            }
+            Outcome::IgnoredMissing => {}
+            Outcome::Escapes => {
+                ui::error(&format!(
+                    "{}: {lineno}: {}: refused: the path escapes the tree through a symbolic \
+                     link",
+                    manifest_name(manifest),
+                    quote_env(name)
+                ));
+                if plan.json {
+                    let why = "escapes the tree through a symbolic link";
+                    json::write_check(name, &algo, "refused", Some(why), line);
+                }
+            }
+            Outcome::Missing(e) | Outcome::Changed(e) | Outcome::Unreadable(e) => {
+                // stdout is flushed before anything goes to stderr, so that both through
+                // one pipe read as coreutils' (its stdout is line buffered).
+                let _ = self.out.flush();
+                ui::error(&format!("{}: {}", quote_env(name), e.message()));
+                if plan.json {
+                    json::write_check(name, &algo, outcome.key(), Some(&e.message()), line);
+                } else if !plan.status {
+                    result_line(name, "FAILED open or read", line);
+                }
+            }
+        }
+    }
+
+    /// An improperly formatted line: a JSON line, and coreutils' warning under `--warn`.
+    fn malformed(
+        &mut self,
+        manifest: &OsString,
+        lineno: u64,
+        cksum_tag: Option<&'static str>,
+        why: Option<String>,
+    ) {
+        let plan = self.plan;
+        if plan.json {
+            let what = why.as_deref().unwrap_or("not a checksum line in any format fixity reads");
+            let mbytes = manifest_bytes(manifest);
+            json::write_line_problem(mbytes, lineno, "malformed", what, &mut self.line);
+        }
+        if plan.warn {
+            let _ = self.out.flush();
+            let tag = match cksum_tag {
+                Some(t) => format!("{t} "),
+                None => plan
+                    .forced
+                    .or_else(|| algo::by_file_name(manifest.as_bytes()))
+                    .map(|a| format!("{} ", a.tag))
+                    .unwrap_or_default(),
+            };
+            // coreutils' words; fixity adds what it found wrong with a line that a format
+            // of its own (hashdeep, cfv .csv) recognized.
+            let why = why.filter(|_| !plan.coreutils).map(|w| format!(": {w}"));
+            ui::error(&format!(
+                "{}: {lineno}: improperly formatted {tag}checksum line{}",
+                manifest_name(manifest),
+                why.unwrap_or_default()
+            ));
+        }
+    }
+
+    /// A line whose digest fits several algorithms: a JSON line, and the error (once per
+    /// manifest) that asks for `-a`.
+    fn ambiguous(&mut self, manifest: &OsString, lineno: u64, fits: &[&'static Algorithm]) {
+        let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
+        if self.plan.json {
+            let detail = format!("the digest fits {}: name one with -a", names.join(", "));
+            let mbytes = manifest_bytes(manifest);
+            json::write_line_problem(mbytes, lineno, "ambiguous", &detail, &mut self.line);
+        }
+        if !self.ambiguous_said {
+            self.ambiguous_said = true;
+            let _ = self.out.flush();
+            ui::error(&format!(
+                "{}: {lineno}: a {}-digit digest fits {}: name the algorithm with -a",
+                manifest_name(manifest),
+                fits[0].hex_len(),
+                names.join(", ")
+            ));
+        }
+    }
 }
 
 /// The algorithm names of a line, as JSON reports them (`md5,sha256` for several).
