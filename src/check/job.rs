@@ -88,7 +88,7 @@ impl Counts {
     }
 
     /// The manifest's verdict under the plan's `--strict` and `--ignore-missing`.
-    pub fn verdict(&self, strict: bool, ignore_missing: bool) -> Verdict {
+    pub(crate) fn verdict(&self, strict: bool, ignore_missing: bool) -> Verdict {
         if self.ambiguous > 0 {
             return Verdict::Ambiguous;
         }

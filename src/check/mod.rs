@@ -1,7 +1,7 @@
 //! The check engine: the one place that decides whether a file still has the digest a
 //! manifest recorded, and what became of each manifest line.
 //!
-//! - [`digests_match`] and [`agreeing`] compare digests in constant time (a `Digest` has
+//! - [`digests_match`] and `agreeing` compare digests in constant time (a `Digest` has
 //!   no `==`); every front end (check, audit, bag check, the embedded-CRC check, the
 //!   drop-ins) compares through them.
 //! - [`classify`] turns a read result and what the line expected into an [`Outcome`].
@@ -31,7 +31,7 @@ pub(crate) fn agreeing<'a, 'b>(pairs: impl IntoIterator<Item = (&'a Digest, &'b 
 }
 
 /// Whether every pair (expected, computed) agrees; every pair is compared, with no early
-/// exit (see [`agreeing`]). An empty list matches.
+/// exit, each in constant time. An empty list matches.
 pub fn digests_match<'a, 'b>(pairs: impl IntoIterator<Item = (&'a Digest, &'b Digest)>) -> bool {
     pairs.into_iter().fold(true, |ok, (want, got)| want.ct_eq(got) & ok)
 }
@@ -57,7 +57,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The outcome of a file that could not be read.
-    pub fn of_error(e: ReadError, ignore_missing: bool) -> Outcome {
+    pub(crate) fn of_error(e: ReadError, ignore_missing: bool) -> Outcome {
         match e {
             ReadError::Io(io) if io.kind() == io::ErrorKind::NotFound => {
                 if ignore_missing {
