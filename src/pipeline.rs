@@ -6,6 +6,9 @@
 //! waiting for a slower predecessor), whatever the size of the tree. Many workers keep
 //! many reads in flight, which is what small files on a cold cache need; a rotational disk
 //! gets one worker, so the head moves in one sequential sweep.
+//!
+//! Each worker hashes a file with [`hash_path`]: the engine picks the file's read plan
+//! from the algorithms' registry rows (`plan_for`) and the reader carries it out.
 
 use crate::algo::{Access, Algorithm, Hasher};
 use crate::digest::Digest;

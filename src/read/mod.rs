@@ -5,8 +5,8 @@
 //! Reading knows bytes, not algorithms: the caller (the engine, `pipeline::hash_path`, or
 //! a drop-in) picks the plan from what its sinks need, and this module carries it out.
 //! Each way of fetching a regular file's bytes is a [`Fetch`] variant executed by a file
-//! of its own: [`stream`] (a reused buffer, or one reader at a time on a rotational
-//! disk), [`mapped`] (a guarded memory map, fed in windows) and [`samples`] (only the
+//! of its own: `stream` (a reused buffer, or one reader at a time on a rotational
+//! disk), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
 //! ranges a sampled hasher asks for). With `unsafe` for `madvise`, `posix_fadvise` and
 //! `preadv2`.
 
@@ -99,15 +99,15 @@ impl ReadPlan {
 /// own (see the module's notes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fetch {
-    /// Every byte, front to back, through the reader's buffer ([`stream`]).
+    /// Every byte, front to back, through the reader's buffer (`stream`).
     Whole,
     /// Every byte; a file of at least `from` bytes is mapped and handed over in windows
-    /// ([`mapped`]), a smaller one (or one that cannot be mapped) read as `Whole`.
+    /// (`mapped`), a smaller one (or one that cannot be mapped) read as `Whole`.
     /// `parallel`: the sink hashes a large window on several threads, so the kernel is not
     /// told to read ahead sequentially.
     Mapped { from: u64, parallel: bool },
     /// Only the byte ranges the sinks ask for ([`Hasher::sample_ranges`]), with `pread`
-    /// ([`samples`]).
+    /// (`samples`).
     Samples,
 }
 
