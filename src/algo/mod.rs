@@ -4,6 +4,7 @@
 //! make a hasher) is a field of its row here; adding an algorithm is one adapter in
 //! `impls.rs` plus one row.
 
+mod access;
 mod aich;
 mod block;
 mod btih;
@@ -18,6 +19,7 @@ mod sum;
 mod tth;
 
 use crate::digest::{Digest, Encoding};
+pub use access::Access;
 use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -110,20 +112,6 @@ impl Strength {
     }
 }
 
-/// What hashing an input with an algorithm needs from the reader (see
-/// [`Algorithm::access`]); the engine picks its read plan from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Every byte, in order, through [`Hasher::update`].
-    Sequential,
-    /// Every byte, in order; a large in-memory range is hashed on several threads
-    /// ([`Hasher::update_parallel`]), so mapping a file pays from a smaller size.
-    Parallel,
-    /// Only the byte ranges placed by the input's size ([`Hasher::sample_ranges`]): the
-    /// size must be known before reading, so a stream cannot be hashed.
-    Sampled,
-}
-
 /// One row of the registry.
 pub struct Algorithm {
     /// Canonical name, lowercase: what fixity prints and what `-a` documents.
@@ -173,18 +161,6 @@ impl Algorithm {
     /// Digest length in hex characters.
     pub fn hex_len(&self) -> usize {
         self.len * 2
-    }
-
-    /// What reading an input for this algorithm needs, from its row: sampled algorithms
-    /// read ranges, multithreaded ones gain from a mapping, the rest read front to back.
-    pub fn access(&self) -> Access {
-        if self.strength == Strength::Sampled {
-            Access::Sampled
-        } else if self.multithreaded {
-            Access::Parallel
-        } else {
-            Access::Sequential
-        }
     }
 }
 
