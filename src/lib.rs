@@ -5,10 +5,12 @@
 //! - [`digest`]: the `Digest` value (hex, constant-time compare).
 //! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
-//! - [`read`]: read a file once, feed every hasher, detect changes during the read.
+//! - [`device`]: what the device and file system say of a file: stamp, disk kind, cache.
+//! - [`read`]: carry out a read plan: read a file once, feed every sink, detect changes.
 //! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
 //! - [`sources`]: the one producer: command-line paths become the files to read, in order.
-//! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
+//! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check;
+//!   picks each file's read plan from the algorithms' registry rows.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
@@ -28,6 +30,8 @@ pub mod catalog;
 pub mod check;
 #[allow(unsafe_code)]
 pub mod confine;
+#[allow(unsafe_code)]
+pub mod device;
 pub mod digest;
 pub mod formats;
 #[allow(unsafe_code)]

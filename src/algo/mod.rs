@@ -4,6 +4,7 @@
 //! make a hasher) is a field of its row here; adding an algorithm is one adapter in
 //! `impls.rs` plus one row.
 
+mod access;
 mod aich;
 mod block;
 mod btih;
@@ -18,6 +19,7 @@ mod sum;
 mod tth;
 
 use crate::digest::{Digest, Encoding};
+pub use access::Access;
 use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;

@@ -9,7 +9,7 @@
 
 use super::Class;
 use crate::algo::{self, Algorithm};
-use crate::read::Stamp;
+use crate::device::Stamp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

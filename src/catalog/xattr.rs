@@ -18,8 +18,8 @@
 //! stopped, so the next one continues from there.
 
 use crate::algo::{self, Algorithm};
+use crate::device::Stamp;
 use crate::digest::Digest;
-use crate::read::Stamp;
 use std::io;
 use std::path::Path;
 
@@ -241,7 +241,7 @@ pub fn probe(dir: &Path) -> Result<(), String> {
             "{}: the {} file system here does not support user extended attributes \
              (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
             crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
-            crate::read::fs_type(dir).unwrap_or_else(|| "unknown".into())
+            crate::device::fs_type(dir).unwrap_or_else(|| "unknown".into())
         )),
         // Other failures (a read-only root directory, say) show up per file later.
         Err(_) => Ok(()),

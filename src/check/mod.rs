@@ -20,7 +20,8 @@ pub use job::{CheckPlan, Counts, Event, Verdict, plural, run};
 pub(crate) use resolve::{AlgoHints, Resolved, reaches_outside, resolve};
 
 use crate::digest::Digest;
-use crate::read::{Hashed, ReadError};
+use crate::pipeline::Hashed;
+use crate::read::ReadError;
 use std::borrow::Borrow;
 use std::io;
 

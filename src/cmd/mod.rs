@@ -16,8 +16,8 @@ mod status;
 mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
+use fixity::device::is_rotational;
 use fixity::pipeline::Config;
-use fixity::read::is_rotational;
 use std::path::Path;
 
 /// Exit statuses, as coreutils uses them.

@@ -11,7 +11,8 @@ use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{Class, RunLock, now_ms, xattr};
 use fixity::digest::Digest;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::read::{OpenMode, ReadOptions, hash_path};
+use fixity::pipeline::hash_path;
+use fixity::read::{OpenMode, ReadOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +60,7 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
     let mut w = cat.writer();
     let mut out = Vec::new();
     for (p, rel, row, h) in &plan {
-        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+        let stamp = fixity::device::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
         let digest = h.digests[0];
         w.rehashed(rel, stamp, h.file_id, digest.as_bytes(), Class::Ok, now)?;
         let was = match row.last_result {
@@ -109,7 +110,7 @@ fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
     let now = now_ms();
     let mut out = Vec::new();
     for (p, attrs, h) in &plan {
-        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+        let stamp = fixity::device::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
         let digest = h.digests[0];
         xattr::write(p, attrs.algo, &digest, stamp, now)
             .with_context(|| format!("cannot record {}", quote_env(path_bytes(p))))?;
@@ -133,7 +134,7 @@ fn current(
     algo: &'static fixity::algo::Algorithm,
     buf: &mut Vec<u8>,
     shown: &str,
-) -> Option<fixity::read::Hashed> {
+) -> Option<fixity::pipeline::Hashed> {
     match hash_path(path, mode, &[algo], buf, &ReadOptions::default(), None) {
         Ok(h) => Some(h),
         Err(e) => {

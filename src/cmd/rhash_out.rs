@@ -10,7 +10,7 @@ use fixity::digest::Digest;
 use fixity::formats::rhash::{self, Case, Enc, FileInfo, Layout, Style};
 use fixity::formats::template::Template;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::read::Hashed;
+use fixity::pipeline::Hashed;
 use std::os::unix::ffi::OsStrExt;
 
 enum Kind {

@@ -14,7 +14,8 @@ use fixity::check::CheckPlan;
 use fixity::digest::Digest;
 use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{quote_env, utf8_locale};
-use fixity::read::{self, OpenMode, ReadError, ReadOptions};
+use fixity::pipeline::hash_path;
+use fixity::read::{OpenMode, ReadError, ReadOptions};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -40,7 +41,7 @@ fn hash_operand(
     buf: &mut Vec<u8>,
 ) -> Result<(Digest, u64), ReadError> {
     let mode = if name == "-" { OpenMode::Stdin } else { OpenMode::Named };
-    let h = read::hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
+    let h = hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
     Ok((h.digests[0], h.size))
 }
 
