@@ -16,7 +16,8 @@
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
 //! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
-//! - [`scrub`]: `scan` and `verify`: classify files against the catalog, in slices.
+//! - [`scrub`]: `scan` and `verify`: classify files against a store, in slices.
+//! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
 
 pub mod algo;
@@ -24,6 +25,7 @@ pub mod audit;
 pub mod bagit;
 pub mod bench;
 pub mod catalog;
+pub mod clock;
 #[allow(unsafe_code)]
 pub mod confine;
 pub mod digest;
@@ -36,5 +38,6 @@ pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
 pub mod scrub;
+pub mod units;
 pub mod verify;
 pub mod walk;

@@ -32,6 +32,12 @@ pub struct WalkOptions {
     pub stat: bool,
 }
 
+/// Threads to list directories ahead of a walk: one per core the process may use (4
+/// when that is unknown).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get())
+}
+
 /// Exclusion globs: a pattern without `/` matches any path component's name (`*.tmp`,
 /// `.git`); a pattern with `/` matches the path relative to the walk's root (`build/**`).
 #[derive(Clone, Default)]

@@ -8,14 +8,17 @@
 //! catalog forward, and a catalog from a newer fixity is refused rather than damaged.
 
 use super::Class;
+use super::store::{PassState, ReportFn, RunInfo, Summary};
 use crate::algo::{self, Algorithm};
-use crate::read::Stamp;
+use crate::pathtext::{path_bytes, quote_env};
+use crate::read::{Stamp, io_message};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Schema steps, in order; step `i` takes `user_version` from `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
      CREATE TABLE files (
@@ -45,6 +48,13 @@ pub const MIGRATIONS: &[&str] = &[
          summary TEXT
      );",
 ];
+
+/// The `meta` key holding the start of the verification pass that slices are working
+/// through.
+pub(crate) const PASS_KEY: &str = "pass_started";
+
+/// The `meta` key holding when the last verification pass completed.
+pub(crate) const PASS_COMPLETED_KEY: &str = "last_pass_completed";
 
 /// Errors opening or using a catalog.
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +90,18 @@ pub enum CatalogError {
     /// The catalog was deleted or replaced while a run was writing to it.
     #[error("catalog {0} was deleted or replaced during the run: this run's records are lost")]
     Vanished(PathBuf),
+    /// The catalog's directory could not be made.
+    #[error("cannot create {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
+    CreateDir(PathBuf, std::io::Error),
+    /// The run lock (the file given) could not be taken.
+    #[error("cannot lock {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
+    Lock(PathBuf, std::io::Error),
+    /// Another run holds the catalog's run lock.
+    #[error(
+        "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
+        quote_env(path_bytes(.0))
+    )]
+    Busy(PathBuf),
 }
 
 /// Result of catalog operations.
@@ -122,9 +144,6 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     })
 }
 
-/// Receives (path, class, moved-from path, note) for each reported file.
-pub type ReportFn<'a> = dyn FnMut(&[u8], Class, Option<&[u8]>, Option<&str>) + 'a;
-
 /// An open catalog.
 pub struct Catalog {
     conn: Connection,
@@ -134,43 +153,9 @@ pub struct Catalog {
     read_only: Option<String>,
     /// (device, inode) of the file when it was opened, to notice its deletion.
     identity: Option<(u64, u64)>,
-}
-
-/// Counts and times for `fixity status`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Summary {
-    /// Files present (not missing).
-    pub files: u64,
-    /// Their total size.
-    pub bytes: u64,
-    /// Files recorded as missing.
-    pub missing: u64,
-    /// Present files per last result.
-    pub by_result: Vec<(String, u64)>,
-    /// The least recently verified present file and when (ms).
-    pub oldest_verified: Option<(Vec<u8>, i64)>,
-    /// Present files verified within the last 1, 7 and 30 days.
-    pub verified_within: [(u32, u64); 3],
-    /// Standing findings: files whose last result is corrupt or unreadable, and missing
-    /// files (first 100, by path).
-    pub problems: Vec<(Vec<u8>, String)>,
-    /// The last few runs: command, started, finished, complete, summary JSON.
-    pub runs: Vec<RunInfo>,
-}
-
-/// One row of the `runs` table.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct RunInfo {
-    /// `scan` or `verify`.
-    pub command: String,
-    /// Start, ms since the epoch.
-    pub started: i64,
-    /// End, if it ended normally.
-    pub finished: Option<i64>,
-    /// Whether it covered everything it set out to (a slice may stop early).
-    pub complete: Option<bool>,
-    /// Its counts, as JSON.
-    pub summary: Option<String>,
+    /// Statements in the open batch (see [`Writer`]), and when it began.
+    pending: Cell<usize>,
+    since: Cell<Instant>,
 }
 
 impl Catalog {
@@ -227,7 +212,15 @@ impl Catalog {
         }
         let algo = stored_algorithm(&conn, path, algo)?;
         let identity = file_identity(path);
-        Ok(Catalog { conn, path: path.to_path_buf(), algo, read_only: None, identity })
+        Ok(Catalog {
+            conn,
+            path: path.to_path_buf(),
+            algo,
+            read_only: None,
+            identity,
+            pending: Cell::new(0),
+            since: Cell::new(Instant::now()),
+        })
     }
 
     /// Opens the catalog at `path` only to read it (`status`, `export`), changing
@@ -264,6 +257,8 @@ impl Catalog {
             algo,
             read_only: Some(uri),
             identity: file_identity(path),
+            pending: Cell::new(0),
+            since: Cell::new(Instant::now()),
         })
     }
 
@@ -319,7 +314,7 @@ impl Catalog {
         self.conn
             .execute(
                 "UPDATE runs SET finished = ?1, complete = ?2, summary = ?3 WHERE id = ?4",
-                params![super::now_ms(), complete, summary, id],
+                params![crate::clock::now_ms(), complete, summary, id],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -328,7 +323,7 @@ impl Catalog {
     /// A batching writer: statements go into transactions of a few thousand rows (or
     /// one second), each committed whole.
     pub fn writer(&self) -> Writer<'_> {
-        Writer { cat: self, pending: 0, since: Instant::now() }
+        Writer { cat: self }
     }
 
     /// Rows recorded as missing, with the time they went missing.
@@ -345,17 +340,17 @@ impl Catalog {
 
     /// Present files recorded as new since `since` (ms) with this size and digest: where
     /// a missing file may have moved to.
-    pub fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Vec<u8>>> {
+    pub fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
         let mut st = self
             .conn
-            .prepare_cached(
-                "SELECT path FROM files WHERE digest = ?1 AND size = ?2 AND missing_since IS NULL
-                 AND last_result = 'new' AND first_seen >= ?3 ORDER BY path",
-            )
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM files WHERE digest = ?1 AND size = ?2
+                 AND missing_since IS NULL AND last_result = 'new' AND first_seen >= ?3
+                 ORDER BY path"
+            ))
             .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![digest, size as i64, since], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
+        let rows =
+            st.query_map(params![digest, size as i64, since], row_of).map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
     }
 
@@ -474,7 +469,18 @@ impl Catalog {
             verified_within,
             problems,
             runs,
+            pass: self.pass_state()?,
         })
+    }
+
+    /// Where the verification pass stands.
+    fn pass_state(&self) -> Result<PassState> {
+        let time = |key| Ok::<_, CatalogError>(self.meta(key)?.and_then(|v| v.parse::<i64>().ok()));
+        if let Some(since) = time(PASS_KEY)? {
+            let (files, bytes) = self.stale_count(since)?;
+            return Ok(PassState::InProgress(since, files, bytes));
+        }
+        Ok(time(PASS_COMPLETED_KEY)?.map_or(PassState::None, PassState::Completed))
     }
 
     /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
@@ -628,28 +634,28 @@ impl Reader {
 }
 
 /// Writes into the catalog in batches (see [`Catalog::writer`]). Call
-/// [`Writer::finish`] to commit the last batch; dropping without it rolls the batch back.
+/// [`Writer::finish`] to commit the last batch; a batch never committed is rolled back
+/// when the catalog closes. The batch belongs to the catalog: writers taken one after the
+/// other continue the same batch.
 pub struct Writer<'a> {
     cat: &'a Catalog,
-    pending: usize,
-    since: Instant,
 }
 
 impl Writer<'_> {
     /// Runs one statement in the open batch; returns how many rows it changed.
     fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<usize> {
-        if self.pending == 0 {
-            self.cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| self.cat.err(e))?;
-            self.since = Instant::now();
+        let cat = self.cat;
+        if cat.pending.get() == 0 {
+            cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| cat.err(e))?;
+            cat.since.set(Instant::now());
         }
-        self.pending += 1;
-        let changed = self
-            .cat
+        cat.pending.set(cat.pending.get() + 1);
+        let changed = cat
             .conn
             .prepare_cached(sql)
             .and_then(|mut st| st.execute(p))
-            .map_err(|e| self.cat.err(e))?;
-        if self.pending >= 4096 || self.since.elapsed() > Duration::from_secs(1) {
+            .map_err(|e| cat.err(e))?;
+        if cat.pending.get() >= 4096 || cat.since.get().elapsed() > Duration::from_secs(1) {
             self.commit()?;
         }
         Ok(changed)
@@ -657,12 +663,12 @@ impl Writer<'_> {
 
     /// Statements in the open batch (0 right after a commit).
     pub(crate) fn pending(&self) -> usize {
-        self.pending
+        self.cat.pending.get()
     }
 
     /// Gives up the open batch (after a failed write): rolls it back if SQLite has not.
     pub(crate) fn abandon(&mut self) {
-        self.pending = 0;
+        self.cat.pending.set(0);
         if !self.cat.conn.is_autocommit() {
             let _ = self.cat.conn.execute_batch("ROLLBACK");
         }
@@ -670,8 +676,8 @@ impl Writer<'_> {
 
     /// Commits the current batch.
     pub fn commit(&mut self) -> Result<()> {
-        if self.pending > 0 {
-            self.pending = 0;
+        if self.cat.pending.get() > 0 {
+            self.cat.pending.set(0);
             self.cat.conn.execute_batch("COMMIT").map_err(|e| self.cat.err(e))?;
         }
         Ok(())
@@ -928,7 +934,7 @@ fn create_new(path: &Path, algo: &'static Algorithm) -> Result<()> {
         })?;
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('algorithm', ?1), ('created', ?2)",
-            params![algo.name, super::now_ms().to_string()],
+            params![algo.name, crate::clock::now_ms().to_string()],
         )
         .map_err(sql)?;
         conn.execute_batch("COMMIT").map_err(sql)?;
@@ -1015,180 +1021,9 @@ fn migrate(conn: &Connection) -> std::result::Result<(), MigrateError> {
     Ok(())
 }
 
+mod store;
+
+pub use store::SqliteStore;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn stamp(size: u64, mtime_ns: i128) -> Stamp {
-        Stamp { size, mtime_ns }
-    }
-
-    #[test]
-    fn create_reopen_and_algorithm_is_fixed() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("x/catalog.db");
-        assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::NotFound(_))));
-        let sha = algo::lookup("sha256");
-        let c = Catalog::open(&p, true, sha).unwrap();
-        assert_eq!(c.algorithm().name, "sha256");
-        drop(c);
-        assert_eq!(Catalog::open(&p, false, None).unwrap().algorithm().name, "sha256");
-        let other = Catalog::open(&p, false, algo::lookup("md5"));
-        assert!(matches!(other, Err(CatalogError::AlgorithmMismatch(_, "sha256"))));
-        let c = Catalog::open(&p, false, None).unwrap();
-        assert_eq!(c.integrity_check().unwrap(), "ok");
-    }
-
-    #[test]
-    fn a_new_catalog_appears_whole_and_a_foreign_file_is_refused_untouched() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("c.db");
-        drop(Catalog::open(&p, true, None).unwrap());
-        let names: Vec<_> = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        assert_eq!(names, vec!["c.db".to_string()], "no temporary file left");
-        for (content, why) in [
-            (&b""[..], "the file is empty"),
-            (b"SQLite format", "not an SQLite database"),
-            (b"hello, world, this is text\n", "not an SQLite database"),
-        ] {
-            let f = d.path().join("f.db");
-            std::fs::write(&f, content).unwrap();
-            for r in [Catalog::open(&f, true, None), Catalog::open_read_only(&f)] {
-                assert!(matches!(r, Err(CatalogError::Foreign(_, w)) if w == why));
-            }
-            assert_eq!(std::fs::read(&f).unwrap(), content);
-        }
-    }
-
-    #[test]
-    fn forget_takes_missing_files_at_or_below_a_path() {
-        let d = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
-        let mut w = c.writer();
-        for p in [&b"a"[..], b"a/x", b"a/y/z", b"a.txt", b"a0", b"b"] {
-            w.insert(p, stamp(1, 1), None, b"d", 10).unwrap();
-        }
-        for p in [&b"a/x"[..], b"a/y/z", b"a.txt", b"a0"] {
-            w.missing(p, 20).unwrap();
-        }
-        w.finish().unwrap();
-        assert_eq!(c.count_under(b"a").unwrap(), (1, 2), "a itself, a/x and a/y/z");
-        assert_eq!(c.count_under(b"").unwrap(), (2, 4));
-        let mut w = c.writer();
-        assert_eq!(w.forget_missing(b"a").unwrap(), 2);
-        assert_eq!(w.forget_missing(b"b").unwrap(), 0, "present files stay");
-        w.finish().unwrap();
-        let left: Vec<_> = c.missing().unwrap().into_iter().map(|r| r.path).collect();
-        assert_eq!(left, vec![b"a.txt".to_vec(), b"a0".to_vec()]);
-        let mut w = c.writer();
-        assert_eq!(w.forget_missing(b"").unwrap(), 2);
-        w.finish().unwrap();
-        assert_eq!(c.count_under(b"").unwrap(), (2, 0));
-    }
-
-    #[test]
-    fn newer_schema_is_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("c.db");
-        drop(Catalog::open(&p, true, None).unwrap());
-        let conn = Connection::open(&p).unwrap();
-        conn.pragma_update(None, "user_version", 99).unwrap();
-        drop(conn);
-        assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::TooNew(_, 99, _))));
-    }
-
-    #[test]
-    fn rows_stream_in_byte_order_and_stale_order() {
-        let d = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
-        let mut w = c.writer();
-        // Byte order: "a.txt" < "a/b" ('.' < '/'), and non-UTF-8 bytes sort last.
-        for (i, name) in [&b"a/b"[..], b"a.txt", b"\xff\xfe", b"B"].iter().enumerate() {
-            w.insert(name, stamp(i as u64, 5), None, &[i as u8; 4], 1000 + i as i64).unwrap();
-        }
-        w.finish().unwrap();
-        let r = c.reader().unwrap();
-        let all: Vec<_> = r.by_path(None, 100).unwrap().into_iter().map(|r| r.path).collect();
-        assert_eq!(
-            all,
-            vec![b"B".to_vec(), b"a.txt".to_vec(), b"a/b".to_vec(), b"\xff\xfe".to_vec()]
-        );
-        let page: Vec<_> =
-            r.by_path(Some(b"a.txt"), 1).unwrap().into_iter().map(|r| r.path).collect();
-        assert_eq!(page, vec![b"a/b".to_vec()]);
-        // Stale order: least recently verified first; rows checked in this run are left out.
-        let mut w = c.writer();
-        w.checked(b"a/b", Class::Ok, 5000, None).unwrap();
-        w.finish().unwrap();
-        let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
-        assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
-        let rest: Vec<_> = r
-            .stale(5000, Some((1001, b"a.txt")), 100)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.path)
-            .collect();
-        assert_eq!(rest, vec![b"\xff\xfe".to_vec(), b"B".to_vec()]);
-    }
-
-    #[test]
-    fn corrupt_keeps_the_digest_and_the_last_verified_time() {
-        let d = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
-        let mut w = c.writer();
-        w.insert(b"f", stamp(3, 7), Some((1, 2)), b"good", 100).unwrap();
-        w.checked(b"f", Class::Corrupt, 200, Some("x")).unwrap();
-        w.finish().unwrap();
-        let row = c.get(b"f").unwrap().unwrap();
-        assert_eq!(row.digest, b"good");
-        assert_eq!(
-            (row.last_verified, row.last_checked, row.last_result),
-            (100, 200, Class::Corrupt)
-        );
-    }
-
-    #[test]
-    fn a_move_keeps_first_seen_and_forgets_the_old_path() {
-        let d = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
-        let mut w = c.writer();
-        w.insert(b"old", stamp(3, 7), None, b"dig", 100).unwrap();
-        w.missing(b"old", 500).unwrap();
-        w.insert(b"new", stamp(3, 9), None, b"dig", 500).unwrap();
-        w.finish().unwrap();
-        assert_eq!(c.missing().unwrap().len(), 1);
-        assert_eq!(c.move_candidates(3, b"dig", 500).unwrap(), vec![b"new".to_vec()]);
-        assert!(c.move_candidates(3, b"dig", 501).unwrap().is_empty());
-        let mut w = c.writer();
-        w.moved(b"old", b"new").unwrap();
-        w.finish().unwrap();
-        assert!(c.get(b"old").unwrap().is_none());
-        let row = c.get(b"new").unwrap().unwrap();
-        assert_eq!((row.first_seen, row.last_result), (100, Class::Moved));
-    }
-
-    #[test]
-    fn summary_counts_present_missing_and_problems() {
-        let d = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
-        let now = 100 * 86_400_000;
-        let mut w = c.writer();
-        w.insert(b"a", stamp(10, 1), None, b"1", now - 2 * 86_400_000).unwrap();
-        w.insert(b"b", stamp(20, 1), None, b"2", now - 10).unwrap();
-        w.insert(b"c", stamp(30, 1), None, b"3", now - 10).unwrap();
-        w.checked(b"b", Class::Corrupt, now, None).unwrap();
-        w.missing(b"c", now).unwrap();
-        w.finish().unwrap();
-        let s = c.summary(now).unwrap();
-        assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
-        assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));
-        assert_eq!(s.verified_within, [(1, 1), (7, 2), (30, 2)]);
-        assert_eq!(
-            s.problems,
-            vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
-        );
-    }
-}
+mod tests;
