@@ -53,7 +53,7 @@ impl RunLock {
 }
 
 /// The lock file beside a catalog: `CATALOG.lock`.
-pub fn lock_path(catalog: &Path) -> PathBuf {
+pub(crate) fn lock_path(catalog: &Path) -> PathBuf {
     let mut name = catalog.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)

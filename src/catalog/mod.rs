@@ -6,10 +6,10 @@
 //! - [`xattr`]: the digest kept in each file's extended attributes (`user.fixity.*`),
 //!   reading what cshatag wrote (`user.shatag.*`).
 //!
-//! Both implement [`Store`] (in [`store`]), the one interface the scan/verify engine
-//! ([`crate::scrub`]), `status`, `export`, `accept` and `forget` use; [`open_store`] picks
-//! one. The classes a run gives files are [`Class`]; the rule that gives them is
-//! [`crate::scrub::classify`].
+//! Both implement [`Store`], the one interface the scan/verify engine ([`crate::scrub`]),
+//! `status`, `export`, `accept` and `forget` use; [`open_store`] picks one from a
+//! [`StoreSpec`]. The classes a run gives files are [`Class`]; the rule that gives them is
+//! `scrub::classify`. The run lock is in [`lock`].
 
 pub mod lock;
 pub mod sqlite;

@@ -32,20 +32,20 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Prefix of fixity's attributes.
-pub const PREFIX: &str = "user.fixity.";
+pub(crate) const PREFIX: &str = "user.fixity.";
 const TS: &str = "user.fixity.ts";
 const SIZE: &str = "user.fixity.size";
 const VERIFIED: &str = "user.fixity.verified";
 /// Marks a standing CORRUPT finding: every run reads such a file again, slice or not.
 const CORRUPT: &str = "user.fixity.corrupt";
 /// The slice cursor on the root directory.
-pub const CURSOR: &str = "user.fixity.cursor";
+pub(crate) const CURSOR: &str = "user.fixity.cursor";
 const SHATAG_SHA256: &str = "user.shatag.sha256";
 const SHATAG_TS: &str = "user.shatag.ts";
 
 /// Where a file's recorded digest came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `user.fixity.*`.
     Fixity,
     /// `user.shatag.*` (cshatag, shatag).
@@ -54,7 +54,7 @@ pub enum Source {
 
 /// A file's recorded digest and the version of the file it describes.
 #[derive(Clone, Debug)]
-pub struct Attrs {
+pub(crate) struct Attrs {
     /// The algorithm of `digest`.
     pub algo: &'static Algorithm,
     /// The recorded digest.
@@ -141,7 +141,7 @@ fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
 
 /// Reads a file's recorded digest: fixity's attribute for `prefer` first, then any
 /// other `user.fixity.ALGO` the file carries, then cshatag's. `Ok(None)` when it has none.
-pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
+pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
     let mut found: Option<(&'static Algorithm, Digest)> = None;
     if let Some(v) = get(path, &format!("{PREFIX}{}", prefer.name))? {
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
@@ -201,7 +201,7 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
 /// Records `digest` as the content of `path` at `stamp`, verified at `verified_ms`.
 /// A SHA-256 record also rewrites cshatag's attributes when the file carries them (looked
 /// up here, on the rare write, not on every read), so both tools keep agreeing.
-pub fn write(
+pub(crate) fn write(
     path: &Path,
     algo: &'static Algorithm,
     digest: &Digest,
@@ -223,7 +223,7 @@ pub fn write(
 
 /// Records only a successful verification time (and, with `was_corrupt`, the end of a
 /// corrupt finding: the content reads as recorded again).
-pub fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
+pub(crate) fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
     if was_corrupt { remove(path, CORRUPT) } else { Ok(()) }
 }
@@ -242,7 +242,7 @@ fn remove(path: &Path, name: &str) -> io::Result<()> {
 
 /// Fails with a message naming the file system when `dir`'s file system does not take
 /// user extended attributes.
-pub fn probe(dir: &Path) -> Result<(), String> {
+pub(crate) fn probe(dir: &Path) -> Result<(), String> {
     const PROBE: &str = "user.fixity.probe";
     match xattr::set(dir, PROBE, b"1") {
         Ok(()) => {
@@ -261,12 +261,12 @@ pub fn probe(dir: &Path) -> Result<(), String> {
 }
 
 /// The slice cursor stored on the root directory, if any.
-pub fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
     get(root, CURSOR)
 }
 
 /// Stores (or with `None` clears) the slice cursor.
-pub fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
+pub(crate) fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
     match cursor {
         Some(c) => set(root, CURSOR, c),
         None => match xattr::remove_deref(root, CURSOR) {
@@ -277,13 +277,13 @@ pub fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
 }
 
 /// Why `fixity forget` has nothing to do with the xattr store.
-pub const NOTHING_TO_FORGET: &str = "the xattr store keeps a file's record in the file itself, \
+pub(crate) const NOTHING_TO_FORGET: &str = "the xattr store keeps a file's record in the file itself, \
      so a missing file leaves nothing to forget";
 
 /// The xattr store as a [`Store`]: each file's record in its own attributes, the slice
 /// cursor on the root. It keeps no index: no record of a file once it is gone, no list
 /// of a run's findings (they are handed over as they are found), no catalog to summarize.
-pub struct XattrStore {
+pub(crate) struct XattrStore {
     root: PathBuf,
     prefer: &'static Algorithm,
 }

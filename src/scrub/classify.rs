@@ -4,7 +4,7 @@ use crate::catalog::{Class, Found, Record};
 
 /// What a run saw where a record (or none) says a file is.
 #[derive(Clone, Copy, Debug)]
-pub enum Seen<'a> {
+pub(crate) enum Seen<'a> {
     /// The file at the record's path, read: this content and version.
     Content(&'a Found),
     /// Content read at another path than the record's (a candidate for a move).
@@ -29,7 +29,7 @@ pub enum Seen<'a> {
 /// - not readable: [`Class::Unreadable`].
 ///
 /// Digests are compared in constant time.
-pub fn classify(old: Option<&Record>, new: Seen<'_>, modify_window: i128) -> Class {
+pub(crate) fn classify(old: Option<&Record>, new: Seen<'_>, modify_window: i128) -> Class {
     match (old, new) {
         (_, Seen::Unreadable) => Class::Unreadable,
         (_, Seen::Absent) => Class::Missing,

@@ -19,13 +19,14 @@
 //! catalog, and with the xattr store, where each file carries its own record: the same
 //! classes except missing and moved (nothing remembers a file that is gone), findings
 //! handed over as they are found, and slices that continue from a cursor kept on the
-//! root directory. The rule that classifies a file is [`classify`].
+//! root directory. The rule that classifies a file is `classify`.
 
 mod classify;
 mod engine;
+mod recorder;
 mod vanished;
 
-pub use classify::{Seen, classify};
+pub(crate) use classify::{Seen, classify};
 pub use engine::run;
 
 use crate::catalog::Class;
@@ -73,7 +74,7 @@ pub struct Options {
     pub max_duration: Option<Duration>,
     /// The read engine's settings (workers, serial reads).
     pub engine: Config,
-    /// How far apart two mtimes may be and still count as equal (see [`Stamp::matches`];
+    /// How far apart two mtimes may be and still count as equal (see [`Record::describes`](crate::catalog::Record::describes);
     /// `--modify-window`).
     pub modify_window_ns: i128,
 }

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// A SQLite catalog opened for a run, `accept`/`forget`, or for reading.
-pub struct SqliteStore {
+pub(crate) struct SqliteStore {
     cat: Catalog,
     /// The run being recorded.
     run_id: Option<i64>,
@@ -74,11 +74,6 @@ impl SqliteStore {
             }
             Err(e) => Err(e),
         }
-    }
-
-    /// The catalog underneath.
-    pub fn catalog(&self) -> &Catalog {
-        &self.cat
     }
 
     fn writer(&self) -> Writer<'_> {
