@@ -7,6 +7,7 @@
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
 //! - [`read`]: read a file once, feed every hasher, detect changes during the read.
 //! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
+//! - [`sources`]: the one producer: command-line paths become the files to read, in order.
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check.
 //! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
@@ -38,6 +39,7 @@ pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
 pub mod scrub;
+pub mod sources;
 pub mod units;
 pub mod verify;
 pub mod walk;

@@ -18,6 +18,12 @@ use std::sync::Arc;
 
 use crate::read::Stamp;
 
+/// How many threads list directories ahead of a walk: two per core the process may use
+/// (listing waits on the disk more than on the CPU), at least 4, at most 16.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| 2 * n.get()).clamp(4, 16)
+}
+
 /// What to walk and how.
 #[derive(Clone)]
 pub struct WalkOptions {
@@ -30,12 +36,6 @@ pub struct WalkOptions {
     /// `stat` each file while listing its directory (relative to the directory's open
     /// descriptor, as `find` does, so no path lookup), and hand the stamp over with it.
     pub stat: bool,
-}
-
-/// Threads to list directories ahead of a walk: one per core the process may use (4
-/// when that is unknown).
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| n.get())
 }
 
 /// Exclusion globs: a pattern without `/` matches any path component's name (`*.tmp`,

@@ -12,8 +12,8 @@ use fixity::formats::hashdeep::{Line, Parser};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
-use fixity::read::{OpenMode, ReadError, io_message};
-use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use fixity::read::{ReadError, io_message};
+use fixity::sources::{Source, Sources};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;
@@ -78,8 +78,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     }
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
     cfg.read.progress = progress.counter();
-    let walk_opts =
-        WalkOptions { follow: false, exclude: Exclude::new(&[])?, threads: 4, stat: false };
+    let sources = Sources::new(paths);
 
     let show = !args.status && !args.quiet;
     let stdout = io::stdout();
@@ -91,44 +90,21 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     pipeline::run(
         &cfg,
         |push| {
-            for p in &paths {
-                let path = Path::new(p);
-                if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-                    let mut go_on = true;
-                    walk(path, &walk_opts, &mut |ev| {
-                        let task = match ev {
-                            WalkEvent::File(f, _) => Task {
-                                payload: Entry::File(path_bytes(&f).to_vec()),
-                                work: Some(Work {
-                                    path: f,
-                                    mode: OpenMode::Walked { follow: false },
-                                    algos: algos.clone(),
-                                }),
-                            },
-                            WalkEvent::Skipped(f, why) => Task {
-                                payload: Entry::Problem(f, why.to_string(), true),
-                                work: None,
-                            },
-                            WalkEvent::Error(f, e) => Task {
-                                payload: Entry::Problem(f, io_message(&e), false),
-                                work: None,
-                            },
-                        };
-                        go_on = push(task);
-                        go_on
-                    });
-                    if !go_on {
-                        return;
+            sources.each(&mut |source| {
+                push(match source {
+                    Source::File { name, path, mode } => Task {
+                        payload: Entry::File(name),
+                        work: Some(Work { path, mode, algos: algos.clone() }),
+                    },
+                    Source::Skipped { path, why } => {
+                        Task { payload: Entry::Problem(path, why.to_string(), true), work: None }
                     }
-                } else {
-                    let work =
-                        Work { path: path.into(), mode: OpenMode::Named, algos: algos.clone() };
-                    let name = path_bytes(path).to_vec();
-                    if !push(Task { payload: Entry::File(name), work: Some(work) }) {
-                        return;
-                    }
-                }
-            }
+                    Source::Error { path, error } => Task {
+                        payload: Entry::Problem(path, io_message(&error), false),
+                        work: None,
+                    },
+                })
+            })
         },
         |entry, outcome| {
             line.clear();

@@ -9,8 +9,9 @@ use fixity::algo::{self, Algorithm};
 use fixity::formats::rhash::{embed_crc, embedded_crc};
 use fixity::pathtext::{bytes_path, path_bytes, quote_env};
 use fixity::read::{OpenMode, ReadOptions, hash_path};
+use fixity::sources::{Source, Sources};
 use fixity::verify::plural;
-use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use fixity::walk::Exclude;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -82,29 +83,28 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
 pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
     let opts = engine_config(None, &args.read).read;
     let exclude = Exclude::new(&args.exclude)?;
-    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
+    let sources =
+        Sources { paths: args.paths.clone(), follow: args.follow, exclude, no_walk: false };
     let mut files: Vec<(PathBuf, OpenMode)> = Vec::new();
     let mut failed = false;
-    for p in &args.paths {
-        let path = Path::new(p);
-        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-            walk(path, &walk_opts, &mut |ev| {
-                match ev {
-                    WalkEvent::File(f, _) => {
-                        files.push((f, OpenMode::Walked { follow: args.follow }))
-                    }
-                    WalkEvent::Skipped(..) => {}
-                    WalkEvent::Error(f, e) => {
-                        failed = true;
-                        ui::error(&format!("{}: {e}", quote_env(path_bytes(&f))));
-                    }
-                }
-                true
-            });
-        } else {
-            files.push((path.to_path_buf(), OpenMode::Named));
+    // No arguments: nothing to rename (not standard input).
+    let no_args = sources.paths.is_empty();
+    sources.each(&mut |source| {
+        match source {
+            _ if no_args => return false,
+            // `-` names a file here: standard input has no name to carry a CRC.
+            Source::File { path, mode: OpenMode::Stdin, .. } => files.push((path, OpenMode::Named)),
+            Source::File { path, mode, .. } => files.push((path, mode)),
+            Source::Skipped { path, why } => {
+                ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
+            }
+            Source::Error { path, error } => {
+                failed = true;
+                ui::error(&format!("{}: {error}", quote_env(path_bytes(&path))));
+            }
         }
-    }
+        true
+    });
     let delimiter = args.rhash.embed_crc_delimiter.as_bytes();
     for (path, mode) in files {
         let name = path_bytes(&path);

@@ -13,11 +13,12 @@ use fixity::formats::{
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::{self, Task, Work};
-use fixity::read::{OpenMode, ReadError, io_message};
-use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use fixity::read::{ReadError, io_message};
+use fixity::sources::{Source, Sources};
+use fixity::walk::Exclude;
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -160,11 +161,12 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     cfg.read.skip_inodes = skip;
 
     let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
-    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
+    let sources =
+        Sources { paths: paths.clone(), follow: args.follow, exclude, no_walk: args.no_walk };
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
     cfg.read.progress = progress.counter();
     if let Some(bar) = progress.handle() {
-        count_sizes(paths.clone(), walk_opts.clone(), bar);
+        sources.count_bytes_in_background(move |n| bar.set_length(n));
     }
 
     let stdout = io::stdout();
@@ -185,7 +187,6 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     }
 
     let algo_arc: Arc<[&'static Algorithm]> = Arc::from(algos.clone());
-    let follow = args.follow;
     let mut failed = false;
     let mut write_err: Option<io::Error> = None;
     let mut line = Vec::with_capacity(512);
@@ -193,50 +194,20 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
     pipeline::run(
         &cfg,
         |push| {
-            for p in &paths {
-                let path = Path::new(p);
-                if p == "-" {
-                    let work =
-                        Work { path: path.into(), mode: OpenMode::Stdin, algos: algo_arc.clone() };
-                    if !push(Task { payload: Entry::File(b"-".to_vec()), work: Some(work) }) {
-                        return;
+            sources.each(&mut |source| {
+                push(match source {
+                    Source::File { name, path, mode } => Task {
+                        payload: Entry::File(name),
+                        work: Some(Work { path, mode, algos: algo_arc.clone() }),
+                    },
+                    Source::Skipped { path, why } => {
+                        Task { payload: Entry::Note(path, Note::Skipped(why)), work: None }
                     }
-                    continue;
-                }
-                if !args.no_walk && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-                    let mut go_on = true;
-                    walk(path, &walk_opts, &mut |ev| {
-                        let task = match ev {
-                            WalkEvent::File(f, _) => Task {
-                                payload: Entry::File(path_bytes(&f).to_vec()),
-                                work: Some(Work {
-                                    path: f,
-                                    mode: OpenMode::Walked { follow },
-                                    algos: algo_arc.clone(),
-                                }),
-                            },
-                            WalkEvent::Skipped(f, why) => {
-                                Task { payload: Entry::Note(f, Note::Skipped(why)), work: None }
-                            }
-                            WalkEvent::Error(f, e) => {
-                                Task { payload: Entry::Note(f, Note::Error(e)), work: None }
-                            }
-                        };
-                        go_on = push(task);
-                        go_on
-                    });
-                    if !go_on {
-                        return;
+                    Source::Error { path, error } => {
+                        Task { payload: Entry::Note(path, Note::Error(error)), work: None }
                     }
-                } else {
-                    let work =
-                        Work { path: path.into(), mode: OpenMode::Named, algos: algo_arc.clone() };
-                    if !push(Task { payload: Entry::File(p.as_bytes().to_vec()), work: Some(work) })
-                    {
-                        return;
-                    }
-                }
-            }
+                })
+            })
         },
         |entry, outcome| {
             line.clear();
@@ -332,27 +303,4 @@ pub fn run(args: HashArgs) -> anyhow::Result<Status> {
         f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(target))))?;
     }
     Ok(if failed { Status::Failed } else { Status::Ok })
-}
-
-/// Sums the sizes of everything to be hashed on a thread of its own, so the progress bar
-/// can show a total and an ETA. Runs only when a bar may be drawn.
-fn count_sizes(paths: Vec<OsString>, opts: WalkOptions, bar: indicatif::ProgressBar) {
-    std::thread::spawn(move || {
-        let mut total = 0u64;
-        for p in &paths {
-            let path = Path::new(p);
-            match std::fs::metadata(path) {
-                Ok(md) if md.is_dir() => walk(path, &opts, &mut |ev| {
-                    if let WalkEvent::File(f, _) = ev {
-                        total += std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
-                        bar.set_length(total);
-                    }
-                    true
-                }),
-                Ok(md) => total += md.len(),
-                Err(_) => {}
-            }
-        }
-        bar.set_length(total);
-    });
 }

@@ -5,17 +5,20 @@
 
 use super::Status;
 use crate::cli::HashArgs;
+use crate::ui;
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Encoding;
 use fixity::formats::{Format, LineKind, Manifest};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::walk::{Exclude, WalkEvent, WalkOptions, walk};
+use fixity::read::io_message;
+use fixity::sources::{Source, Sources};
+use fixity::walk::Exclude;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::{ErrorKind, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -105,30 +108,33 @@ pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
     // The files to hash: everything under the paths that the manifest does not list.
     let skip = std::fs::metadata(manifest).ok().map(|m| (m.dev(), m.ino()));
     let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
-    let walk_opts = WalkOptions { follow: args.follow, exclude, threads: 4, stat: false };
+    let sources =
+        Sources { paths: args.paths.clone(), follow: args.follow, exclude, no_walk: false };
     let is_new = |name: &[u8]| {
         !listed.names.contains(normalized(name))
             && std::fs::metadata(OsStr::from_bytes(name))
                 .map_or(true, |m| Some((m.dev(), m.ino())) != skip)
     };
     let mut todo: Vec<OsString> = Vec::new();
-    for p in &args.paths {
-        let path = Path::new(p);
-        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-            walk(path, &walk_opts, &mut |ev| {
-                if let WalkEvent::File(f, _) = ev
-                    && is_new(path_bytes(&f))
-                {
-                    todo.push(f.into_os_string());
-                }
-                true
-            });
-        } else if is_new(p.as_bytes()) {
-            todo.push(p.clone());
+    // What the walk leaves out is said, as `hash` says it; a walk error fails the run.
+    let mut walk_failed = false;
+    sources.each(&mut |source| {
+        match source {
+            Source::File { name, .. } if is_new(&name) => todo.push(OsString::from_vec(name)),
+            Source::File { .. } => {}
+            Source::Skipped { path, why } => {
+                ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
+            }
+            Source::Error { path, error } => {
+                walk_failed = true;
+                ui::error(&format!("{}: {}", quote_env(path_bytes(&path)), io_message(&error)));
+            }
         }
-    }
+        true
+    });
+    let walk_status = if walk_failed { Status::Failed } else { Status::Ok };
     if todo.is_empty() {
-        return Ok(Status::Ok);
+        return Ok(walk_status);
     }
 
     // Hash them into a temporary file beside the manifest, then copy + append + rename.
@@ -147,7 +153,7 @@ pub fn run(mut args: HashArgs, manifest: &Path) -> anyhow::Result<Status> {
     let status = super::hash::run(args);
     let new = std::fs::read(&tmp);
     let _ = std::fs::remove_file(&tmp);
-    let status = status?;
+    let status = status?.max(walk_status);
     let new = new.with_context(|| format!("cannot read {}", quote_env(path_bytes(&tmp))))?;
     if new.is_empty() {
         return Ok(status);

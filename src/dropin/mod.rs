@@ -11,8 +11,8 @@ mod getopt;
 mod sum;
 mod xxhsum;
 
-use crate::cmd::Status;
 use crate::cli::{CheckArgs, HashArgs, ReadArgs, Storage};
+use crate::cmd::Status;
 use crate::ui;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

@@ -4,10 +4,10 @@
 //! coreutils'. Two additions from later coreutils are accepted: `--base64` (9.2) and
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
-use crate::cmd::Status;
-use super::{CheckFlags, Length, check_args, hash_args};
 use super::getopt::{self, Opt};
+use super::{CheckFlags, Length, check_args, hash_args};
 use crate::cli::{CheckArgs, HashArgs};
+use crate::cmd::Status;
 use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Digest;
