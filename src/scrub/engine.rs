@@ -43,13 +43,13 @@ pub fn run(
         true => Some(store.pass(sliced, now)?),
         false => None,
     };
-    let records = store.records()?;
     let lists = store.lists_findings();
     let remembers_gone = store.remembers_gone();
     let mut rec = Recorder { store, lists, batch: Vec::new(), failed: None };
     if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
         rec.fail(e, notice);
     }
+    let records = rec.store.records()?;
     let window = opts.modify_window_ns;
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
