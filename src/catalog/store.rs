@@ -211,7 +211,9 @@ pub trait Store {
     /// themselves does not.
     fn remembers_gone(&self) -> bool;
     /// Whether the store lists a run's findings afterwards ([`Store::findings`]); if not,
-    /// the engine hands each finding over as it is classified.
+    /// the engine hands each finding over as it is classified. Moves are paired after the
+    /// walk, so a store that remembers gone files should list its findings: handed over
+    /// at once, a moved file would be told as missing and new.
     fn lists_findings(&self) -> bool;
     /// How a verification pass goes over unchanged files.
     fn pass_order(&self) -> PassOrder;

@@ -232,18 +232,4 @@ pub fn full_path(root: &Path, rel: &[u8]) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exclusion_applies_to_every_directory_above() {
-        let ex = Exclude::new(&["*.tmp".into(), ".git".into(), "build/out".into()]).unwrap();
-        assert!(excluded(&ex, b"a/b/c.tmp"));
-        assert!(excluded(&ex, b"x/.git/config"));
-        assert!(excluded(&ex, b".git"));
-        assert!(excluded(&ex, b"build/out/a.o"));
-        assert!(!excluded(&ex, b"a/b/c.txt"));
-        assert!(!excluded(&ex, b"src/build/out"));
-        assert!(!excluded(&Exclude::default(), b"a.tmp"));
-    }
-}
+mod tests;
