@@ -299,7 +299,7 @@ impl Catalog {
     }
 
     /// Starts recording a run; returns its id.
-    pub fn start_run(&self, command: &str, started: i64) -> Result<i64> {
+    pub(crate) fn start_run(&self, command: &str, started: i64) -> Result<i64> {
         self.conn
             .execute(
                 "INSERT INTO runs (command, started) VALUES (?1, ?2)",
@@ -310,7 +310,7 @@ impl Catalog {
     }
 
     /// Records the end of run `id`.
-    pub fn finish_run(&self, id: i64, complete: bool, summary: &str) -> Result<()> {
+    pub(crate) fn finish_run(&self, id: i64, complete: bool, summary: &str) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE runs SET finished = ?1, complete = ?2, summary = ?3 WHERE id = ?4",
@@ -322,7 +322,7 @@ impl Catalog {
 
     /// A batching writer: statements go into transactions of a few thousand rows (or
     /// one second), each committed whole.
-    pub fn writer(&self) -> Writer<'_> {
+    pub(crate) fn writer(&self) -> Writer<'_> {
         Writer { cat: self }
     }
 
@@ -340,7 +340,7 @@ impl Catalog {
 
     /// Present files recorded as new since `since` (ms) with this size and digest: where
     /// a missing file may have moved to.
-    pub fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
+    pub(crate) fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
         let mut st = self
             .conn
             .prepare_cached(&format!(
@@ -377,7 +377,7 @@ impl Catalog {
     }
 
     /// Files present (not recorded as missing) and their total size.
-    pub fn present(&self) -> Result<(u64, u64)> {
+    pub(crate) fn present(&self) -> Result<(u64, u64)> {
         self.conn
             .query_row(
                 "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE missing_since IS NULL",
@@ -388,7 +388,7 @@ impl Catalog {
     }
 
     /// What `fixity status` shows.
-    pub fn summary(&self, now: i64) -> Result<Summary> {
+    pub(crate) fn summary(&self, now: i64) -> Result<Summary> {
         let e = |e| self.err(e);
         let c = &self.conn;
         let (files, bytes) = self.present()?;
@@ -486,7 +486,7 @@ impl Catalog {
     /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
     /// path order: (path, class, moved-from path, note). Streams from the database, so a
     /// report of any size costs no memory.
-    pub fn report(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<()> {
+    pub(crate) fn report(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<()> {
         let mut st = self
             .conn
             .prepare(
@@ -508,7 +508,7 @@ impl Catalog {
 
     /// Recorded files at `rel` or below it (the whole tree for an empty `rel`): (present,
     /// missing).
-    pub fn count_under(&self, rel: &[u8]) -> Result<(u64, u64)> {
+    pub(crate) fn count_under(&self, rel: &[u8]) -> Result<(u64, u64)> {
         let (lo, hi) = below(rel);
         self.conn
             .query_row(
@@ -522,7 +522,7 @@ impl Catalog {
     }
 
     /// Present files not looked at since `pass_start`: what later slices still have to do.
-    pub fn stale_count(&self, pass_start: i64) -> Result<(u64, u64)> {
+    pub(crate) fn stale_count(&self, pass_start: i64) -> Result<(u64, u64)> {
         self.conn
             .query_row(
                 "SELECT count(*), coalesce(sum(size), 0) FROM files
@@ -534,7 +534,7 @@ impl Catalog {
     }
 
     /// A value from the `meta` table.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
         self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
@@ -542,7 +542,7 @@ impl Catalog {
     }
 
     /// Sets (or with `None` removes) a `meta` value.
-    pub fn set_meta(&self, key: &str, value: Option<&str>) -> Result<()> {
+    pub(crate) fn set_meta(&self, key: &str, value: Option<&str>) -> Result<()> {
         match value {
             Some(v) => self.conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)
@@ -556,7 +556,7 @@ impl Catalog {
     }
 
     /// The latest start time of any run (so a new run can start strictly after it).
-    pub fn last_run_start(&self) -> Result<i64> {
+    pub(crate) fn last_run_start(&self) -> Result<i64> {
         self.conn
             .query_row("SELECT coalesce(max(started), 0) FROM runs", [], |r| r.get(0))
             .map_err(|e| self.err(e))
@@ -587,7 +587,7 @@ impl Reader {
     /// Up to `limit` present rows not looked at since `pass_start` (the start of the
     /// current verification pass), least recently verified first (ties by path), after
     /// the key `after`: the order of a scrub slice.
-    pub fn stale(
+    pub(crate) fn stale(
         &self,
         pass_start: i64,
         after: Option<(i64, &[u8])>,
@@ -642,7 +642,7 @@ use file::{
     stored_algorithm, tune, uri_of,
 };
 pub(crate) use store::SqliteStore;
-pub use writer::Writer;
+pub(crate) use writer::Writer;
 use writer::below;
 
 #[cfg(test)]

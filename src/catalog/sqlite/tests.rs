@@ -55,18 +55,18 @@ fn forget_takes_missing_files_at_or_below_a_path() {
     for p in [&b"a/x"[..], b"a/y/z", b"a.txt", b"a0"] {
         w.missing(p, 20).unwrap();
     }
-    w.finish().unwrap();
+    w.commit().unwrap();
     assert_eq!(c.count_under(b"a").unwrap(), (1, 2), "a itself, a/x and a/y/z");
     assert_eq!(c.count_under(b"").unwrap(), (2, 4));
     let mut w = c.writer();
     assert_eq!(w.forget_missing(b"a").unwrap(), 2);
     assert_eq!(w.forget_missing(b"b").unwrap(), 0, "present files stay");
-    w.finish().unwrap();
+    w.commit().unwrap();
     let left: Vec<_> = c.missing().unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(left, vec![b"a.txt".to_vec(), b"a0".to_vec()]);
     let mut w = c.writer();
     assert_eq!(w.forget_missing(b"").unwrap(), 2);
-    w.finish().unwrap();
+    w.commit().unwrap();
     assert_eq!(c.count_under(b"").unwrap(), (2, 0));
 }
 
@@ -90,7 +90,7 @@ fn rows_stream_in_byte_order_and_stale_order() {
     for (i, name) in [&b"a/b"[..], b"a.txt", b"\xff\xfe", b"B"].iter().enumerate() {
         w.insert(name, stamp(i as u64, 5), None, &[i as u8; 4], 1000 + i as i64).unwrap();
     }
-    w.finish().unwrap();
+    w.commit().unwrap();
     let r = c.reader().unwrap();
     let all: Vec<_> = r.by_path(None, 100).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(all, vec![b"B".to_vec(), b"a.txt".to_vec(), b"a/b".to_vec(), b"\xff\xfe".to_vec()]);
@@ -99,7 +99,7 @@ fn rows_stream_in_byte_order_and_stale_order() {
     // Stale order: least recently verified first; rows checked in this run are left out.
     let mut w = c.writer();
     w.checked(b"a/b", Class::Ok, 5000, None).unwrap();
-    w.finish().unwrap();
+    w.commit().unwrap();
     let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
     let rest: Vec<_> =
@@ -114,7 +114,7 @@ fn corrupt_keeps_the_digest_and_the_last_verified_time() {
     let mut w = c.writer();
     w.insert(b"f", stamp(3, 7), Some((1, 2)), b"good", 100).unwrap();
     w.checked(b"f", Class::Corrupt, 200, Some("x")).unwrap();
-    w.finish().unwrap();
+    w.commit().unwrap();
     let row = c.get(b"f").unwrap().unwrap();
     assert_eq!(row.digest, b"good");
     assert_eq!((row.last_verified, row.last_checked, row.last_result), (100, 200, Class::Corrupt));
@@ -128,14 +128,14 @@ fn a_move_keeps_first_seen_and_forgets_the_old_path() {
     w.insert(b"old", stamp(3, 7), None, b"dig", 100).unwrap();
     w.missing(b"old", 500).unwrap();
     w.insert(b"new", stamp(3, 9), None, b"dig", 500).unwrap();
-    w.finish().unwrap();
+    w.commit().unwrap();
     assert_eq!(c.missing().unwrap().len(), 1);
     let paths = |rows: Vec<Row>| rows.into_iter().map(|r| r.path).collect::<Vec<_>>();
     assert_eq!(paths(c.move_candidates(3, b"dig", 500).unwrap()), vec![b"new".to_vec()]);
     assert!(c.move_candidates(3, b"dig", 501).unwrap().is_empty());
     let mut w = c.writer();
     w.moved(b"old", b"new").unwrap();
-    w.finish().unwrap();
+    w.commit().unwrap();
     assert!(c.get(b"old").unwrap().is_none());
     let row = c.get(b"new").unwrap().unwrap();
     assert_eq!((row.first_seen, row.last_result), (100, Class::Moved));
@@ -152,7 +152,7 @@ fn summary_counts_present_missing_and_problems() {
     w.insert(b"c", stamp(30, 1), None, b"3", now - 10).unwrap();
     w.checked(b"b", Class::Corrupt, now, None).unwrap();
     w.missing(b"c", now).unwrap();
-    w.finish().unwrap();
+    w.commit().unwrap();
     let s = c.summary(now).unwrap();
     assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
     assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));

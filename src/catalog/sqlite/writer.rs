@@ -8,10 +8,10 @@ use rusqlite::params;
 use std::time::{Duration, Instant};
 
 /// Writes into the catalog in batches (see [`Catalog::writer`]). Call
-/// [`Writer::finish`] to commit the last batch; a batch never committed is rolled back
+/// [`Writer::commit`] to commit the last batch; a batch never committed is rolled back
 /// when the catalog closes. The batch belongs to the catalog: writers taken one after the
 /// other continue the same batch.
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     pub(super) cat: &'a Catalog,
 }
 
@@ -49,7 +49,7 @@ impl Writer<'_> {
     }
 
     /// Commits the current batch.
-    pub fn commit(&mut self) -> Result<()> {
+    pub(crate) fn commit(&mut self) -> Result<()> {
         if self.cat.pending.get() > 0 {
             self.cat.pending.set(0);
             self.cat.conn.execute_batch("COMMIT").map_err(|e| self.cat.err(e))?;
@@ -57,13 +57,8 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Commits what is pending.
-    pub fn finish(mut self) -> Result<()> {
-        self.commit()
-    }
-
     /// Records a file hashed for the first time.
-    pub fn insert(
+    pub(crate) fn insert(
         &mut self,
         path: &[u8],
         stamp: Stamp,
@@ -85,7 +80,7 @@ impl Writer<'_> {
     }
 
     /// Records a new digest for a known file (an edit): `class` is what the run found.
-    pub fn rehashed(
+    pub(crate) fn rehashed(
         &mut self,
         path: &[u8],
         stamp: Stamp,
@@ -116,7 +111,7 @@ impl Writer<'_> {
 
     /// Records a check of a known file that leaves its digest alone: ok (content matched:
     /// also the last-verified time), corrupt or unreadable.
-    pub fn checked(
+    pub(crate) fn checked(
         &mut self,
         path: &[u8],
         class: Class,
@@ -133,7 +128,7 @@ impl Writer<'_> {
     }
 
     /// A file recorded as missing is back (unchanged).
-    pub fn present(&mut self, path: &[u8]) -> Result<()> {
+    pub(crate) fn present(&mut self, path: &[u8]) -> Result<()> {
         self.exec(
             "UPDATE files SET missing_since = NULL, last_result = 'ok' WHERE path = ?1",
             params![path],
@@ -142,7 +137,7 @@ impl Writer<'_> {
     }
 
     /// Records that a file is gone (keeping when it first went missing).
-    pub fn missing(&mut self, path: &[u8], now: i64) -> Result<()> {
+    pub(crate) fn missing(&mut self, path: &[u8], now: i64) -> Result<()> {
         self.exec(
             "UPDATE files SET missing_since = coalesce(missing_since, ?2), last_checked = ?2,
                 last_result = 'missing'
@@ -153,13 +148,13 @@ impl Writer<'_> {
     }
 
     /// Forgets a file.
-    pub fn delete(&mut self, path: &[u8]) -> Result<()> {
+    pub(crate) fn delete(&mut self, path: &[u8]) -> Result<()> {
         self.exec("DELETE FROM files WHERE path = ?1", params![path]).map(drop)
     }
 
     /// Forgets the files recorded as missing at `rel` or below it (every missing file for
     /// an empty `rel`); returns how many.
-    pub fn forget_missing(&mut self, rel: &[u8]) -> Result<usize> {
+    pub(crate) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize> {
         let (lo, hi) = below(rel);
         self.exec(
             "DELETE FROM files WHERE missing_since IS NOT NULL
@@ -170,7 +165,7 @@ impl Writer<'_> {
 
     /// Records that the file at `from` (missing) now lives at `to`: the row at `to`
     /// inherits `from`'s history and `from` is forgotten.
-    pub fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
+    pub(crate) fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
         self.exec(
             "UPDATE files SET last_result = 'moved', moved_from = ?1,
                 first_seen = min(first_seen, (SELECT first_seen FROM files WHERE path = ?1))
