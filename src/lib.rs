@@ -19,7 +19,8 @@
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
 //! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
-//! - [`scrub`]: `scan` and `verify`: classify files against the catalog, in slices.
+//! - [`scrub`]: `scan` and `verify`: classify files against a store, in slices.
+//! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
 
 pub mod algo;
@@ -28,6 +29,7 @@ pub mod bagit;
 pub mod bench;
 pub mod catalog;
 pub mod check;
+pub mod clock;
 #[allow(unsafe_code)]
 pub mod confine;
 #[allow(unsafe_code)]
@@ -43,4 +45,5 @@ pub mod pipeline;
 pub mod read;
 pub mod scrub;
 pub mod sources;
+pub mod units;
 pub mod walk;

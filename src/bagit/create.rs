@@ -267,7 +267,7 @@ pub fn create(
     ));
     let mut bag_info = format!("Bag-Software-Agent: fixity {}\n", env!("CARGO_PKG_VERSION"));
     if !info.iter().any(|(k, _)| k.eq_ignore_ascii_case("Bagging-Date")) {
-        let today = crate::catalog::format_time(crate::catalog::now_ms());
+        let today = crate::clock::format_time(crate::clock::now_ms());
         bag_info.push_str(&format!("Bagging-Date: {}\n", &today[..10]));
     }
     bag_info.push_str(&format!("Payload-Oxum: {bytes}.{}\n", hashed.len()));

@@ -8,7 +8,7 @@ use crate::cli::ExportArgs;
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
 use fixity::catalog::sqlite::Catalog;
-use fixity::digest::Digest;
+use fixity::catalog::{OpenOptions, StoreSpec, open_store};
 use fixity::formats::cksum::{self, Shape};
 use fixity::formats::{self, Format, WriteOptions, b3sum, cfv_csv, hashdeep, json, sfv, xxhsum};
 use fixity::output::AtomicFile;
@@ -101,8 +101,9 @@ fn layout(format: &str, algo: &'static Algorithm) -> anyhow::Result<Layout> {
 
 pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
-    let cat = Catalog::open_read_only(&path)?;
-    let algo = cat.algorithm();
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    let store = open_store(&StoreSpec::Sqlite(path), &how)?;
+    let algo = store.algorithm();
     let layout = layout(&args.format, algo)?;
     let mut atomic = match &args.output {
         Some(p) => Some(
@@ -132,18 +133,17 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
         _ => {}
     }
     let one_line = matches!(layout, Layout::Lines(Format::Sfv) | Layout::Hashdeep | Layout::CfvCsv);
-    let reader = cat.reader()?;
     let mut after: Option<Vec<u8>> = None;
     let mut line = Vec::new();
     let mut skipped_newline = 0u64;
     loop {
-        let page = reader.by_path(after.as_deref(), 4096)?;
+        let page = store.records_page(after.as_deref(), 4096)?;
         let Some(last) = page.last() else { break };
         after = Some(last.path.clone());
         for row in page.iter().filter(|r| r.missing_since.is_none()) {
             line.clear();
-            let digest = Digest::new(&row.digest);
-            let (name, size) = (&row.path, row.stamp.size);
+            let digest = row.digest;
+            let (name, size) = (&row.path, row.size.unwrap_or(0));
             match layout {
                 _ if one_line && name.contains(&b'\n') => {
                     skipped_newline += 1;
