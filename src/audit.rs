@@ -11,6 +11,7 @@
 //! set is held in memory (one entry per record, indexed by each digest); the tree is not.
 
 use crate::algo::Algorithm;
+use crate::check::agreeing;
 use crate::digest::Digest;
 use crate::formats::hashdeep::FileRecord;
 use std::collections::HashMap;
@@ -167,13 +168,10 @@ impl Known {
         let mut best: Option<((bool, bool, bool), u32)> = None;
         for id in candidates {
             let e = &self.entries[id as usize];
-            let mut agree = 0;
-            for (a, d) in &e.record.digests {
-                let i = self.algos.iter().position(|x| x == a).expect("indexed");
-                if digests[i].ct_eq(d) {
-                    agree += 1;
-                }
-            }
+            let algos = &self.algos;
+            let agree = agreeing(e.record.digests.iter().map(|(a, want)| {
+                (want, &digests[algos.iter().position(|x| x == a).expect("indexed")])
+            }));
             if agree == 0 {
                 continue; // the first 8 bytes alone collided
             }

@@ -489,7 +489,7 @@ pub struct AlgorithmsArgs {
 
 /// Parses a byte count such as `64M` or `1G` for clap.
 fn parse_size_arg(text: &str) -> Result<u64, String> {
-    fixity::catalog::parse_size(text).ok_or_else(|| format!("not a size: {text:?} (try 64M)"))
+    fixity::units::parse_size(text).ok_or_else(|| format!("not a size: {text:?} (try 64M)"))
 }
 
 #[cfg(test)]

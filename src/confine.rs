@@ -11,7 +11,6 @@
 //! resolved by hand, and a `..` or an absolute target that climbs above the directory
 //! refused. Symlinks that stay inside are followed, as a plain open would.
 
-use crate::read::ReadError;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -23,16 +22,28 @@ use std::path::{Component, Path, PathBuf};
 /// How many symlinks one path may pass through (the kernel's limit, too).
 const MAX_LINKS: u32 = 40;
 
+/// Why a confined open gave no file. The reader turns it into its own error
+/// (`read::ReadError`); this module knows nothing of reading.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The open, or a lookup on the way to it, failed.
+    Io(io::Error),
+    /// The path, through a symlink or otherwise, leads out of the directory.
+    Escapes,
+    /// The last component was replaced (by a symlink, say) between its check and its open.
+    Swapped,
+}
+
 /// Opens `path` for reading beneath the current directory (the directory a manifest's
-/// names are resolved from). `Err(ReadError::Escapes)` when the path, through a symlink or
+/// names are resolved from). `Err(Refused::Escapes)` when the path, through a symlink or
 /// otherwise, leads outside it.
-pub(crate) fn open_beneath(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_beneath(path: &Path) -> Result<File, Refused> {
     open_in(libc::AT_FDCWD, path, true)
 }
 
 /// Opens `path` beneath the directory `root` (a descriptor, or `AT_FDCWD`); `kernel`: try
 /// `openat2` first.
-fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, ReadError> {
+fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, Refused> {
     if kernel {
         match openat2_beneath(root, path) {
             Ok(f) => return Ok(f),
@@ -43,11 +54,11 @@ fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, ReadErr
                     e.raw_os_error(),
                     Some(libc::ENOSYS | libc::EPERM | libc::EINVAL | libc::E2BIG | libc::EXDEV)
                 ) => {}
-            Err(e) => return Err(ReadError::Io(e)),
+            Err(e) => return Err(Refused::Io(e)),
         }
     }
-    let root = open_flags(root, Path::new("."), libc::O_PATH | libc::O_DIRECTORY)
-        .map_err(ReadError::Io)?;
+    let root =
+        open_flags(root, Path::new("."), libc::O_PATH | libc::O_DIRECTORY).map_err(Refused::Io)?;
     walk_open(&root, path)
 }
 
@@ -131,32 +142,32 @@ fn read_link(link: &File) -> io::Result<PathBuf> {
 }
 
 /// The component-by-component walk (see the module's notes).
-fn walk_open(root: &File, path: &Path) -> Result<File, ReadError> {
+fn walk_open(root: &File, path: &Path) -> Result<File, Refused> {
     // Where `root` is, for symlinks with an absolute target.
     let root_path = std::fs::read_link(format!("/proc/self/fd/{}", root.as_raw_fd())).ok();
     // Directories entered so far (the root first): a `..` steps back to the one before.
     let mut dirs: Vec<File> = Vec::new();
     // Components still to resolve, the next one last.
     let mut todo: Vec<std::ffi::OsString> = Vec::new();
-    let push_path = |todo: &mut Vec<std::ffi::OsString>, p: &Path| -> Result<(), ReadError> {
+    let push_path = |todo: &mut Vec<std::ffi::OsString>, p: &Path| -> Result<(), Refused> {
         for c in p.components().rev() {
             match c {
                 Component::Normal(n) => todo.push(n.to_os_string()),
                 Component::ParentDir => todo.push("..".into()),
                 Component::CurDir => {}
                 // Handled by the caller (an absolute path starts again at the root).
-                Component::RootDir | Component::Prefix(_) => return Err(ReadError::Escapes),
+                Component::RootDir | Component::Prefix(_) => return Err(Refused::Escapes),
             }
         }
         Ok(())
     };
-    let relative = |p: &Path| -> Result<PathBuf, ReadError> {
+    let relative = |p: &Path| -> Result<PathBuf, Refused> {
         if !p.is_absolute() {
             return Ok(p.to_path_buf());
         }
         // An absolute target is inside only when it names the root's own path or below.
-        let base = root_path.as_deref().ok_or(ReadError::Escapes)?;
-        p.strip_prefix(base).map(Path::to_path_buf).map_err(|_| ReadError::Escapes)
+        let base = root_path.as_deref().ok_or(Refused::Escapes)?;
+        p.strip_prefix(base).map(Path::to_path_buf).map_err(|_| Refused::Escapes)
     };
     push_path(&mut todo, &relative(path)?)?;
     let mut links = 0u32;
@@ -164,24 +175,24 @@ fn walk_open(root: &File, path: &Path) -> Result<File, ReadError> {
         let cur = dirs.last().unwrap_or(root);
         let Some(name) = todo.pop() else {
             // The path named the root itself (or `.`): open it; reading it says EISDIR.
-            return open_flags(cur.as_raw_fd(), Path::new("."), READ_FLAGS).map_err(ReadError::Io);
+            return open_flags(cur.as_raw_fd(), Path::new("."), READ_FLAGS).map_err(Refused::Io);
         };
         if name == ".." {
             if dirs.pop().is_none() {
-                return Err(ReadError::Escapes);
+                return Err(Refused::Escapes);
             }
             continue;
         }
         let name = Path::new(&name);
         let node = open_flags(cur.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW)
-            .map_err(ReadError::Io)?;
-        let md = node.metadata().map_err(ReadError::Io)?;
+            .map_err(Refused::Io)?;
+        let md = node.metadata().map_err(Refused::Io)?;
         if md.file_type().is_symlink() {
             links += 1;
             if links > MAX_LINKS {
-                return Err(ReadError::Io(io::Error::from_raw_os_error(libc::ELOOP)));
+                return Err(Refused::Io(io::Error::from_raw_os_error(libc::ELOOP)));
             }
-            let target = read_link(&node).map_err(ReadError::Io)?;
+            let target = read_link(&node).map_err(Refused::Io)?;
             if target.is_absolute() {
                 dirs.clear();
             }
@@ -192,15 +203,15 @@ fn walk_open(root: &File, path: &Path) -> Result<File, ReadError> {
             // The last component: open it for reading, and make sure it is still the
             // entry just examined (not swapped for a symlink in between).
             let f = open_flags(cur.as_raw_fd(), name, READ_FLAGS | libc::O_NOFOLLOW)
-                .map_err(ReadError::Io)?;
-            let got = f.metadata().map_err(ReadError::Io)?;
+                .map_err(Refused::Io)?;
+            let got = f.metadata().map_err(Refused::Io)?;
             if (got.dev(), got.ino()) != (md.dev(), md.ino()) {
-                return Err(ReadError::Changed);
+                return Err(Refused::Swapped);
             }
             return Ok(f);
         }
         if !md.is_dir() {
-            return Err(ReadError::Io(io::Error::from_raw_os_error(libc::ENOTDIR)));
+            return Err(Refused::Io(io::Error::from_raw_os_error(libc::ENOTDIR)));
         }
         dirs.push(node);
     }
@@ -219,8 +230,9 @@ mod tests {
                 f.read_to_string(&mut s).map_err(|e| e.to_string())?;
                 Ok(s)
             }
-            Err(ReadError::Escapes) => Err("escapes".into()),
-            Err(e) => Err(e.message()),
+            Err(Refused::Escapes) => Err("escapes".into()),
+            Err(Refused::Io(e)) => Err(crate::read::io_message(&e)),
+            Err(Refused::Swapped) => Err("swapped".into()),
         }
     }
 

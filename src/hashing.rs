@@ -3,8 +3,8 @@
 //! caller renders each event (a manifest writer's record, a message, a progress step).
 
 use crate::algo::Algorithm;
-use crate::pipeline::{self, Config, Task, Work};
-use crate::read::{Hashed, ReadError};
+use crate::pipeline::{self, Config, Hashed, Task, Work};
+use crate::read::ReadError;
 use crate::sources::{Source, Sources};
 use std::io;
 use std::path::{Path, PathBuf};

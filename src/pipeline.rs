@@ -6,12 +6,16 @@
 //! waiting for a slower predecessor), whatever the size of the tree. Many workers keep
 //! many reads in flight, which is what small files on a cold cache need; a rotational disk
 //! gets one worker, so the head moves in one sequential sweep.
+//!
+//! Each worker hashes a file with [`hash_path`]: the engine picks the file's read plan
+//! from the algorithms' registry rows (`plan_for`) and the reader carries it out.
 
-use crate::algo::Algorithm;
-use crate::read::{self, Hashed, OpenMode, ReadError, ReadOptions};
+use crate::algo::{Access, Algorithm, Hasher};
+use crate::digest::Digest;
+use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader};
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -35,8 +39,66 @@ pub struct Task<T> {
     pub work: Option<Work>,
 }
 
+/// A file read to the end and hashed.
+#[derive(Clone, Debug)]
+pub struct Hashed {
+    /// Bytes read.
+    pub size: u64,
+    /// Modification time (ns since the epoch) at the start of the read, if a file.
+    pub mtime_ns: Option<i128>,
+    /// One digest per requested algorithm, in the order requested.
+    pub digests: Vec<Digest>,
+    /// (device, inode) of a regular file.
+    pub file_id: Option<(u64, u64)>,
+}
+
 /// A finished task.
 pub type Outcome = Option<Result<Hashed, ReadError>>;
+
+/// Files at least this large are mapped rather than copied through a buffer when no
+/// algorithm hashes a mapping on several threads: below it, mapping costs more than the
+/// copy it saves.
+const MAP_SERIAL_FROM: u64 = 4 * 1024 * 1024;
+
+/// The read plan for hashing with `algos`, from what each one's registry row says
+/// reading for it needs ([`Algorithm::access`]) and the run's mapping threshold.
+pub(crate) fn plan_for(algos: &[&'static Algorithm], opts: &ReadOptions) -> ReadPlan {
+    let sampled = algos.iter().find(|a| a.access() == Access::Sampled);
+    let fetch = if sampled.is_some() && algos.iter().all(|a| a.access() == Access::Sampled) {
+        // Only sampled algorithms: read their ranges, not the file.
+        Fetch::Samples
+    } else if let Some(t) = opts.mmap_threshold {
+        // Map large files: from the threshold for one algorithm that hashes a mapping on
+        // several threads (BLAKE3), from `MAP_SERIAL_FROM` for the others.
+        let parallel = algos.len() == 1 && algos[0].access() == Access::Parallel;
+        Fetch::Mapped { from: if parallel { t } else { t.max(MAP_SERIAL_FROM) }, parallel }
+    } else {
+        Fetch::Whole
+    };
+    ReadPlan { fetch, needs_size: sampled.map(|a| a.name), on_change: OnChange::Refuse }
+}
+
+/// Opens, reads and hashes `path` with every algorithm in `algos`: what each worker does
+/// for a task. `buf` is the caller's reusable read buffer; `serial` the lock of a
+/// rotational disk (see [`Reader`]).
+pub fn hash_path(
+    path: &Path,
+    mode: OpenMode,
+    algos: &[&'static Algorithm],
+    buf: &mut Vec<u8>,
+    opts: &ReadOptions,
+    serial: Option<&Mutex<()>>,
+) -> Result<Hashed, ReadError> {
+    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
+    let plan = plan_for(algos, opts);
+    let got = Reader { buf, opts, serial }.read_path(path, mode, &plan, &mut hashers)?;
+    Ok(Hashed {
+        size: got.size,
+        mtime_ns: got.mtime_ns,
+        digests: hashers.iter().map(|h| h.finish()).collect(),
+        file_id: got.file_id,
+    })
+}
 
 /// Engine settings.
 #[derive(Clone, Debug)]
@@ -104,6 +166,7 @@ impl Config {
                     mmap_threshold: Some(64 * 1024),
                     skip_inodes: [None; 2],
                     progress: None,
+                    advise: true,
                 },
                 serial_reads: true,
             }
@@ -184,7 +247,7 @@ where
                     }
                     match jobs.pop() {
                         Some((seq, payload, work)) => {
-                            let r = read::hash_path(
+                            let r = hash_path(
                                 &work.path,
                                 work.mode,
                                 &work.algos,
@@ -263,6 +326,32 @@ mod tests {
         assert_eq!((c.workers, c.read.buffer_size), (4, 64 << 10));
         let (c, _) = Config::for_storage(false).bounded(None, 0);
         assert_eq!((c.workers, c.read.buffer_size), (1, 64 << 10));
+    }
+
+    /// The plan follows the registry rows: imohash alone reads samples, and with another
+    /// algorithm makes streams refused; BLAKE3 alone is mapped from the threshold, the
+    /// others from 4 MiB; no threshold, no mapping.
+    #[test]
+    fn the_read_plan_follows_the_rows() {
+        let a = |n| lookup(n).unwrap();
+        let o = ReadOptions::default();
+        let t = o.mmap_threshold.unwrap();
+        let plan = plan_for(&[a("imohash")], &o);
+        assert_eq!((plan.fetch, plan.needs_size), (Fetch::Samples, Some("imohash")));
+        let plan = plan_for(&[a("md5"), a("imohash")], &o);
+        let mapped = Fetch::Mapped { from: MAP_SERIAL_FROM, parallel: false };
+        assert_eq!((plan.fetch, plan.needs_size), (mapped, Some("imohash")));
+        let plan = plan_for(&[a("blake3")], &o);
+        assert_eq!(
+            (plan.fetch, plan.needs_size),
+            (Fetch::Mapped { from: t, parallel: true }, None)
+        );
+        let plan = plan_for(&[a("blake3"), a("md5")], &o);
+        assert_eq!(plan.fetch, mapped);
+        let off = ReadOptions { mmap_threshold: None, ..o };
+        assert_eq!(plan_for(&[a("blake3")], &off).fetch, Fetch::Whole);
+        assert_eq!(plan_for(&[a("imohash")], &off).fetch, Fetch::Samples);
+        assert!(plan_for(&[a("sha256")], &o).on_change == OnChange::Refuse);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::read::Stamp;
+use crate::device::Stamp;
 
 /// How many threads list directories ahead of a walk: two per core the process may use
 /// (listing waits on the disk more than on the CPU), at least 4, at most 16.

@@ -302,7 +302,7 @@ fn a_busy_catalog_is_reported_not_corrupted() {
     write(d.path(), "t/a", b"1");
     cmd_in(d.path(), &["scan", "-q", "t"]);
     let lock =
-        fixity::catalog::RunLock::acquire(&d.path().join("t/.fixity/catalog.db.lock"), false)
+        fixity::catalog::lock::RunLock::acquire(&d.path().join("t/.fixity/catalog.db.lock"), false)
             .unwrap()
             .unwrap();
     let out = cmd_in(d.path(), &["verify", "t"]);

@@ -423,7 +423,7 @@ fn fixity_parses_what_rhash_writes() {
             assert_eq!(link.size, Some(data.len() as u64));
             for ld in &link.digests {
                 let a = ld.algo.unwrap();
-                assert_eq!(ld.digest, a.digest(data), "{enc} {name} {}", a.name);
+                assert_eq!(ld.digest.to_hex(), a.digest(data).to_hex(), "{enc} {name} {}", a.name);
             }
         }
         let out = rhash(&["--simple", "--md5", "--sha1", "--sha256", opt]);
@@ -432,7 +432,8 @@ fn fixity_parses_what_rhash_writes() {
             assert_eq!(l.name, name.as_bytes());
             for (text, algo) in l.digests.iter().zip(["md5", "sha1", "sha256"]) {
                 let a = lookup(algo);
-                assert_eq!(decode_digest(text, a.len), Some(a.digest(data)), "{enc} {name} {algo}");
+                let got = decode_digest(text, a.len).map(|d| d.to_hex());
+                assert_eq!(got, Some(a.digest(data).to_hex()), "{enc} {name} {algo}");
             }
         }
     }
@@ -445,7 +446,7 @@ fn fixity_parses_what_rhash_writes() {
     for (line, (_, data)) in out.split(|&b| b == b'\n').zip(&files) {
         let link = parse_ed2k_link(line).unwrap();
         for ld in &link.digests {
-            assert_eq!(ld.digest, ld.algo.unwrap().digest(data));
+            assert_eq!(ld.digest.to_hex(), ld.algo.unwrap().digest(data).to_hex());
         }
     }
 }

@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         hashdeep::write(r.size, &digests, &r.name, &mut out);
         out.pop();
         let again = hashdeep::parse_line(&cols, &out).expect("a written line parses");
-        assert_eq!(again, r);
+        // Digests have no `==`: records compare by their Debug text (digests in hex).
+        assert_eq!(format!("{again:?}"), format!("{r:?}"));
     }
 });

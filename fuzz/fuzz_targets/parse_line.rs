@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         out.pop();
         let mut fresh = Manifest::new(r.format == Format::Sfv);
         if let LineKind::Record(again) = fresh.parse_line(&out) {
-            assert_eq!(decode_for(&again.digest, algo), Some(digest));
+            assert_eq!(decode_for(&again.digest, algo).map(|d| d.to_hex()), Some(digest.to_hex()));
             // SFV cannot keep leading/trailing blanks; GNU and BSD keep names exactly.
             if r.format != Format::Sfv {
                 assert_eq!(again.name, r.name);

@@ -5,7 +5,7 @@
 
 use fixity::bench::peers::parse_output;
 use fixity::catalog::xattr::{format_ts, parse_ts};
-use fixity::catalog::{parse_duration, parse_size};
+use fixity::units::{parse_duration, parse_size};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

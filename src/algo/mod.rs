@@ -4,6 +4,7 @@
 //! make a hasher) is a field of its row here; adding an algorithm is one adapter in
 //! `impls.rs` plus one row.
 
+mod access;
 mod aich;
 mod block;
 mod btih;
@@ -19,6 +20,7 @@ mod sum;
 mod tth;
 
 use crate::digest::{Digest, Encoding};
+pub use access::Access;
 use lookup::BLAKE2B_PREFIX;
 pub use lookup::{
     blake2b_bits, by_file_name, by_len, by_tag, by_tool, default_algorithm, lookup, normalize,

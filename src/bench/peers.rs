@@ -235,7 +235,7 @@ impl Agreement {
         let mut bad = 0u64;
         for (path, d) in ours {
             match peer.get(path) {
-                Some(p) if p == d => a.matched += 1,
+                Some(p) if p.ct_eq(d) => a.matched += 1,
                 Some(_) => {
                     bad += 1;
                     if a.mismatched.len() < 5 {

@@ -17,27 +17,36 @@
 //! The tree's root directory holds `user.fixity.cursor`: where the last time-boxed slice
 //! stopped, so the next one continues from there.
 
+use super::Class;
+use super::store::{
+    Found, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError,
+    Summary,
+};
 use crate::algo::{self, Algorithm};
+use crate::clock::now_ms;
+use crate::device::Stamp;
 use crate::digest::Digest;
-use crate::read::Stamp;
+use crate::pathtext::{path_bytes, quote_env};
+use crate::read::io_message;
 use std::io;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// Prefix of fixity's attributes.
-pub const PREFIX: &str = "user.fixity.";
+pub(crate) const PREFIX: &str = "user.fixity.";
 const TS: &str = "user.fixity.ts";
 const SIZE: &str = "user.fixity.size";
 const VERIFIED: &str = "user.fixity.verified";
 /// Marks a standing CORRUPT finding: every run reads such a file again, slice or not.
 const CORRUPT: &str = "user.fixity.corrupt";
 /// The slice cursor on the root directory.
-pub const CURSOR: &str = "user.fixity.cursor";
+pub(crate) const CURSOR: &str = "user.fixity.cursor";
 const SHATAG_SHA256: &str = "user.shatag.sha256";
 const SHATAG_TS: &str = "user.shatag.ts";
 
 /// Where a file's recorded digest came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `user.fixity.*`.
     Fixity,
     /// `user.shatag.*` (cshatag, shatag).
@@ -46,7 +55,7 @@ pub enum Source {
 
 /// A file's recorded digest and the version of the file it describes.
 #[derive(Clone, Debug)]
-pub struct Attrs {
+pub(crate) struct Attrs {
     /// The algorithm of `digest`.
     pub algo: &'static Algorithm,
     /// The recorded digest.
@@ -68,16 +77,20 @@ pub struct Attrs {
 }
 
 impl Attrs {
-    /// Whether the file's current `stamp` is the version these attributes describe:
-    /// same size (when recorded) and same mtime at the recorded precision, within
-    /// `window_ns`.
-    pub fn describes(&self, stamp: &Stamp, window_ns: i128) -> bool {
-        if self.size.is_some_and(|s| s != stamp.size) {
-            return false;
+    /// The record these attributes hold for the file at `rel`.
+    pub fn into_record(self, rel: &[u8]) -> Record {
+        Record {
+            path: rel.to_vec(),
+            algo: self.algo,
+            digest: self.digest,
+            size: self.size,
+            mtime_ns: self.mtime_ns,
+            precision: self.precision,
+            last_result: if self.corrupt { Class::Corrupt } else { Class::Ok },
+            missing_since: None,
+            last_verified: self.verified.unwrap_or(0),
+            foreign: self.source == Source::Shatag,
         }
-        let unit = 10i128.pow(9 - self.precision.min(9));
-        let now = stamp.mtime_ns.div_euclid(unit) * unit;
-        (now - self.mtime_ns).abs() <= window_ns.max(0)
     }
 }
 
@@ -129,7 +142,7 @@ fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
 
 /// Reads a file's recorded digest: fixity's attribute for `prefer` first, then any
 /// other `user.fixity.ALGO` the file carries, then cshatag's. `Ok(None)` when it has none.
-pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
+pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
     let mut found: Option<(&'static Algorithm, Digest)> = None;
     if let Some(v) = get(path, &format!("{PREFIX}{}", prefer.name))? {
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
@@ -189,7 +202,7 @@ pub fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>
 /// Records `digest` as the content of `path` at `stamp`, verified at `verified_ms`.
 /// A SHA-256 record also rewrites cshatag's attributes when the file carries them (looked
 /// up here, on the rare write, not on every read), so both tools keep agreeing.
-pub fn write(
+pub(crate) fn write(
     path: &Path,
     algo: &'static Algorithm,
     digest: &Digest,
@@ -211,7 +224,7 @@ pub fn write(
 
 /// Records only a successful verification time (and, with `was_corrupt`, the end of a
 /// corrupt finding: the content reads as recorded again).
-pub fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
+pub(crate) fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
     if was_corrupt { remove(path, CORRUPT) } else { Ok(()) }
 }
@@ -230,7 +243,7 @@ fn remove(path: &Path, name: &str) -> io::Result<()> {
 
 /// Fails with a message naming the file system when `dir`'s file system does not take
 /// user extended attributes.
-pub fn probe(dir: &Path) -> Result<(), String> {
+pub(crate) fn probe(dir: &Path) -> Result<(), String> {
     const PROBE: &str = "user.fixity.probe";
     match xattr::set(dir, PROBE, b"1") {
         Ok(()) => {
@@ -241,7 +254,7 @@ pub fn probe(dir: &Path) -> Result<(), String> {
             "{}: the {} file system here does not support user extended attributes \
              (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
             crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
-            crate::read::fs_type(dir).unwrap_or_else(|| "unknown".into())
+            crate::device::fs_type(dir).unwrap_or_else(|| "unknown".into())
         )),
         // Other failures (a read-only root directory, say) show up per file later.
         Err(_) => Ok(()),
@@ -249,18 +262,266 @@ pub fn probe(dir: &Path) -> Result<(), String> {
 }
 
 /// The slice cursor stored on the root directory, if any.
-pub fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
     get(root, CURSOR)
 }
 
 /// Stores (or with `None` clears) the slice cursor.
-pub fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
+pub(crate) fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
     match cursor {
         Some(c) => set(root, CURSOR, c),
         None => match xattr::remove_deref(root, CURSOR) {
             Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
             r => r,
         },
+    }
+}
+
+/// Why `fixity forget` has nothing to do with the xattr store.
+pub(crate) const NOTHING_TO_FORGET: &str = "the xattr store keeps a file's record in the file itself, \
+     so a missing file leaves nothing to forget";
+
+/// The xattr store as a [`Store`]: each file's record in its own attributes, the slice
+/// cursor on the root. It keeps no index: no record of a file once it is gone, no list
+/// of a run's findings (they are handed over as they are found), no catalog to summarize.
+pub(crate) struct XattrStore {
+    root: PathBuf,
+    prefer: &'static Algorithm,
+}
+
+impl XattrStore {
+    /// The store of the tree at `root` (the empty path: paths are taken as given);
+    /// `how.algorithm` (or the default) hashes files without a record, those with one are
+    /// checked with theirs. `how.probe` first checks that the file system takes user
+    /// extended attributes.
+    pub fn open(root: &Path, how: &OpenOptions) -> Result<XattrStore, StoreError> {
+        if how.probe {
+            probe(root).map_err(StoreError::Refused)?;
+        }
+        Ok(XattrStore {
+            root: root.to_path_buf(),
+            prefer: how.algorithm.unwrap_or_else(algo::default_algorithm),
+        })
+    }
+
+    fn full(&self, rel: &[u8]) -> PathBuf {
+        self.root.join(std::ffi::OsStr::from_bytes(rel))
+    }
+
+    fn no_index(&self, what: &str) -> StoreError {
+        StoreError::Refused(format!(
+            "the xattr store keeps each record in its file, with no index: {what} needs a \
+             catalog (drop --store xattr)"
+        ))
+    }
+}
+
+/// The walk's records: read from each file as the walk meets it.
+struct AttrRecords {
+    prefer: &'static Algorithm,
+}
+
+impl Records for AttrRecords {
+    fn next_before(&mut self, _rel: Option<&[u8]>) -> Option<Record> {
+        // A record goes with its file: none is ever left without one.
+        None
+    }
+
+    fn file(&mut self, rel: &[u8], full: &Path) -> Result<Option<Record>, String> {
+        read(full, self.prefer).map(|a| a.map(|a| a.into_record(rel))).map_err(|e| io_message(&e))
+    }
+
+    fn other(&mut self, _rel: &[u8]) -> Option<Record> {
+        None
+    }
+
+    fn error(&mut self) -> Option<StoreError> {
+        None
+    }
+}
+
+impl Store for XattrStore {
+    fn location(&self) -> &Path {
+        &self.root
+    }
+
+    fn algorithm(&self) -> &'static Algorithm {
+        self.prefer
+    }
+
+    fn remembers_gone(&self) -> bool {
+        false
+    }
+
+    fn lists_findings(&self) -> bool {
+        false
+    }
+
+    fn pass_order(&self) -> PassOrder {
+        PassOrder::Walk
+    }
+
+    fn clock(&self) -> Result<i64, StoreError> {
+        Ok(now_ms())
+    }
+
+    fn start_run(&mut self, _command: &'static str, _now: i64) -> Result<(), StoreError> {
+        // Runs are not recorded: there is nowhere to keep them.
+        Ok(())
+    }
+
+    fn finish_run(&mut self, _complete: bool, _summary: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+        Ok(Box::new(AttrRecords { prefer: self.prefer }))
+    }
+
+    fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
+        let a = read(&self.full(rel), self.prefer).map_err(StoreError::Attributes)?;
+        Ok(a.map(|a| a.into_record(rel)))
+    }
+
+    fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
+        write(&self.full(rel), self.prefer, &found.digest, found.stamp, now)
+            .map_err(StoreError::Attributes)
+    }
+
+    fn record_content(
+        &mut self,
+        rec: &Record,
+        found: &Found,
+        _class: Class,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        write(&self.full(&rec.path), rec.algo, &found.digest, found.stamp, now)
+            .map_err(StoreError::Attributes)
+    }
+
+    fn record_check(
+        &mut self,
+        rec: &Record,
+        class: Class,
+        found: Option<&Found>,
+        _note: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let path = self.full(&rec.path);
+        let r = match (class, found) {
+            // Switching from cshatag: fixity's own record goes beside it.
+            (Class::Ok, Some(f)) if rec.foreign => write(&path, rec.algo, &f.digest, f.stamp, now),
+            (Class::Ok, _) => mark_verified(&path, now, rec.last_result == Class::Corrupt),
+            (Class::Corrupt, Some(f)) => {
+                // Marked, so that every later run (a scan, any slice) reads it again; a
+                // file whose mark cannot be set is still reported now.
+                let _ = mark_corrupt(&path, &f.digest);
+                Ok(())
+            }
+            // An unreadable file keeps its record as it is.
+            _ => Ok(()),
+        };
+        r.map_err(StoreError::Attributes)
+    }
+
+    fn record_missing(&mut self, _rel: &[u8], _now: i64) -> Result<(), StoreError> {
+        // The record went with the file.
+        Ok(())
+    }
+
+    fn record_present(&mut self, _rel: &[u8]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn record_moved(&mut self, _from: &[u8], _to: &[u8]) -> Result<(), StoreError> {
+        // A moved file carries its record with it.
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        // Every attribute is written as it is set.
+        Ok(())
+    }
+
+    fn uncommitted(&self) -> bool {
+        false
+    }
+
+    fn abandon(&mut self) {}
+
+    fn check_in_place(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn missing_page(&self, _: Option<&[u8]>, _: usize) -> Result<Vec<Record>, StoreError> {
+        // No file is recorded as missing: a record goes with its file.
+        Ok(Vec::new())
+    }
+
+    fn new_since_a_loss(&self) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    fn move_candidates(&self, _: u64, _: &Digest, _: i64) -> Result<Vec<Record>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn presence_page(
+        &self,
+        _: Option<&[u8]>,
+        _: usize,
+    ) -> Result<Vec<(Vec<u8>, bool)>, StoreError> {
+        Err(self.no_index("listing every record"))
+    }
+
+    fn pass(&self, _sliced: bool, _now: i64) -> Result<Pass, StoreError> {
+        // Any verify continues after the cursor a stopped slice left; a cursor that
+        // cannot be read is no cursor.
+        Ok(Pass { since: 0, after: read_cursor(&self.root).ok().flatten() })
+    }
+
+    fn pass_begun(&mut self, _since: i64) -> Result<(), StoreError> {
+        // The cursor is kept when a slice stops.
+        Ok(())
+    }
+
+    fn stale(&self, _since: i64) -> Result<Box<dyn Pages>, StoreError> {
+        Err(self.no_index("ordering files by verification time"))
+    }
+
+    fn stale_count(&self, _since: i64) -> Result<(u64, u64), StoreError> {
+        Err(self.no_index("counting the files a pass has left"))
+    }
+
+    fn pass_end(&mut self, resume_after: Option<&[u8]>, _now: i64) -> Result<(), StoreError> {
+        write_cursor(&self.root, resume_after).map_err(|e| {
+            StoreError::Refused(format!(
+                "cannot store the slice cursor on {}: {}",
+                quote_env(path_bytes(&self.root)),
+                io_message(&e)
+            ))
+        })
+    }
+
+    fn findings(&self, _run_start: i64, _each: &mut ReportFn<'_>) -> Result<(), StoreError> {
+        // Nothing to list: every finding was handed over as it was found.
+        Ok(())
+    }
+
+    fn summary(&self, _now: i64) -> Result<Summary, StoreError> {
+        Err(self.no_index("a summary"))
+    }
+
+    fn records_page(&self, _: Option<&[u8]>, _: usize) -> Result<Vec<Record>, StoreError> {
+        Err(self.no_index("listing every record"))
+    }
+
+    fn count_under(&self, _rel: &[u8]) -> Result<(u64, u64), StoreError> {
+        Err(StoreError::Refused(NOTHING_TO_FORGET.into()))
+    }
+
+    fn forget_missing(&mut self, _rel: &[u8]) -> Result<usize, StoreError> {
+        Err(StoreError::Refused(NOTHING_TO_FORGET.into()))
     }
 }
 
@@ -298,10 +559,11 @@ mod tests {
             corrupt: false,
         };
         let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
+        let sized = Attrs { size: Some(8), precision: 9, ..a.clone() }.into_record(b"f");
+        let a = a.into_record(b"f");
         assert!(a.describes(&stamp(1_560_177_334_020_775_051), 0));
         assert!(!a.describes(&stamp(1_560_177_334_020_776_051), 0));
         assert!(a.describes(&stamp(1_560_177_335_020_775_051), 1_000_000_000));
-        let sized = Attrs { size: Some(8), precision: 9, ..a };
         assert!(!sized.describes(&stamp(1_560_177_334_020_775_000), 0));
     }
 }

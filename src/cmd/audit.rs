@@ -8,6 +8,7 @@ use crate::cli::CheckArgs;
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::audit::{Class, Known, Summary};
+use fixity::formats::coreutils::result_line;
 use fixity::formats::hashdeep::{Line, Parser};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
@@ -153,7 +154,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                                 &mut line,
                             );
                         } else if show {
-                            super::check::result_line(&name, &msg, &mut line);
+                            result_line(&name, &msg, &mut line);
                         }
                     }
                 }
@@ -190,7 +191,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
         if args.json {
             json::write_finding(name, "not_found", None, None, &mut tail);
         } else if show {
-            super::check::result_line(name, "Known file not used", &mut tail);
+            result_line(name, "Known file not used", &mut tail);
         }
     }
     let passed = summary.passed() && errors == 0;

@@ -6,12 +6,14 @@ use super::{Status, engine_config};
 use crate::cli::{CheckArgs, HashArgs};
 use crate::ui;
 use fixity::algo::{self, Algorithm};
+use fixity::check::{Outcome, classify, plural};
+use fixity::digest::Digest;
 use fixity::formats::rhash::{embed_crc, embedded_crc};
 use fixity::hashing::{self, HashEvent, HashPlan, Inputs};
 use fixity::pathtext::{bytes_path, path_bytes, quote_env};
-use fixity::read::{OpenMode, ReadOptions, hash_path};
+use fixity::pipeline::hash_path;
+use fixity::read::OpenMode;
 use fixity::sources::{Source, Sources};
-use fixity::verify::plural;
 use fixity::walk::Exclude;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -20,17 +22,11 @@ fn crc32() -> &'static Algorithm {
     algo::lookup("crc32").expect("registered")
 }
 
-fn crc_of(path: &Path, mode: OpenMode, opts: &ReadOptions) -> Result<u32, String> {
-    let mut buf = Vec::new();
-    let h = hash_path(path, mode, &[crc32()], &mut buf, opts, None).map_err(|e| e.message())?;
-    let b = h.digests[0].as_bytes();
-    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
 /// `fixity check --check-embedded FILE...`.
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let opts = engine_config(None, &args.read).read;
     let (mut failed, mut unreadable, mut without) = (0u64, 0u64, 0u64);
+    let mut buf = Vec::new();
     for file in &args.manifests {
         let name = file.as_bytes();
         let Some(expected) = embedded_crc(name) else {
@@ -40,21 +36,25 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             }
             continue;
         };
-        match crc_of(Path::new(file), OpenMode::Named, &opts) {
-            Ok(crc) if crc == expected => {
+        let want = Digest::new(&expected.to_be_bytes());
+        let read = hash_path(Path::new(file), OpenMode::Named, &[crc32()], &mut buf, &opts, None);
+        let outcome = classify([&want], None, read, false);
+        match outcome {
+            Outcome::Ok => {
                 if !args.quiet && !args.status {
                     println!("{}: OK", String::from_utf8_lossy(name));
                 }
             }
-            Ok(_) => {
+            Outcome::Failed => {
                 failed += 1;
                 if !args.status {
                     println!("{}: FAILED", String::from_utf8_lossy(name));
                 }
             }
-            Err(msg) => {
+            other => {
                 unreadable += 1;
                 if !args.status {
+                    let msg = other.error().map_or_else(String::new, |e| e.message());
                     ui::error(&format!("{}: {msg}", quote_env(name)));
                     println!("{}: FAILED open or read", String::from_utf8_lossy(name));
                 }

@@ -8,7 +8,7 @@ use crate::cli::ExportArgs;
 use anyhow::{Context, anyhow, bail};
 use fixity::algo::{self, Algorithm};
 use fixity::catalog::sqlite::Catalog;
-use fixity::digest::Digest;
+use fixity::catalog::{OpenOptions, StoreSpec, open_store};
 use fixity::formats::{FileEntry, Invocation, OutputFormat, WriteOptions, xxhsum};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
@@ -58,8 +58,9 @@ fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat>
 
 pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
-    let cat = Catalog::open_read_only(&path)?;
-    let algo = cat.algorithm();
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    let store = open_store(&StoreSpec::Sqlite(path), &how)?;
+    let algo = store.algorithm();
     let format = format(&args.format, algo)?;
     let mut opts = WriteOptions::default();
     if format == OutputFormat::Hashdeep {
@@ -85,16 +86,15 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let mut line = Vec::new();
     writer.header(&mut line);
     out.write_all(&line)?;
-    let reader = cat.reader()?;
     let mut after: Option<Vec<u8>> = None;
     let mut skipped_newline = 0u64;
     loop {
-        let page = reader.by_path(after.as_deref(), 4096)?;
+        let page = store.records_page(after.as_deref(), 4096)?;
         let Some(last) = page.last() else { break };
         after = Some(last.path.clone());
         for row in page.iter().filter(|r| r.missing_since.is_none()) {
             line.clear();
-            let digests = [Digest::new(&row.digest)];
+            let digests = [row.digest];
             // hashdeep's names as `cd TREE && hashdeep -l -r .` writes them, so that audit
             // matches.
             let dotted;
@@ -104,7 +104,8 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
             } else {
                 &row.path
             };
-            let file = FileEntry { name, size: row.stamp.size, mtime: None, digests: &digests };
+            let file =
+                FileEntry { name, size: row.size.unwrap_or(0), mtime: None, digests: &digests };
             if let Err(e) = writer.record(&file, &mut line) {
                 skipped_newline += 1;
                 crate::ui::error(&e.message(&quote_env(&row.path)));

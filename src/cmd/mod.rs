@@ -16,8 +16,8 @@ mod status;
 mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
+use fixity::device::is_rotational;
 use fixity::pipeline::Config;
-use fixity::read::is_rotational;
 use std::path::Path;
 
 /// Exit statuses, as coreutils uses them.
@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Hash(a) if a.rhash.embed_crc => embedded::embed(a),
         Command::Hash(a) => hash::run(a),
         Command::Check(a) if a.check_embedded => embedded::run(a),
+        Command::Check(a) if a.audit => audit::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
         Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),

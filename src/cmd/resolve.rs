@@ -3,40 +3,33 @@
 //! current content is accepted; a missing file until it is back or forgotten.
 
 use super::Status;
-use super::scrub::lock_path;
 use crate::cli::{ResolveArgs, Store};
 use crate::ui;
 use anyhow::{Context, bail};
 use fixity::catalog::sqlite::Catalog;
-use fixity::catalog::{Class, RunLock, now_ms, xattr};
+use fixity::catalog::{Class, Found, OpenOptions, StoreError, StoreSpec, open_store};
+use fixity::clock::now_ms;
+use fixity::device::Stamp;
 use fixity::digest::Digest;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::read::{OpenMode, ReadOptions, hash_path};
+use fixity::pipeline::hash_path;
+use fixity::read::{OpenMode, ReadOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Records the current content of each PATH as good.
 pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
-    if args.store == Store::Xattr {
-        return accept_xattr(&args);
-    }
-    let (tree, catalog) = locate(&args)?;
-    let _lock = lock(&catalog, args.wait)?;
-    let cat = Catalog::open(&catalog, false, None)?;
-    let algo = cat.algorithm();
+    let xattr = args.store == Store::Xattr;
+    let (tree, spec) = target(&args)?;
+    let mut store = open_store(&spec, &OpenOptions { wait: args.wait, ..OpenOptions::default() })?;
     let mut buf = Vec::new();
     let mut plan = Vec::new();
     let mut refused = false;
     for p in &args.paths {
         let shown = quote_env(path_bytes(p));
-        let rel = relative(&tree, p)?;
-        let row = match cat.get(&rel)? {
-            None => {
-                ui::error(&format!("{shown}: not in the catalog (a scan records new files)"));
-                refused = true;
-                continue;
-            }
-            Some(r) if r.missing_since.is_some() => {
+        let rel = relative(&tree, p, xattr)?;
+        let rec = match store.lookup(&rel) {
+            Ok(Some(r)) if r.missing_since.is_some() => {
                 ui::error(&format!(
                     "{shown}: recorded as missing, nothing to accept (`fixity forget` drops \
                      its record)"
@@ -44,62 +37,34 @@ pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
                 refused = true;
                 continue;
             }
-            Some(r) => r,
-        };
-        let full = fixity::scrub::full_path(&tree, &rel);
-        match current(&full, OpenMode::Walked { follow: false }, algo, &mut buf, &shown) {
-            Some(h) => plan.push((p, rel, row, h)),
-            None => refused = true,
-        }
-    }
-    if refused {
-        bail!("nothing was accepted");
-    }
-    let now = now_ms();
-    let mut w = cat.writer();
-    let mut out = Vec::new();
-    for (p, rel, row, h) in &plan {
-        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
-        let digest = h.digests[0];
-        w.rehashed(rel, stamp, h.file_id, digest.as_bytes(), Class::Ok, now)?;
-        let was = match row.last_result {
-            Class::Corrupt | Class::Unreadable => format!(" (was {})", row.last_result.name()),
-            _ => String::new(),
-        };
-        let changed = change(&Digest::new(&row.digest), &digest);
-        writeln!(out, "accepted    {}{was}: {changed}", quote_env(path_bytes(p)))?;
-    }
-    w.finish()?;
-    std::io::stdout().lock().write_all(&out).context("write error")?;
-    Ok(Status::Ok)
-}
-
-/// Records the current content of each PATH as good in its extended attributes: the
-/// same as [`accept`], for trees scanned with `--store xattr`.
-fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
-    let prefer = fixity::algo::default_algorithm();
-    let mut buf = Vec::new();
-    let mut plan = Vec::new();
-    let mut refused = false;
-    for p in &args.paths {
-        let shown = quote_env(path_bytes(p));
-        let attrs = match xattr::read(p, prefer) {
-            Ok(Some(a)) => a,
-            Ok(None) => {
+            Ok(Some(r)) => r,
+            Ok(None) if xattr => {
                 ui::error(&format!(
                     "{shown}: no fixity record in its attributes (a scan records it)"
                 ));
                 refused = true;
                 continue;
             }
-            Err(e) => {
+            Ok(None) => {
+                ui::error(&format!("{shown}: not in the catalog (a scan records new files)"));
+                refused = true;
+                continue;
+            }
+            Err(StoreError::Attributes(e)) => {
                 ui::error(&format!("{shown}: {}", fixity::read::io_message(&e)));
                 refused = true;
                 continue;
             }
+            Err(e) => return Err(e.into()),
         };
-        match current(p, OpenMode::Named, attrs.algo, &mut buf, &shown) {
-            Some(h) => plan.push((p, attrs, h)),
+        // A file named on the command line is the file meant; one inside a catalog's
+        // tree is taken as a scan sees it (a symlink is not followed).
+        let (full, mode) = match xattr {
+            true => (p.clone(), OpenMode::Named),
+            false => (fixity::scrub::full_path(&tree, &rel), OpenMode::Walked { follow: false }),
+        };
+        match current(&full, mode, rec.algo, &mut buf, &shown) {
+            Some(h) => plan.push((p, rec, h)),
             None => refused = true,
         }
     }
@@ -108,19 +73,26 @@ fn accept_xattr(args: &ResolveArgs) -> anyhow::Result<Status> {
     }
     let now = now_ms();
     let mut out = Vec::new();
-    for (p, attrs, h) in &plan {
-        let stamp = fixity::read::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
-        let digest = h.digests[0];
-        xattr::write(p, attrs.algo, &digest, stamp, now)
-            .with_context(|| format!("cannot record {}", quote_env(path_bytes(p))))?;
-        let was = if attrs.corrupt { " (was CORRUPT)" } else { "" };
-        writeln!(
-            out,
-            "accepted    {}{was}: {}",
-            quote_env(path_bytes(p)),
-            change(&attrs.digest, &digest)
-        )?;
+    for (p, rec, h) in &plan {
+        let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+        let found = Found { digest: h.digests[0], stamp, file_id: h.file_id };
+        match store.record_content(rec, &found, Class::Ok, now) {
+            Ok(()) => {}
+            Err(StoreError::Attributes(e)) => {
+                return Err(e)
+                    .with_context(|| format!("cannot record {}", quote_env(path_bytes(p))));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let was = match rec.last_result {
+            Class::Corrupt if xattr => " (was CORRUPT)".to_string(),
+            Class::Corrupt | Class::Unreadable => format!(" (was {})", rec.last_result.name()),
+            _ => String::new(),
+        };
+        let changed = change(&rec.digest, &found.digest);
+        writeln!(out, "accepted    {}{was}: {changed}", quote_env(path_bytes(p)))?;
     }
+    store.commit()?;
     std::io::stdout().lock().write_all(&out).context("write error")?;
     Ok(Status::Ok)
 }
@@ -133,7 +105,7 @@ fn current(
     algo: &'static fixity::algo::Algorithm,
     buf: &mut Vec<u8>,
     shown: &str,
-) -> Option<fixity::read::Hashed> {
+) -> Option<fixity::pipeline::Hashed> {
     match hash_path(path, mode, &[algo], buf, &ReadOptions::default(), None) {
         Ok(h) => Some(h),
         Err(e) => {
@@ -154,21 +126,15 @@ fn change(recorded: &Digest, now: &Digest) -> String {
 
 /// Drops the records of missing files at each PATH or below it.
 pub fn forget(args: ResolveArgs) -> anyhow::Result<Status> {
-    if args.store == Store::Xattr {
-        bail!(
-            "the xattr store keeps a file's record in the file itself, so a missing file leaves \
-             nothing to forget"
-        );
-    }
-    let (tree, catalog) = locate(&args)?;
-    let _lock = lock(&catalog, args.wait)?;
-    let cat = Catalog::open(&catalog, false, None)?;
+    let xattr = args.store == Store::Xattr;
+    let (tree, spec) = target(&args)?;
+    let mut store = open_store(&spec, &OpenOptions { wait: args.wait, ..OpenOptions::default() })?;
     let mut plan = Vec::new();
     let mut refused = false;
     for p in &args.paths {
         let shown = quote_env(path_bytes(p));
-        let rel = relative(&tree, p)?;
-        let (present, missing) = cat.count_under(&rel)?;
+        let rel = relative(&tree, p, xattr)?;
+        let (present, missing) = store.count_under(&rel)?;
         if missing == 0 {
             if present > 0 {
                 ui::error(&format!(
@@ -185,10 +151,9 @@ pub fn forget(args: ResolveArgs) -> anyhow::Result<Status> {
     if refused {
         bail!("nothing was forgotten");
     }
-    let mut w = cat.writer();
     let mut out = Vec::new();
     for (p, rel) in &plan {
-        let n = w.forget_missing(rel)?;
+        let n = store.forget_missing(rel)?;
         writeln!(
             out,
             "forgot      {}: {n} missing file{}",
@@ -196,25 +161,21 @@ pub fn forget(args: ResolveArgs) -> anyhow::Result<Status> {
             if n == 1 { "" } else { "s" }
         )?;
     }
-    w.finish()?;
+    store.commit()?;
     std::io::stdout().lock().write_all(&out).context("write error")?;
     Ok(Status::Ok)
 }
 
-fn lock(catalog: &Path, wait: bool) -> anyhow::Result<RunLock> {
-    if !catalog.exists() {
-        return Err(fixity::catalog::sqlite::CatalogError::NotFound(catalog.to_path_buf()).into());
-    }
-    let lock_path = lock_path(catalog);
-    match RunLock::acquire(&lock_path, wait)
-        .with_context(|| format!("cannot lock {}", quote_env(path_bytes(&lock_path))))?
-    {
-        Some(l) => Ok(l),
-        None => bail!(
-            "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
-            quote_env(path_bytes(catalog))
-        ),
-    }
+/// The tree and the store the PATHs are in: the catalog found by [`locate`], or the
+/// files' own attributes (PATHs taken as given).
+fn target(args: &ResolveArgs) -> anyhow::Result<(PathBuf, StoreSpec)> {
+    Ok(match args.store {
+        Store::Xattr => (PathBuf::new(), StoreSpec::Xattr(PathBuf::new())),
+        Store::Sqlite => {
+            let (tree, catalog) = locate(args)?;
+            (tree, StoreSpec::Sqlite(catalog))
+        }
+    })
 }
 
 /// The tree (resolved) and its catalog: `--tree`, or the nearest directory above the
@@ -245,8 +206,12 @@ fn locate(args: &ResolveArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
 
 /// `path` relative to `tree` (resolved), as the catalog records it: the longest part of
 /// it that exists is resolved (symlinks, `..`), the rest (a file or directory that is
-/// gone) is taken as written. The empty path is the tree itself.
-fn relative(tree: &Path, path: &Path) -> anyhow::Result<Vec<u8>> {
+/// gone) is taken as written. The empty path is the tree itself. With `as_given` (the
+/// xattr store, whose records are in the files) the path is taken as it is.
+fn relative(tree: &Path, path: &Path, as_given: bool) -> anyhow::Result<Vec<u8>> {
+    if as_given {
+        return Ok(path_bytes(path).to_vec());
+    }
     let shown = || quote_env(path_bytes(path));
     let abs = std::path::absolute(path).with_context(|| format!("cannot find {}", shown()))?;
     // The last component is kept as written unless it is `.` or `..` (a symlink in the

@@ -6,15 +6,17 @@ use crate::cli::{ScrubArgs, Store};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo;
-use fixity::catalog::sqlite::{Catalog, CatalogError};
-use fixity::catalog::{Class, RunLock, format_rfc3339, human_bytes, parse_duration, parse_size};
+use fixity::catalog::sqlite::Catalog;
+use fixity::catalog::{Class, OpenOptions, StoreSpec, open_store};
+use fixity::clock::{format_rfc3339, format_time};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::scrub::{self, Finding, Mode, Notice, Options, Report};
+use fixity::units::{human_bytes, parse_duration, parse_size};
 use fixity::walk::Exclude;
 use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The name of the ignore file read from the tree's root.
 pub const IGNORE_FILE: &str = ".fixityignore";
@@ -54,17 +56,26 @@ pub fn run(
     let catalog_path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
     let mut patterns = args.exclude.clone();
     patterns.extend(ignore_file_patterns(&root)?);
+    let spec = match args.store {
+        Store::Sqlite => {
+            // The tree's own .fixity directory is never part of the tree's content.
+            patterns.push("./.fixity".into());
+            StoreSpec::Sqlite(catalog_path.clone())
+        }
+        Store::Xattr => StoreSpec::Xattr(root.clone()),
+    };
+    // A bad pattern is refused before anything is made.
+    Exclude::new(&patterns).context("bad exclude pattern")?;
+    let how = OpenOptions {
+        create: mode == Mode::Scan,
+        algorithm: algo,
+        wait: args.wait,
+        compare_if_read_only: true,
+        probe: true,
+        ..OpenOptions::default()
+    };
+    let mut store = open_store(&spec, &how)?;
     if args.store == Store::Sqlite {
-        // The tree's own .fixity directory is never part of the tree's content.
-        patterns.push("./.fixity".into());
-        if mode == Mode::Verify && !catalog_path.exists() {
-            // Nothing to verify against; leave the tree untouched.
-            return Err(fixity::catalog::sqlite::CatalogError::NotFound(catalog_path).into());
-        }
-        if let Some(dir) = catalog_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", quote_env(path_bytes(dir))))?;
-        }
         patterns.extend(catalog_patterns(&root, &catalog_path));
     }
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
@@ -99,112 +110,72 @@ pub fn run(
     let mut notice = |n: Notice| match n {
         Notice::Skipped(rel, why) if !quiet => ui::error(&format!("{}: {why}", quote_env(&rel))),
         Notice::Skipped(..) => {}
-        Notice::Unrecorded(f) => held(&f, &mut buf.borrow_mut()),
+        Notice::Unrecorded(f) | Notice::Found(f) => held(&f, &mut buf.borrow_mut()),
     };
-    // The catalog's failure, told after every finding is out.
-    let mut catalog_error: Option<String> = None;
+    // The store's failure, told after every finding is out.
+    let mut catalog_error: Option<String> = store.read_only_reason();
 
-    let report = match args.store {
-        Store::Sqlite => {
-            let lock_path = lock_path(&catalog_path);
-            let _lock = match RunLock::acquire(&lock_path, args.wait)
-                .with_context(|| format!("cannot lock {}", quote_env(path_bytes(&lock_path))))?
-            {
-                Some(l) => l,
-                None => bail!(
-                    "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
-                    quote_env(path_bytes(&catalog_path))
-                ),
-            };
-            let cat = match Catalog::open(&catalog_path, mode == Mode::Scan, algo) {
-                Ok(c) => c,
-                // A catalog that cannot be opened for writing (a full or read-only file
-                // system) can still be compared with: the run reports what it finds and
-                // then fails with the reason nothing was recorded.
-                Err(e @ (CatalogError::Sqlite(..) | CatalogError::Io(..)))
-                    if catalog_path.exists() =>
-                {
-                    match Catalog::open_read_only(&catalog_path) {
-                        Ok(c) if algo.is_none_or(|a| a.name == c.algorithm().name) => {
-                            catalog_error = Some(e.to_string());
-                            c
-                        }
-                        _ => return Err(e.into()),
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let report = match scrub::run_catalog(&root, &cat, &opts, &mut notice) {
-                Ok(r) => r,
-                Err(e) => {
-                    // What was found before the catalog failed is out first.
-                    progress.finish();
-                    out.write_all(&buf.borrow()).context("write error")?;
-                    out.flush().context("write error")?;
-                    return Err(e.into());
-                }
-            };
+    let report = match scrub::run(&root, store.as_mut(), &opts, &mut notice) {
+        Ok(r) => r,
+        Err(e) => {
+            // What was found before the store failed is out first.
             progress.finish();
-            if catalog_error.is_none() {
-                catalog_error = report.catalog_error.clone();
-            }
-            // The catalog's findings, merged in path order with those only in memory.
-            let mut extra = report.extra.clone();
-            extra.sort_by(|a, b| a.path.cmp(&b.path));
-            let mut extra = extra.into_iter().peekable();
-            let mut write_err = None;
-            let listed = cat.report(report.started_ms, &mut |path, class, from, note| {
-                let mut buf = buf.borrow_mut();
-                while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
-                    held(&f, &mut buf);
-                }
-                if shown(class) {
-                    finding_line(path, class, from, note, args.json, &mut buf);
-                }
-                if buf.len() > 64 * 1024 && write_err.is_none() {
-                    write_err = out.write_all(&buf).err();
-                    buf.clear();
-                }
-            });
-            for f in extra {
-                held(&f, &mut buf.borrow_mut());
-            }
-            if let Some(e) = write_err {
-                return Err(e).context("write error");
-            }
-            if let Err(e) = listed
-                && catalog_error.is_none()
-            {
-                catalog_error = Some(format!("cannot list the findings: {e}"));
-            }
-            for (dir, files) in &report.vanished {
-                let place = if dir.is_empty() {
-                    quote_env(path_bytes(&root))
-                } else {
-                    quote_env(path_bytes(&scrub::full_path(&root, dir)))
-                };
-                let (s, are) = if *files == 1 { ("", "is") } else { ("s", "are") };
-                ui::error(&format!(
-                    "{place}: all {files} recorded file{s} under it {are} missing: is it \
-                     mounted? Their records are kept (`fixity forget` drops them for good)"
-                ));
-            }
-            if report.vanished_more > 0 {
-                ui::error(&format!(
-                    "... and {} more directories whose every recorded file is missing",
-                    report.vanished_more
-                ));
-            }
-            report
-        }
-        Store::Xattr => {
-            let prefer = algo.unwrap_or_else(algo::default_algorithm);
-            let mut found = |f: Finding| held(&f, &mut buf.borrow_mut());
-            let report = scrub::run_xattr(&root, prefer, &opts, &mut found, &mut notice)?;
-            progress.finish();
-            report
+            out.write_all(&buf.borrow()).context("write error")?;
+            out.flush().context("write error")?;
+            return Err(e.into());
         }
     };
+    progress.finish();
+    if catalog_error.is_none() {
+        catalog_error = report.catalog_error.clone();
+    }
+    // The store's findings, merged in path order with those only in memory.
+    let mut extra = report.extra.clone();
+    extra.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut extra = extra.into_iter().peekable();
+    let mut write_err = None;
+    let listed = store.findings(report.started_ms, &mut |path, class, from, note| {
+        let mut buf = buf.borrow_mut();
+        while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
+            held(&f, &mut buf);
+        }
+        if shown(class) {
+            finding_line(path, class, from, note, args.json, &mut buf);
+        }
+        if buf.len() > 64 * 1024 && write_err.is_none() {
+            write_err = out.write_all(&buf).err();
+            buf.clear();
+        }
+    });
+    for f in extra {
+        held(&f, &mut buf.borrow_mut());
+    }
+    if let Some(e) = write_err {
+        return Err(e).context("write error");
+    }
+    if let Err(e) = listed
+        && catalog_error.is_none()
+    {
+        catalog_error = Some(format!("cannot list the findings: {e}"));
+    }
+    for (dir, files) in &report.vanished {
+        let place = if dir.is_empty() {
+            quote_env(path_bytes(&root))
+        } else {
+            quote_env(path_bytes(&scrub::full_path(&root, dir)))
+        };
+        let (s, are) = if *files == 1 { ("", "is") } else { ("s", "are") };
+        ui::error(&format!(
+            "{place}: all {files} recorded file{s} under it {are} missing: is it \
+             mounted? Their records are kept (`fixity forget` drops them for good)"
+        ));
+    }
+    if report.vanished_more > 0 {
+        ui::error(&format!(
+            "... and {} more directories whose every recorded file is missing",
+            report.vanished_more
+        ));
+    }
 
     let mut buf = buf.into_inner();
     let problems = report.failed();
@@ -226,13 +197,6 @@ pub fn run(
         bail!("{e}; the findings above were not recorded");
     }
     Ok(if report.failed() { Status::Failed } else { Status::Ok })
-}
-
-/// The lock file beside a catalog.
-pub(super) fn lock_path(catalog: &Path) -> PathBuf {
-    let mut name = catalog.as_os_str().to_owned();
-    name.push(".lock");
-    PathBuf::from(name)
 }
 
 /// Patterns from `ROOT/.fixityignore`: one glob per line, `#` comments and blank lines
@@ -361,7 +325,7 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     {
         s.push_str(&format!(
             "verification pass complete: every file looked at since {} UTC\n",
-            fixity::catalog::format_time(r.pass_started_ms)
+            format_time(r.pass_started_ms)
         ));
     }
     if r.count(Class::Corrupt) > 0 {

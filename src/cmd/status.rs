@@ -3,20 +3,23 @@
 use super::Status;
 use crate::cli::StatusArgs;
 use fixity::catalog::sqlite::Catalog;
-use fixity::catalog::{format_time, human_bytes, now_ms};
+use fixity::catalog::{OpenOptions, PassState, StoreSpec, open_store};
+use fixity::clock::{format_time, now_ms};
 use fixity::pathtext::quote_env;
+use fixity::units::human_bytes;
 use std::io::Write;
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
-    let cat = Catalog::open_read_only(&path)?;
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    let store = open_store(&StoreSpec::Sqlite(path.clone()), &how)?;
     let now = now_ms();
-    let s = cat.summary(now)?;
+    let s = store.summary(now)?;
     let mut out = Vec::new();
     if args.json {
         let v = serde_json::json!({
             "catalog": path.to_string_lossy(),
-            "algorithm": cat.algorithm().name,
+            "algorithm": store.algorithm().name,
             "files": s.files,
             "bytes": s.bytes,
             "missing": s.missing,
@@ -36,7 +39,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             out,
             "catalog:   {} ({})",
             quote_env(path.as_os_str().as_encoded_bytes()),
-            cat.algorithm().name
+            store.algorithm().name
         )?;
         writeln!(out, "files:     {} ({}), {} missing", s.files, human_bytes(s.bytes), s.missing)?;
         let results: Vec<String> = s.by_result.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -62,17 +65,17 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
                 quote_env(p)
             )?;
         }
-        if let Some(p) = cat.meta(fixity::scrub::PASS_KEY)?.and_then(|v| v.parse::<i64>().ok()) {
-            let (files, bytes) = cat.stale_count(p)?;
-            writeln!(
+        match s.pass {
+            PassState::InProgress(p, files, bytes) => writeln!(
                 out,
                 "pass:      in progress since {} UTC: {files} files ({}) left",
                 format_time(p),
                 human_bytes(bytes)
-            )?;
-        } else if let Some(t) = cat.meta("last_pass_completed")?.and_then(|v| v.parse::<i64>().ok())
-        {
-            writeln!(out, "pass:      last completed {} UTC", format_time(t))?;
+            )?,
+            PassState::Completed(t) => {
+                writeln!(out, "pass:      last completed {} UTC", format_time(t))?
+            }
+            PassState::None => {}
         }
         for run in &s.runs {
             let state = match (run.finished, run.complete) {

@@ -5,11 +5,15 @@
 //! error messages (and "Did you mean" suggestions) are reproduced here.
 
 use crate::cmd::Status;
+use fixity::algo::Hasher;
+use fixity::check::digests_match;
+use fixity::digest::Digest;
 use fixity::formats::b3sum;
-use fixity::read::{self, ReadError};
+use fixity::read::{self, Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader};
 use std::ffi::{OsStr, OsString};
-use std::io::{self, BufRead, Read, Seek, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 /// What the installed b3sum calls itself in its messages.
 const NAME: &str = "b3sum";
@@ -262,68 +266,88 @@ impl Mode {
         }
     }
 
-    /// Hashes a file (or standard input for `-`), on several threads when it is a large
-    /// enough regular file.
-    fn hash(&self, name: &OsStr) -> io::Result<blake3::OutputReader> {
-        let mut h = self.hasher();
+    /// Hashes a file (or standard input for `-`) through the library's reader, on several
+    /// threads when it is a large enough regular file. `buf` is the read buffer, reused.
+    fn hash(&self, name: &OsStr, buf: &mut Vec<u8>) -> io::Result<blake3::OutputReader> {
+        let opts = ReadOptions {
+            buffer_size: BLOCK,
+            mmap_threshold: None,
+            advise: false,
+            ..ReadOptions::default()
+        };
+        let mut reader = Reader { buf, opts: &opts, serial: None };
+        let sink = || Box::new(Blake3 { state: self.hasher(), parallel: !self.no_mmap });
+        let mut sinks = [sink()];
+        // b3sum hashes whatever it reads: a file that grows while it is read is hashed at
+        // the length it had when mapped, or to its end when read.
+        let whole = ReadPlan { on_change: OnChange::Accept, ..ReadPlan::WHOLE };
+        let path = Path::new(name);
         if name == "-" {
             if self.key.is_some() {
                 return Err(io::Error::other("Cannot open `-` in keyed mode"));
             }
-            h.update_reader(io::stdin().lock())?;
-            return Ok(h.finalize_xof());
+            reader.read_path(path, OpenMode::Stdin, &whole, &mut sinks).map_err(io_error)?;
+            return Ok(sinks[0].state.finalize_xof());
         }
-        let mut file = std::fs::File::open(name)?;
-        let md = file.metadata()?;
-        if !self.no_mmap && md.is_file() && md.len() >= 16 * 1024 {
-            // b3sum maps such a file and hashes the map on several threads; a mapped page
-            // whose read fails (a bad sector) or that a truncation removed raises SIGBUS and
-            // kills it. The library's guarded mapping turns the first into this file's I/O
-            // error; after the second (the file shrank) the file is read again as `b3sum
-            // --no-mmap` reads it, so the digest is of what is there now.
-            let mapped = read::with_mapping(&file, md.len(), |bytes| {
-                h.update_rayon(bytes);
-            });
-            match mapped {
-                Some(Ok(())) => return Ok(h.finalize_xof()),
-                Some(Err(ReadError::Io(e))) => return Err(e),
-                Some(Err(_)) => {
-                    h = self.hasher();
-                    file.seek(io::SeekFrom::Start(0))?;
-                }
-                None => {}
+        let file = read::open(path, OpenMode::Named).map_err(io_error)?;
+        // b3sum maps a regular file of 16 KiB or more and hashes the map on several
+        // threads; a mapped page whose read fails (a bad sector) or that a truncation
+        // removed raises SIGBUS and kills it. The library's guarded mapping turns the first
+        // into this file's I/O error; after the second (the file shrank) the file is read
+        // again (from offset 0: a mapping never moves it) as `b3sum --no-mmap` reads it, so
+        // the digest is of what is there now.
+        let mapped = Fetch::Mapped { from: 16 * 1024, parallel: true };
+        let plan = if self.no_mmap { whole } else { ReadPlan { fetch: mapped, ..whole } };
+        match reader.read_file(&file, path, OpenMode::Named, &plan, &mut sinks) {
+            Ok(_) => {}
+            Err(ReadError::Changed) => {
+                sinks = [sink()];
+                reader
+                    .read_file(&file, path, OpenMode::Named, &whole, &mut sinks)
+                    .map_err(io_error)?;
             }
-            let mut block = vec![0u8; (md.len() as usize + 1).min(BLOCK)];
-            loop {
-                let n = fill(&mut file, &mut block)?;
-                h.update_rayon(&block[..n]);
-                if n < block.len() {
-                    break;
-                }
-            }
-        } else {
-            h.update_reader(file)?;
+            Err(e) => return Err(io_error(e)),
         }
-        Ok(h.finalize_xof())
+        Ok(sinks[0].state.finalize_xof())
     }
 }
 
-/// Bytes read and hashed at once from a large file: enough for every thread to have
-/// whole BLAKE3 subtrees to hash.
-const BLOCK: usize = 8 * 1024 * 1024;
+/// The drop-in's BLAKE3 state (plain, keyed or derive-key) as a sink of the library's
+/// reader, taken back for its extendable output.
+struct Blake3 {
+    state: blake3::Hasher,
+    /// Hash large chunks on several threads (off with `--no-mmap`, as in b3sum).
+    parallel: bool,
+}
 
-/// Reads into `buf` until it is full or the file ends; returns the bytes read.
-fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+impl Hasher for Blake3 {
+    fn update(&mut self, data: &[u8]) {
+        self.state.update(data);
+    }
+    fn update_parallel(&mut self, data: &[u8]) {
+        // Below 128 KiB, splitting the work costs more than it saves.
+        if self.parallel && data.len() >= 128 * 1024 {
+            self.state.update_rayon(data);
+        } else {
+            self.state.update(data);
         }
     }
-    Ok(n)
+    fn finish(&self) -> Digest {
+        Digest::new(self.state.finalize().as_bytes())
+    }
+}
+
+/// Bytes read and hashed at once from a file that is not mapped: enough for every thread
+/// to have whole BLAKE3 subtrees to hash.
+const BLOCK: usize = 8 * 1024 * 1024;
+
+/// The reader's error as an I/O error, which b3sum prints as Rust does. Only `Io` arises
+/// for a file named by the user and read as b3sum reads it; the others keep their text.
+fn io_error(e: ReadError) -> io::Error {
+    match e {
+        ReadError::Io(e) => e,
+        other => io::Error::other(other.message()),
+    }
 }
 
 /// An error as the Rust standard library prints it (`... (os error 2)`), which b3sum
@@ -446,11 +470,12 @@ fn hash(o: &Opts, mode: &Mode) -> Status {
     // length that fails to parse, waits for the next line as in b3sum.
     let mut out = io::stdout();
     let mut status = Status::Ok;
+    let mut buf = Vec::new();
     for f in &files {
         let name = f.to_string_lossy();
         // As in b3sum: the file is read first, and the length parsed when the digest is
         // printed.
-        let mut reader = match mode.hash(f) {
+        let mut reader = match mode.hash(f, &mut buf) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("{NAME}: {name}: {}", io_text(&e));
@@ -512,6 +537,7 @@ fn check(o: &Opts, mode: &Mode) -> Status {
     let quiet = o.has("quiet");
     let mut status = Status::Ok;
     let stdout = io::stdout();
+    let mut buf = Vec::new();
     for f in &files {
         let reader: Box<dyn BufRead> = if f == "-" {
             Box::new(io::BufReader::new(io::stdin()))
@@ -546,11 +572,12 @@ fn check(o: &Opts, mode: &Mode) -> Status {
                     continue;
                 }
             };
-            let verdict = match mode.hash(OsStr::new(&parsed.path)) {
+            let verdict = match mode.hash(OsStr::new(&parsed.path), &mut buf) {
                 Ok(mut r) => {
                     let mut got = [0u8; 32];
                     r.fill(&mut got);
-                    if got == parsed.expected { None } else { Some("FAILED".to_string()) }
+                    let (got, want) = (Digest::new(&got), Digest::new(&parsed.expected));
+                    if digests_match([(&want, &got)]) { None } else { Some("FAILED".to_string()) }
                 }
                 Err(e) => Some(format!("FAILED ({})", io_text(&e))),
             };

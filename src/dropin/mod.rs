@@ -11,10 +11,12 @@ mod getopt;
 mod sum;
 mod xxhsum;
 
-use crate::cli::{CheckArgs, ReadArgs, Storage};
+use crate::cli::{ReadArgs, Storage};
 use crate::cmd::Status;
 use crate::cmd::hash::Job;
 use crate::ui;
+use fixity::algo::{self, Algorithm};
+use fixity::check::CheckPlan;
 use fixity::formats::WriteOptions;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -270,28 +272,29 @@ impl CheckFlags {
     }
 }
 
-/// `check` as every drop-in runs it: coreutils' output, no notices of fixity's own, no
-/// progress bar; the caller sets the tool's other options.
-pub(super) fn check_args(manifests: Vec<OsString>, flags: CheckFlags) -> CheckArgs {
-    CheckArgs {
-        algorithm: None,
+/// The check plan of every drop-in: coreutils' reading and output, no notices of fixity's
+/// own; `forced` is the tool's algorithm (`cksum`: its `-a`, if any).
+pub(super) fn check_plan(
+    manifests: Vec<OsString>,
+    flags: CheckFlags,
+    forced: Option<&'static Algorithm>,
+) -> CheckPlan {
+    CheckPlan {
+        manifests,
+        forced,
         quiet: flags.quiet,
         status: flags.status,
         strict: flags.strict,
         warn: flags.warn,
         ignore_missing: flags.ignore_missing,
-        zero: false,
-        json: false,
-        confine: false,
-        audit: false,
-        known: Vec::new(),
-        verbose: false,
-        check_embedded: false,
         coreutils: true,
-        cksum_tags: false,
-        read: read_defaults(),
-        manifests,
+        ..CheckPlan::default()
     }
+}
+
+/// Runs a drop-in's check plan, rendered as coreutils renders it, with no progress bar.
+pub(super) fn check(plan: &CheckPlan) -> anyhow::Result<Status> {
+    crate::cmd::check::execute(plan, &read_defaults())
 }
 
 /// The read options of every drop-in: the engine's defaults, no progress bar.
@@ -396,9 +399,10 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     }
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {
-        crate::cmd::check::run(CheckArgs { algorithm: Some(algo), ..check_args(files, o.flags) })
+        let algo = algo::lookup(&algo).expect("a drop-in's algorithm is registered");
+        check(&check_plan(files, o.flags, Some(algo)))
     } else {
-        let algo = fixity::algo::lookup(&algo).expect("a registry name");
+        let algo = algo::lookup(&algo).expect("a registry name");
         let opts =
             WriteOptions { binary: o.binary == Some(true), zero: o.zero, ..Default::default() };
         crate::cmd::hash::run_job(Job::named_files(files, algo, o.tag, opts, read_defaults()))

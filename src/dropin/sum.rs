@@ -5,17 +5,18 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::getopt::{self, Opt};
-use super::{CheckFlags, Length, check_args, read_defaults};
-use crate::cli::CheckArgs;
+use super::{CheckFlags, Length, check_plan, read_defaults};
 use crate::cmd::Status;
 use crate::cmd::hash::Job;
 use crate::ui;
 use fixity::algo::{self, Algorithm};
+use fixity::check::CheckPlan;
 use fixity::digest::Digest;
 use fixity::formats::WriteOptions;
 use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{quote_env, utf8_locale};
-use fixity::read::{self, OpenMode, ReadError, ReadOptions};
+use fixity::pipeline::hash_path;
+use fixity::read::{OpenMode, ReadError, ReadOptions};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -41,7 +42,7 @@ fn hash_operand(
     buf: &mut Vec<u8>,
 ) -> Result<(Digest, u64), ReadError> {
     let mode = if name == "-" { OpenMode::Stdin } else { OpenMode::Named };
-    let h = read::hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
+    let h = hash_path(Path::new(name), mode, &[algo], buf, &ReadOptions::default(), None)?;
     Ok((h.digests[0], h.size))
 }
 
@@ -272,11 +273,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let named = !p.operands.is_empty();
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
     if o.check {
-        return crate::cmd::check::run(CheckArgs {
-            algorithm: o.algo.map(|_| registry.to_string()),
-            cksum_tags: true,
-            ..check_args(files, o.flags)
-        });
+        let forced = o.algo.map(|_| algo::lookup(registry).expect("registered"));
+        return super::check(&CheckPlan { cksum_tags: true, ..check_plan(files, o.flags, forced) });
     }
     let end = if o.zero { 0 } else { b'\n' };
     let shape = if name == "crc32b" { Some(Shape::Crc) } else { Shape::of(algo.name) };

@@ -8,12 +8,16 @@
 
 use crate::cmd::Status;
 use fixity::algo::{self, Algorithm};
+use fixity::check::{digests_match, plural};
 use fixity::digest::Digest;
 use fixity::formats::xxhsum;
-use fixity::read::io_message;
+use fixity::read::{
+    self, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader, io_message,
+};
 use std::ffi::{OsStr, OsString};
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 /// Standard output as C's stdio buffers it for xxhsum, which never flushes it itself: a
 /// terminal gets each line when it ends; anything else (a pipe, a file) gets whole blocks
@@ -345,28 +349,33 @@ enum HashError {
     Read,
 }
 
-/// Hashes `name` (standard input for `None`).
+/// Hashes `name` (standard input for `None`) through the library's reader, as xxhsum
+/// reads: front to back to the end, whatever the file does meanwhile.
 fn hash_file(name: Option<&OsStr>, algo: &'static Algorithm) -> Result<Digest, HashError> {
-    let mut h = algo.hasher();
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut feed = |r: &mut dyn Read| -> Result<(), HashError> {
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => return Ok(()),
-                Ok(n) => h.update(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+    let opts = ReadOptions {
+        buffer_size: 256 * 1024,
+        mmap_threshold: None,
+        advise: false,
+        ..Default::default()
+    };
+    let mut buf = Vec::new();
+    let mut reader = Reader { buf: &mut buf, opts: &opts, serial: None };
+    let plan = ReadPlan { on_change: OnChange::Accept, ..ReadPlan::WHOLE };
+    let mut sinks = [algo.hasher()];
+    let read = match name {
+        None => reader.read_path(Path::new("-"), OpenMode::Stdin, &plan, &mut sinks),
+        Some(n) => {
+            let path = Path::new(n);
+            let file = match read::open(path, OpenMode::Named) {
+                Ok(f) => f,
+                Err(ReadError::Io(e)) => return Err(HashError::Open(e)),
                 Err(_) => return Err(HashError::Read),
-            }
+            };
+            reader.read_file(&file, path, OpenMode::Named, &plan, &mut sinks)
         }
     };
-    match name {
-        None => feed(&mut io::stdin().lock())?,
-        Some(n) => {
-            let mut f = std::fs::File::open(n).map_err(HashError::Open)?;
-            feed(&mut f)?;
-        }
-    }
-    Ok(h.finish())
+    read.map_err(|_| HashError::Read)?;
+    Ok(sinks[0].finish())
 }
 
 /// Ends the run as xxhsum does on a read error: the message, then what standard output
@@ -520,7 +529,7 @@ fn check_file(
         r.proper += 1;
         let target = (line.name != b"stdin").then(|| OsStr::from_bytes(line.name));
         let verdict = match hash_file(target, line.algo) {
-            Ok(d) => d == line.digest,
+            Ok(d) => digests_match([(&line.digest, &d)]),
             Err(HashError::Open(e)) => {
                 r.unreadable += 1;
                 if !o.status {
@@ -544,15 +553,15 @@ fn check_file(
         eprintln!("{shown}: no properly formatted xxHash checksum lines found");
     } else if !o.status {
         if r.improper > 0 {
-            let text = fixity::verify::plural(r.improper, "line is", "lines are");
+            let text = plural(r.improper, "line is", "lines are");
             out.put(format!("{} {text} improperly formatted\n", r.improper).as_bytes());
         }
         if r.unreadable > 0 {
-            let text = fixity::verify::plural(r.unreadable, "file", "files");
+            let text = plural(r.unreadable, "file", "files");
             out.put(format!("{} listed {text} could not be read\n", r.unreadable).as_bytes());
         }
         if r.mismatched > 0 {
-            let text = fixity::verify::plural(r.mismatched, "checksum", "checksums");
+            let text = plural(r.mismatched, "checksum", "checksums");
             out.put(format!("{} computed {text} did NOT match\n", r.mismatched).as_bytes());
         }
     }

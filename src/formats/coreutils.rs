@@ -41,7 +41,8 @@ pub enum Tool {
 }
 
 /// A line as the tool reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub enum Line {
     /// A comment or an empty line.
     Skipped,
@@ -49,6 +50,20 @@ pub enum Line {
     Malformed,
     /// A line to verify: the algorithm, the expected digest and the file name.
     Check { algo: &'static Algorithm, digest: Digest, name: Vec<u8> },
+}
+
+/// `name: RESULT` as coreutils 9 prints a check result, the name escaped (with a leading
+/// `\`) only when it holds a newline.
+pub fn result_line(name: &[u8], result: &str, out: &mut Vec<u8>) {
+    if name.contains(&b'\n') {
+        out.push(b'\\');
+        crate::pathtext::escape_into(name, out);
+    } else {
+        out.extend_from_slice(name);
+    }
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(result.as_bytes());
+    out.push(b'\n');
 }
 
 /// `cksum`'s tags in its order; the first three are the legacy sums it cannot check.
@@ -363,6 +378,17 @@ fn is_blank(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn result_lines_escape_only_names_with_a_newline() {
+        let line = |name: &[u8]| {
+            let mut out = Vec::new();
+            result_line(name, "OK", &mut out);
+            out
+        };
+        assert_eq!(line(b"a b\\c"), b"a b\\c: OK\n");
+        assert_eq!(line(b"a\nb\\c"), b"\\a\\nb\\\\c: OK\n");
+    }
 
     fn md5sum() -> Reader {
         Reader::new(Tool::Fixed(algo::lookup("md5").unwrap()))

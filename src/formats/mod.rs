@@ -4,6 +4,7 @@
 //! that coreutils keeps while reading one checksum file.
 
 pub mod b3sum;
+pub mod bagit;
 pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;

@@ -334,7 +334,7 @@ pub fn local_time_text(secs: i64) -> String {
 /// (`YYYY-MM-DD`, `HH:MM:SS`) in local time.
 fn local_date_time(secs: i64) -> (String, String) {
     let local = secs + local_offset(secs);
-    let text = crate::catalog::format_time(local.saturating_mul(1000));
+    let text = crate::clock::format_time(local.saturating_mul(1000));
     let (d, t) = text.split_once(' ').unwrap_or((&text, ""));
     (d.to_string(), t.to_string())
 }

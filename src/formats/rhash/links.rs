@@ -6,7 +6,8 @@ use crate::algo::Algorithm;
 use crate::digest::Digest;
 
 /// A digest as found in a line: its text, and the algorithm the line names (if it does).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub struct LinkDigest {
     /// The algorithm, when the line names one fixity has.
     pub algo: Option<&'static Algorithm>,
@@ -17,7 +18,8 @@ pub struct LinkDigest {
 }
 
 /// One parsed link (`magnet:?...` or `ed2k://|file|...`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub struct Link {
     /// The file name (`dn=`, or the ed2k name), percent-decoded.
     pub name: Vec<u8>,

@@ -1,5 +1,5 @@
-//! Check semantics shared by every front end: which algorithm a manifest line is checked
-//! with, and the counters coreutils keeps per checksum file (and the exit status they give).
+//! Which algorithm a manifest line is checked with: the line's tag, `-a`, the manifest's
+//! name, or the digest's length when exactly one algorithm has it.
 
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, DigestText, Encoding};
@@ -7,7 +7,7 @@ use crate::formats::{Format, Record, decode_for};
 
 /// Where the algorithm for untagged lines comes from, strongest first.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AlgoHints {
+pub(crate) struct AlgoHints {
     /// `-a`, from the user.
     pub forced: Option<&'static Algorithm>,
     /// The manifest's file name (`.sha256`, `SHA256SUMS`).
@@ -18,8 +18,9 @@ pub struct AlgoHints {
 }
 
 /// The algorithms for one line, or why there are none.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Resolved {
+#[derive(Clone, Debug)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
+pub(crate) enum Resolved {
     /// Check with these algorithms against these digests: one pair per digest on the line
     /// (several for hashdeep's columns), all computed in one read.
     Sums(Vec<(&'static Algorithm, Digest)>),
@@ -31,7 +32,7 @@ pub enum Resolved {
 }
 
 /// Decides the algorithms for `record`, and decodes its digests for them.
-pub fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
+pub(crate) fn resolve(record: &Record, hints: &AlgoHints) -> Resolved {
     let mut sums = Vec::with_capacity(1 + record.more.len());
     let columns = hints.columns.filter(|c| c.len() == 1 + record.more.len());
     let first = match record.algo {
@@ -112,41 +113,8 @@ fn one(
 /// Whether a manifest's path reaches outside the directory it is checked from: an
 /// absolute path, or one with a `..` component. coreutils checks such lines (scripts rely
 /// on `sha256sum /etc/* > list`); fixity says so, and refuses them under `--confine`.
-pub fn reaches_outside(name: &[u8]) -> bool {
+pub(crate) fn reaches_outside(name: &[u8]) -> bool {
     name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
-}
-
-/// Per-checksum-file counters, as coreutils keeps them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Lines in no known format.
-    pub malformed: u64,
-    /// Well-formed lines.
-    pub properly_formatted: u64,
-    /// Files whose digest matched.
-    pub ok: u64,
-    /// Files whose digest did not match.
-    pub mismatched: u64,
-    /// Files that could not be opened or read (or changed while read).
-    pub unreadable: u64,
-    /// Files skipped by `--ignore-missing`.
-    pub ignored_missing: u64,
-    /// Lines whose algorithm could not be decided.
-    pub ambiguous: u64,
-    /// Lines refused by `--confine` (their path leaves the manifest's directory).
-    pub refused: u64,
-}
-
-impl Counts {
-    /// Files actually compared (matched or not).
-    pub fn verified(&self) -> u64 {
-        self.ok + self.mismatched
-    }
-}
-
-/// coreutils' plural rule for the summary warnings.
-pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
 }
 
 #[cfg(test)]

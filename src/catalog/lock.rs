@@ -1,0 +1,77 @@
+//! The run lock: one run at a time on a catalog.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// An exclusive hold on a catalog for one run (`flock` on a `.lock` file beside it): a
+/// second run on the same catalog waits for it or is told the catalog is busy. The lock
+/// goes away with the process, however it ends.
+pub struct RunLock {
+    /// The locked file; `None` on read-only media with no lock file, where no run can
+    /// write the catalog and there is nothing to keep apart.
+    _file: Option<File>,
+}
+
+impl RunLock {
+    /// Takes the lock at `path`, waiting for it when `wait`; `Ok(None)` when another run
+    /// holds it and `wait` is false.
+    ///
+    /// Where the lock file cannot be opened for writing (read-only media, a directory this
+    /// user may not write), an existing one is locked through a read-only descriptor
+    /// (flock needs no write access); with none, the run goes on unlocked: it cannot write
+    /// the catalog either, and SQLite keeps its reads consistent.
+    pub fn acquire(path: &Path, wait: bool) -> io::Result<Option<RunLock>> {
+        use std::os::fd::AsRawFd;
+        let file =
+            match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path) {
+                Ok(f) => f,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => {
+                    match File::open(path) {
+                        Ok(f) => f,
+                        Err(_) => return Ok(Some(RunLock { _file: None })),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+        let op = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+        loop {
+            #[allow(unsafe_code)]
+            // SAFETY: flock on a descriptor this function owns.
+            let r = unsafe { libc::flock(file.as_raw_fd(), op) };
+            if r == 0 {
+                return Ok(Some(RunLock { _file: Some(file) }));
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+    }
+}
+
+/// The lock file beside a catalog: `CATALOG.lock`.
+pub(crate) fn lock_path(catalog: &Path) -> PathBuf {
+    let mut name = catalog.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_is_refused_while_the_first_is_held() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.lock");
+        let first = RunLock::acquire(&p, false).unwrap();
+        assert!(first.is_some());
+        // flock locks belong to the open file description: a second open conflicts.
+        assert!(RunLock::acquire(&p, false).unwrap().is_none());
+        drop(first);
+        assert!(RunLock::acquire(&p, false).unwrap().is_some());
+    }
+}

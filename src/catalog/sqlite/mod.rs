@@ -1,0 +1,587 @@
+//! The SQLite catalog: one row per file (path as raw bytes, size, mtime, inode, digest,
+//! first seen, last verified, last checked, last result, missing since), a `runs` table
+//! with one row per run, and a `meta` table (algorithm, creation time). WAL journaling
+//! and batched transactions: a run killed at any moment leaves the database consistent,
+//! with everything up to the last committed batch, and the next run simply continues.
+//!
+//! The schema is versioned with `PRAGMA user_version`; `MIGRATIONS` takes any older
+//! catalog forward, and a catalog from a newer fixity is refused rather than damaged.
+
+use super::Class;
+use super::store::{PassState, ReportFn, RunInfo, Summary};
+use crate::algo::{self, Algorithm};
+use crate::device::Stamp;
+use crate::pathtext::{path_bytes, quote_env};
+use crate::read::io_message;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Schema steps, in order; step `i` takes `user_version` from `i` to `i + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE files (
+         path BLOB PRIMARY KEY,
+         size INTEGER NOT NULL,
+         mtime_ns INTEGER NOT NULL,
+         dev INTEGER,
+         ino INTEGER,
+         digest BLOB NOT NULL,
+         first_seen INTEGER NOT NULL,
+         last_verified INTEGER NOT NULL,
+         last_checked INTEGER NOT NULL,
+         last_result TEXT NOT NULL,
+         missing_since INTEGER,
+         moved_from BLOB,
+         note TEXT
+     ) WITHOUT ROWID;
+     CREATE INDEX files_by_verified ON files (last_verified, path);
+     CREATE INDEX files_by_digest ON files (digest);
+     CREATE INDEX files_by_checked ON files (last_checked);
+     CREATE TABLE runs (
+         id INTEGER PRIMARY KEY,
+         command TEXT NOT NULL,
+         started INTEGER NOT NULL,
+         finished INTEGER,
+         complete INTEGER,
+         summary TEXT
+     );",
+];
+
+/// The `meta` key holding the start of the verification pass that slices are working
+/// through.
+pub(crate) const PASS_KEY: &str = "pass_started";
+
+/// The `meta` key holding when the last verification pass completed.
+pub(crate) const PASS_COMPLETED_KEY: &str = "last_pass_completed";
+
+/// Errors opening or using a catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// No catalog where one was expected.
+    #[error("no catalog at {0} (run `fixity scan` first)")]
+    NotFound(PathBuf),
+    /// Written by a newer fixity.
+    #[error("catalog {0} has schema version {1}; this fixity knows up to {2}")]
+    TooNew(PathBuf, i64, usize),
+    /// The catalog records another algorithm than the one asked for.
+    #[error("catalog {0} holds {1} digests; drop -a or pass -a {1}")]
+    AlgorithmMismatch(PathBuf, &'static str),
+    /// The catalog names an algorithm this fixity does not have.
+    #[error("catalog {0} uses unknown algorithm {1:?}")]
+    UnknownAlgorithm(PathBuf, String),
+    /// SQLite said no.
+    #[error("catalog {0}: {1}")]
+    Sqlite(PathBuf, rusqlite::Error),
+    /// Creating the catalog's directory failed.
+    #[error("cannot create {0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// The catalog's file could not be read.
+    #[error("cannot read {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    /// The file is not a fixity catalog: empty, not SQLite, or another program's
+    /// database. It is left as it is.
+    #[error(
+        "{0} is not a fixity catalog ({1}); leaving it untouched: move it away or pass \
+         another --catalog"
+    )]
+    Foreign(PathBuf, &'static str),
+    /// The catalog was deleted or replaced while a run was writing to it.
+    #[error("catalog {0} was deleted or replaced during the run: this run's records are lost")]
+    Vanished(PathBuf),
+    /// The catalog's directory could not be made.
+    #[error("cannot create {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
+    CreateDir(PathBuf, std::io::Error),
+    /// The run lock (the file given) could not be taken.
+    #[error("cannot lock {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
+    Lock(PathBuf, std::io::Error),
+    /// Another run holds the catalog's run lock.
+    #[error(
+        "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
+        quote_env(path_bytes(.0))
+    )]
+    Busy(PathBuf),
+}
+
+/// Result of catalog operations.
+pub type Result<T> = std::result::Result<T, CatalogError>;
+
+/// One file as the catalog records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Path relative to the tree's root, raw bytes.
+    pub path: Vec<u8>,
+    /// Size and mtime when the digest was taken.
+    pub stamp: Stamp,
+    /// Digest of the content (the catalog's algorithm).
+    pub digest: Vec<u8>,
+    /// When the file was first recorded (ms since the epoch).
+    pub first_seen: i64,
+    /// When its content last matched (or was hashed), ms; 0 if never.
+    pub last_verified: i64,
+    /// When a run last looked at it, ms.
+    pub last_checked: i64,
+    /// What that run found.
+    pub last_result: Class,
+    /// Since when it has been missing, if it is.
+    pub missing_since: Option<i64>,
+}
+
+const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since";
+
+fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let result: String = r.get(7)?;
+    Ok(Row {
+        path: r.get(0)?,
+        stamp: Stamp { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get::<_, i64>(2)? as i128 },
+        digest: r.get(3)?,
+        first_seen: r.get(4)?,
+        last_verified: r.get(5)?,
+        last_checked: r.get(6)?,
+        last_result: Class::from_name(&result).unwrap_or(Class::Ok),
+        missing_since: r.get(8)?,
+    })
+}
+
+/// An open catalog.
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+    algo: &'static Algorithm,
+    /// For a catalog opened read-only: the URI its connections use.
+    read_only: Option<String>,
+    /// (device, inode) of the file when it was opened, to notice its deletion.
+    identity: Option<(u64, u64)>,
+    /// Statements in the open batch (see [`Writer`]), and when it began.
+    pending: Cell<usize>,
+    since: Cell<Instant>,
+}
+
+impl Catalog {
+    /// Where a tree's catalog lives unless `--catalog` says otherwise.
+    pub fn default_path(root: &Path) -> PathBuf {
+        root.join(".fixity").join("catalog.db")
+    }
+
+    /// Opens the catalog at `path` for a run that writes. With `create` it is made if
+    /// absent, recording `algo` (or the default algorithm); an existing catalog keeps its
+    /// algorithm and refuses a different explicit one. A file that is not a fixity
+    /// catalog (empty, not SQLite, another program's database) is refused untouched.
+    pub fn open(path: &Path, create: bool, algo: Option<&'static Algorithm>) -> Result<Catalog> {
+        let exists = path.exists();
+        if !exists && !create {
+            return Err(CatalogError::NotFound(path.to_path_buf()));
+        }
+        if exists {
+            probe(path)?;
+        } else {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| CatalogError::Io(dir.to_path_buf(), e))?;
+            }
+            create_new(path, algo.unwrap_or_else(algo::default_algorithm))?;
+        }
+        let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql)?;
+        conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
+        // Before anything that writes: another program's database is left as it is.
+        let version = check_schema(&conn, path)?;
+        // WAL: readers (status, export, the walk's cursor) never block the writer and a
+        // crash rolls back to the last commit. FULL syncs the log at each commit.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+        tune(&conn).map_err(sql)?;
+        if version < MIGRATIONS.len() as i64 {
+            // Schema steps go in one transaction: a catalog killed while being migrated
+            // is either migrated or as it was.
+            conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+            if let Err(e) = migrate(&conn) {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(match e {
+                    MigrateError::TooNew(v) => {
+                        CatalogError::TooNew(path.to_path_buf(), v, MIGRATIONS.len())
+                    }
+                    MigrateError::Sqlite(e) => sql(e),
+                });
+            }
+            conn.execute_batch("COMMIT").map_err(sql)?;
+        }
+        let algo = stored_algorithm(&conn, path, algo)?;
+        let identity = file_identity(path);
+        Ok(Catalog {
+            conn,
+            path: path.to_path_buf(),
+            algo,
+            read_only: None,
+            identity,
+            pending: Cell::new(0),
+            since: Cell::new(Instant::now()),
+        })
+    }
+
+    /// Opens the catalog at `path` only to read it (`status`, `export`), changing
+    /// nothing, also on read-only media: when SQLite cannot set up its shared-memory
+    /// index beside the file (a directory it may not write), the file is opened as
+    /// immutable.
+    pub fn open_read_only(path: &Path) -> Result<Catalog> {
+        match std::fs::metadata(path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CatalogError::NotFound(path.to_path_buf()));
+            }
+            Err(e) => return Err(CatalogError::Read(path.to_path_buf(), e)),
+        }
+        probe(path)?;
+        let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
+        let plain = uri_of(path, false);
+        let (conn, uri) = match connect_read_only(&plain) {
+            Ok(c) => (c, plain),
+            Err(first) => {
+                let immutable = uri_of(path, true);
+                match connect_read_only(&immutable) {
+                    Ok(c) => (c, immutable),
+                    Err(_) => return Err(sql(first)),
+                }
+            }
+        };
+        // Every schema version so far reads alike: an older catalog is read as it is.
+        check_schema(&conn, path)?;
+        let algo = stored_algorithm(&conn, path, None)?;
+        Ok(Catalog {
+            conn,
+            path: path.to_path_buf(),
+            algo,
+            read_only: Some(uri),
+            identity: file_identity(path),
+            pending: Cell::new(0),
+            since: Cell::new(Instant::now()),
+        })
+    }
+
+    /// Whether the catalog's file is still the one this catalog opened (not deleted or
+    /// replaced since).
+    pub(crate) fn in_place(&self) -> bool {
+        self.identity.is_none() || file_identity(&self.path) == self.identity
+    }
+
+    /// A second, read-only connection, for a thread that reads while this one writes.
+    pub fn reader(&self) -> Result<Reader> {
+        let sql = |e| CatalogError::Sqlite(self.path.clone(), e);
+        let conn = match &self.read_only {
+            Some(uri) => connect_read_only(uri).map_err(sql)?,
+            None => Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(sql)?,
+        };
+        conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
+        tune(&conn).map_err(sql)?;
+        Ok(Reader { conn })
+    }
+
+    /// The catalog's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The algorithm of every digest in the catalog.
+    pub fn algorithm(&self) -> &'static Algorithm {
+        self.algo
+    }
+
+    fn err(&self, e: rusqlite::Error) -> CatalogError {
+        CatalogError::Sqlite(self.path.clone(), e)
+    }
+
+    /// Starts recording a run; returns its id.
+    pub(crate) fn start_run(&self, command: &str, started: i64) -> Result<i64> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (command, started) VALUES (?1, ?2)",
+                params![command, started],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the end of run `id`.
+    pub(crate) fn finish_run(&self, id: i64, complete: bool, summary: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished = ?1, complete = ?2, summary = ?3 WHERE id = ?4",
+                params![crate::clock::now_ms(), complete, summary, id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A batching writer: statements go into transactions of a few thousand rows (or
+    /// one second), each committed whole.
+    pub(crate) fn writer(&self) -> Writer<'_> {
+        Writer { cat: self }
+    }
+
+    /// Rows recorded as missing, with the time they went missing.
+    pub fn missing(&self) -> Result<Vec<Row>> {
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT {ROW_COLUMNS} FROM files WHERE missing_since IS NOT NULL ORDER BY path"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = st.query_map([], row_of).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// Present files recorded as new since `since` (ms) with this size and digest: where
+    /// a missing file may have moved to.
+    pub(crate) fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
+        let mut st = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM files WHERE digest = ?1 AND size = ?2
+                 AND missing_since IS NULL AND last_result = 'new' AND first_seen >= ?3
+                 ORDER BY path"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows =
+            st.query_map(params![digest, size as i64, since], row_of).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// Whether any present file recorded as new is no older than the oldest missing file's
+    /// loss: without one, no missing file can be found moved.
+    pub(crate) fn new_since_a_loss(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM files WHERE last_result = 'new'
+                   AND missing_since IS NULL
+                   AND first_seen >= (SELECT min(missing_since) FROM files))",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// One row by path.
+    pub fn get(&self, path: &[u8]) -> Result<Option<Row>> {
+        self.conn
+            .query_row(&format!("SELECT {ROW_COLUMNS} FROM files WHERE path = ?1"), [path], row_of)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Files present (not recorded as missing) and their total size.
+    pub(crate) fn present(&self) -> Result<(u64, u64)> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE missing_since IS NULL",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// What `fixity status` shows.
+    pub(crate) fn summary(&self, now: i64) -> Result<Summary> {
+        let e = |e| self.err(e);
+        let c = &self.conn;
+        let (files, bytes) = self.present()?;
+        let missing: i64 = c
+            .query_row("SELECT count(*) FROM files WHERE missing_since IS NOT NULL", [], |r| {
+                r.get(0)
+            })
+            .map_err(e)?;
+        let mut st = c
+            .prepare(
+                "SELECT last_result, count(*) FROM files WHERE missing_since IS NULL
+                 GROUP BY last_result ORDER BY last_result",
+            )
+            .map_err(e)?;
+        let by_result = st
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        let oldest_verified = c
+            .query_row(
+                "SELECT path, last_verified FROM files WHERE missing_since IS NULL
+                 ORDER BY last_verified, path LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(e)?;
+        let mut verified_within = [(1u32, 0u64), (7, 0), (30, 0)];
+        for (days, n) in verified_within.iter_mut() {
+            let since = now - i64::from(*days) * 86_400_000;
+            *n = c
+                .query_row(
+                    "SELECT count(*) FROM files WHERE missing_since IS NULL AND last_verified >= ?1",
+                    [since],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(e)? as u64;
+        }
+        let mut st = c
+            .prepare(
+                "SELECT path, last_result FROM files
+                 WHERE (last_result IN ('corrupt', 'unreadable') AND missing_since IS NULL)
+                    OR missing_since IS NOT NULL
+                 ORDER BY path LIMIT 100",
+            )
+            .map_err(e)?;
+        let problems = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        let mut st = c
+            .prepare(
+                "SELECT command, started, finished, complete, summary FROM runs
+                 ORDER BY id DESC LIMIT 5",
+            )
+            .map_err(e)?;
+        let runs = st
+            .query_map([], |r| {
+                Ok(RunInfo {
+                    command: r.get(0)?,
+                    started: r.get(1)?,
+                    finished: r.get(2)?,
+                    complete: r.get(3)?,
+                    summary: r.get(4)?,
+                })
+            })
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        Ok(Summary {
+            files,
+            bytes,
+            missing: missing as u64,
+            by_result,
+            oldest_verified,
+            verified_within,
+            problems,
+            runs,
+            pass: self.pass_state()?,
+        })
+    }
+
+    /// Where the verification pass stands.
+    fn pass_state(&self) -> Result<PassState> {
+        let time = |key| Ok::<_, CatalogError>(self.meta(key)?.and_then(|v| v.parse::<i64>().ok()));
+        if let Some(since) = time(PASS_KEY)? {
+            let (files, bytes) = self.stale_count(since)?;
+            return Ok(PassState::InProgress(since, files, bytes));
+        }
+        Ok(time(PASS_COMPLETED_KEY)?.map_or(PassState::None, PassState::Completed))
+    }
+
+    /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
+    /// path order: (path, class, moved-from path, note). Streams from the database, so a
+    /// report of any size costs no memory.
+    pub(crate) fn report(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT path, last_result, moved_from, note FROM files
+                 WHERE last_checked = ?1 AND last_result != 'ok' ORDER BY path",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([run_start]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let path: Vec<u8> = r.get(0).map_err(|e| self.err(e))?;
+            let class: String = r.get(1).map_err(|e| self.err(e))?;
+            let from: Option<Vec<u8>> = r.get(2).map_err(|e| self.err(e))?;
+            let note: Option<String> = r.get(3).map_err(|e| self.err(e))?;
+            let Some(class) = Class::from_name(&class) else { continue };
+            each(&path, class, from.as_deref(), note.as_deref());
+        }
+        Ok(())
+    }
+
+    /// Recorded files at `rel` or below it (the whole tree for an empty `rel`): (present,
+    /// missing).
+    pub(crate) fn count_under(&self, rel: &[u8]) -> Result<(u64, u64)> {
+        let (lo, hi) = below(rel);
+        self.conn
+            .query_row(
+                "SELECT count(*) FILTER (WHERE missing_since IS NULL),
+                        count(*) FILTER (WHERE missing_since IS NOT NULL)
+                 FROM files WHERE ?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3)",
+                params![lo, rel, hi],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Present files not looked at since `pass_start`: what later slices still have to do.
+    pub(crate) fn stale_count(&self, pass_start: i64) -> Result<(u64, u64)> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(size), 0) FROM files
+                 WHERE missing_since IS NULL AND last_checked < ?1",
+                [pass_start],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// A value from the `meta` table.
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Sets (or with `None` removes) a `meta` value.
+    pub(crate) fn set_meta(&self, key: &str, value: Option<&str>) -> Result<()> {
+        match value {
+            Some(v) => self.conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = ?2",
+                params![key, v],
+            ),
+            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
+        }
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The latest start time of any run (so a new run can start strictly after it).
+    pub(crate) fn last_run_start(&self) -> Result<i64> {
+        self.conn
+            .query_row("SELECT coalesce(max(started), 0) FROM runs", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// `PRAGMA integrity_check`: "ok" for a sound database.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+}
+
+mod file;
+mod reader;
+mod store;
+mod writer;
+
+use file::{
+    MigrateError, check_schema, connect_read_only, create_new, file_identity, migrate, probe,
+    stored_algorithm, tune, uri_of,
+};
+pub use reader::Reader;
+pub(crate) use store::SqliteStore;
+pub(crate) use writer::Writer;
+use writer::below;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,69 @@
+//! Reading the catalog in pages on a connection of its own, while another writes.
+
+use super::{ROW_COLUMNS, Row, row_of};
+use rusqlite::{Connection, params};
+
+/// A read-only connection used to stream rows in order while another connection writes.
+pub struct Reader {
+    pub(super) conn: Connection,
+}
+
+impl Reader {
+    /// Up to `limit` rows (present or missing) with paths after `after`, in byte order of
+    /// their paths: the order a sorted walk of the tree visits them.
+    pub fn by_path(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2"
+        ))?;
+        let rows = st.query_map(params![after, limit as i64], row_of)?;
+        rows.collect()
+    }
+
+    /// Up to `limit` present rows not looked at since `pass_start` (the start of the
+    /// current verification pass), least recently verified first (ties by path), after
+    /// the key `after`: the order of a scrub slice.
+    pub(crate) fn stale(
+        &self,
+        pass_start: i64,
+        after: Option<(i64, &[u8])>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files
+             WHERE missing_since IS NULL AND last_checked < ?1
+               AND (?2 IS NULL OR (last_verified, path) > (?2, ?3))
+             ORDER BY last_verified, path LIMIT ?4"
+        ))?;
+        let (t, p) = match after {
+            Some((t, p)) => (Some(t), Some(p)),
+            None => (None, None),
+        };
+        let rows = st.query_map(params![pass_start, t, p, limit as i64], row_of)?;
+        rows.collect()
+    }
+
+    /// Up to `limit` rows recorded as missing with paths after `after`, in path order.
+    pub(crate) fn missing(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files WHERE missing_since IS NOT NULL
+               AND (?1 IS NULL OR path > ?1) ORDER BY path LIMIT ?2"
+        ))?;
+        let rows = st.query_map(params![after, limit as i64], row_of)?;
+        rows.collect()
+    }
+
+    /// Up to `limit` (path, missing) pairs after `after`, in path order: the whole
+    /// catalog's shape, without the rest of each row.
+    pub(crate) fn presence(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(Vec<u8>, bool)>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT path, missing_since IS NOT NULL FROM files
+             WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    }
+}

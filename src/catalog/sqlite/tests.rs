@@ -1,0 +1,164 @@
+use super::*;
+
+fn stamp(size: u64, mtime_ns: i128) -> Stamp {
+    Stamp { size, mtime_ns }
+}
+
+#[test]
+fn create_reopen_and_algorithm_is_fixed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x/catalog.db");
+    assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::NotFound(_))));
+    let sha = algo::lookup("sha256");
+    let c = Catalog::open(&p, true, sha).unwrap();
+    assert_eq!(c.algorithm().name, "sha256");
+    drop(c);
+    assert_eq!(Catalog::open(&p, false, None).unwrap().algorithm().name, "sha256");
+    let other = Catalog::open(&p, false, algo::lookup("md5"));
+    assert!(matches!(other, Err(CatalogError::AlgorithmMismatch(_, "sha256"))));
+    let c = Catalog::open(&p, false, None).unwrap();
+    assert_eq!(c.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn a_new_catalog_appears_whole_and_a_foreign_file_is_refused_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.db");
+    drop(Catalog::open(&p, true, None).unwrap());
+    let names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec!["c.db".to_string()], "no temporary file left");
+    for (content, why) in [
+        (&b""[..], "the file is empty"),
+        (b"SQLite format", "not an SQLite database"),
+        (b"hello, world, this is text\n", "not an SQLite database"),
+    ] {
+        let f = d.path().join("f.db");
+        std::fs::write(&f, content).unwrap();
+        for r in [Catalog::open(&f, true, None), Catalog::open_read_only(&f)] {
+            assert!(matches!(r, Err(CatalogError::Foreign(_, w)) if w == why));
+        }
+        assert_eq!(std::fs::read(&f).unwrap(), content);
+    }
+}
+
+#[test]
+fn forget_takes_missing_files_at_or_below_a_path() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    for p in [&b"a"[..], b"a/x", b"a/y/z", b"a.txt", b"a0", b"b"] {
+        w.insert(p, stamp(1, 1), None, b"d", 10).unwrap();
+    }
+    for p in [&b"a/x"[..], b"a/y/z", b"a.txt", b"a0"] {
+        w.missing(p, 20).unwrap();
+    }
+    w.commit().unwrap();
+    assert_eq!(c.count_under(b"a").unwrap(), (1, 2), "a itself, a/x and a/y/z");
+    assert_eq!(c.count_under(b"").unwrap(), (2, 4));
+    let mut w = c.writer();
+    assert_eq!(w.forget_missing(b"a").unwrap(), 2);
+    assert_eq!(w.forget_missing(b"b").unwrap(), 0, "present files stay");
+    w.commit().unwrap();
+    let left: Vec<_> = c.missing().unwrap().into_iter().map(|r| r.path).collect();
+    assert_eq!(left, vec![b"a.txt".to_vec(), b"a0".to_vec()]);
+    let mut w = c.writer();
+    assert_eq!(w.forget_missing(b"").unwrap(), 2);
+    w.commit().unwrap();
+    assert_eq!(c.count_under(b"").unwrap(), (2, 0));
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.db");
+    drop(Catalog::open(&p, true, None).unwrap());
+    let conn = Connection::open(&p).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    assert!(matches!(Catalog::open(&p, false, None), Err(CatalogError::TooNew(_, 99, _))));
+}
+
+#[test]
+fn rows_stream_in_byte_order_and_stale_order() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    // Byte order: "a.txt" < "a/b" ('.' < '/'), and non-UTF-8 bytes sort last.
+    for (i, name) in [&b"a/b"[..], b"a.txt", b"\xff\xfe", b"B"].iter().enumerate() {
+        w.insert(name, stamp(i as u64, 5), None, &[i as u8; 4], 1000 + i as i64).unwrap();
+    }
+    w.commit().unwrap();
+    let r = c.reader().unwrap();
+    let all: Vec<_> = r.by_path(None, 100).unwrap().into_iter().map(|r| r.path).collect();
+    assert_eq!(all, vec![b"B".to_vec(), b"a.txt".to_vec(), b"a/b".to_vec(), b"\xff\xfe".to_vec()]);
+    let page: Vec<_> = r.by_path(Some(b"a.txt"), 1).unwrap().into_iter().map(|r| r.path).collect();
+    assert_eq!(page, vec![b"a/b".to_vec()]);
+    // Stale order: least recently verified first; rows checked in this run are left out.
+    let mut w = c.writer();
+    w.checked(b"a/b", Class::Ok, 5000, None).unwrap();
+    w.commit().unwrap();
+    let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
+    assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
+    let rest: Vec<_> =
+        r.stale(5000, Some((1001, b"a.txt")), 100).unwrap().into_iter().map(|r| r.path).collect();
+    assert_eq!(rest, vec![b"\xff\xfe".to_vec(), b"B".to_vec()]);
+}
+
+#[test]
+fn corrupt_keeps_the_digest_and_the_last_verified_time() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    w.insert(b"f", stamp(3, 7), Some((1, 2)), b"good", 100).unwrap();
+    w.checked(b"f", Class::Corrupt, 200, Some("x")).unwrap();
+    w.commit().unwrap();
+    let row = c.get(b"f").unwrap().unwrap();
+    assert_eq!(row.digest, b"good");
+    assert_eq!((row.last_verified, row.last_checked, row.last_result), (100, 200, Class::Corrupt));
+}
+
+#[test]
+fn a_move_keeps_first_seen_and_forgets_the_old_path() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    w.insert(b"old", stamp(3, 7), None, b"dig", 100).unwrap();
+    w.missing(b"old", 500).unwrap();
+    w.insert(b"new", stamp(3, 9), None, b"dig", 500).unwrap();
+    w.commit().unwrap();
+    assert_eq!(c.missing().unwrap().len(), 1);
+    let paths = |rows: Vec<Row>| rows.into_iter().map(|r| r.path).collect::<Vec<_>>();
+    assert_eq!(paths(c.move_candidates(3, b"dig", 500).unwrap()), vec![b"new".to_vec()]);
+    assert!(c.move_candidates(3, b"dig", 501).unwrap().is_empty());
+    let mut w = c.writer();
+    w.moved(b"old", b"new").unwrap();
+    w.commit().unwrap();
+    assert!(c.get(b"old").unwrap().is_none());
+    let row = c.get(b"new").unwrap().unwrap();
+    assert_eq!((row.first_seen, row.last_result), (100, Class::Moved));
+}
+
+#[test]
+fn summary_counts_present_missing_and_problems() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let now = 100 * 86_400_000;
+    let mut w = c.writer();
+    w.insert(b"a", stamp(10, 1), None, b"1", now - 2 * 86_400_000).unwrap();
+    w.insert(b"b", stamp(20, 1), None, b"2", now - 10).unwrap();
+    w.insert(b"c", stamp(30, 1), None, b"3", now - 10).unwrap();
+    w.checked(b"b", Class::Corrupt, now, None).unwrap();
+    w.missing(b"c", now).unwrap();
+    w.commit().unwrap();
+    let s = c.summary(now).unwrap();
+    assert_eq!((s.files, s.bytes, s.missing), (2, 30, 1));
+    assert_eq!(s.oldest_verified, Some((b"a".to_vec(), now - 2 * 86_400_000)));
+    assert_eq!(s.verified_within, [(1, 1), (7, 2), (30, 2)]);
+    assert_eq!(
+        s.problems,
+        vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
+    );
+}

@@ -1,0 +1,194 @@
+//! Batched writes into the catalog: statements go into transactions of a few thousand
+//! rows (or one second), each committed whole.
+
+use super::{Catalog, Result};
+use crate::catalog::Class;
+use crate::device::Stamp;
+use rusqlite::params;
+use std::time::{Duration, Instant};
+
+/// Writes into the catalog in batches (see [`Catalog::writer`]). Call
+/// [`Writer::commit`] to commit the last batch; a batch never committed is rolled back
+/// when the catalog closes. The batch belongs to the catalog: writers taken one after the
+/// other continue the same batch.
+pub(crate) struct Writer<'a> {
+    pub(super) cat: &'a Catalog,
+}
+
+impl Writer<'_> {
+    /// Runs one statement in the open batch; returns how many rows it changed.
+    fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<usize> {
+        let cat = self.cat;
+        if cat.pending.get() == 0 {
+            cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| cat.err(e))?;
+            cat.since.set(Instant::now());
+        }
+        cat.pending.set(cat.pending.get() + 1);
+        let changed = cat
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut st| st.execute(p))
+            .map_err(|e| cat.err(e))?;
+        if cat.pending.get() >= 4096 || cat.since.get().elapsed() > Duration::from_secs(1) {
+            self.commit()?;
+        }
+        Ok(changed)
+    }
+
+    /// Statements in the open batch (0 right after a commit).
+    pub(crate) fn pending(&self) -> usize {
+        self.cat.pending.get()
+    }
+
+    /// Gives up the open batch (after a failed write): rolls it back if SQLite has not.
+    pub(crate) fn abandon(&mut self) {
+        self.cat.pending.set(0);
+        if !self.cat.conn.is_autocommit() {
+            let _ = self.cat.conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    /// Commits the current batch.
+    pub(crate) fn commit(&mut self) -> Result<()> {
+        if self.cat.pending.get() > 0 {
+            self.cat.pending.set(0);
+            self.cat.conn.execute_batch("COMMIT").map_err(|e| self.cat.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Records a file hashed for the first time.
+    pub(crate) fn insert(
+        &mut self,
+        path: &[u8],
+        stamp: Stamp,
+        file_id: Option<(u64, u64)>,
+        digest: &[u8],
+        now: i64,
+    ) -> Result<()> {
+        let (dev, ino) = split_id(file_id);
+        self.exec(
+            "INSERT INTO files (path, size, mtime_ns, dev, ino, digest, first_seen, last_verified,
+                                last_checked, last_result, missing_since)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, 'new', NULL)
+             ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
+                digest = ?6, last_verified = ?7, last_checked = ?7, last_result = 'new',
+                missing_since = NULL, moved_from = NULL, note = NULL",
+            params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
+        )
+        .map(drop)
+    }
+
+    /// Records a new digest for a known file (an edit): `class` is what the run found.
+    pub(crate) fn rehashed(
+        &mut self,
+        path: &[u8],
+        stamp: Stamp,
+        file_id: Option<(u64, u64)>,
+        digest: &[u8],
+        class: Class,
+        now: i64,
+    ) -> Result<()> {
+        let (dev, ino) = split_id(file_id);
+        self.exec(
+            "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
+                last_verified = ?7, last_checked = ?7, last_result = ?8, missing_since = NULL,
+                moved_from = NULL, note = NULL
+             WHERE path = ?1",
+            params![
+                path,
+                stamp.size as i64,
+                stamp.mtime_ns as i64,
+                dev,
+                ino,
+                digest,
+                now,
+                class.name()
+            ],
+        )
+        .map(drop)
+    }
+
+    /// Records a check of a known file that leaves its digest alone: ok (content matched:
+    /// also the last-verified time), corrupt or unreadable.
+    pub(crate) fn checked(
+        &mut self,
+        path: &[u8],
+        class: Class,
+        now: i64,
+        note: Option<&str>,
+    ) -> Result<()> {
+        self.exec(
+            "UPDATE files SET last_checked = ?2, last_result = ?3, note = ?4, moved_from = NULL,
+                last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END
+             WHERE path = ?1",
+            params![path, now, class.name(), note],
+        )
+        .map(drop)
+    }
+
+    /// A file recorded as missing is back (unchanged).
+    pub(crate) fn present(&mut self, path: &[u8]) -> Result<()> {
+        self.exec(
+            "UPDATE files SET missing_since = NULL, last_result = 'ok' WHERE path = ?1",
+            params![path],
+        )
+        .map(drop)
+    }
+
+    /// Records that a file is gone (keeping when it first went missing).
+    pub(crate) fn missing(&mut self, path: &[u8], now: i64) -> Result<()> {
+        self.exec(
+            "UPDATE files SET missing_since = coalesce(missing_since, ?2), last_checked = ?2,
+                last_result = 'missing'
+             WHERE path = ?1",
+            params![path, now],
+        )
+        .map(drop)
+    }
+
+    /// Forgets a file.
+    pub(crate) fn delete(&mut self, path: &[u8]) -> Result<()> {
+        self.exec("DELETE FROM files WHERE path = ?1", params![path]).map(drop)
+    }
+
+    /// Forgets the files recorded as missing at `rel` or below it (every missing file for
+    /// an empty `rel`); returns how many.
+    pub(crate) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize> {
+        let (lo, hi) = below(rel);
+        self.exec(
+            "DELETE FROM files WHERE missing_since IS NOT NULL
+               AND (?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3))",
+            params![lo, rel, hi],
+        )
+    }
+
+    /// Records that the file at `from` (missing) now lives at `to`: the row at `to`
+    /// inherits `from`'s history and `from` is forgotten.
+    pub(crate) fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
+        self.exec(
+            "UPDATE files SET last_result = 'moved', moved_from = ?1,
+                first_seen = min(first_seen, (SELECT first_seen FROM files WHERE path = ?1))
+             WHERE path = ?2",
+            params![from, to],
+        )?;
+        self.delete(from)
+    }
+}
+
+pub(super) fn split_id(id: Option<(u64, u64)>) -> (Option<i64>, Option<i64>) {
+    match id {
+        Some((d, i)) => (Some(d as i64), Some(i as i64)),
+        None => (None, None),
+    }
+}
+
+/// The range of paths strictly below directory `rel`, as (after, before) bounds: every
+/// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
+/// `(None, None)` for the empty `rel` (the whole tree).
+pub(super) fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    if rel.is_empty() {
+        return (None, None);
+    }
+    (Some([rel, b"/"].concat()), Some([rel, b"0"].concat()))
+}

@@ -1,0 +1,389 @@
+//! The one interface to what fixity remembers about a tree: [`Store`]. The scan/verify
+//! engine ([`crate::scrub::run`]), `status`, `export`, `accept` and `forget` see a store
+//! only through it; [`open_store`] picks the implementation from a [`StoreSpec`].
+//!
+//! Adding a store: one file implementing [`Store`] (and [`Records`] for its run cursor),
+//! one [`StoreSpec`] variant and its arm in [`open_store`].
+
+use super::Class;
+use super::sqlite::{CatalogError, SqliteStore};
+use super::xattr::XattrStore;
+use crate::algo::Algorithm;
+use crate::device::Stamp;
+use crate::digest::Digest;
+use crate::read::io_message;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One file as a store records it.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Path relative to the tree's root, raw bytes.
+    pub path: Vec<u8>,
+    /// The algorithm of `digest`.
+    pub algo: &'static Algorithm,
+    /// The recorded digest: the content the file had when it was last hashed or accepted.
+    pub digest: Digest,
+    /// The size it was taken at, when recorded (cshatag's attributes do not record it).
+    pub size: Option<u64>,
+    /// The mtime it was taken at, ns since the epoch.
+    pub mtime_ns: i128,
+    /// Fraction digits of the recorded mtime (9 but for records another tool wrote with
+    /// fewer): the mtimes are compared at this precision.
+    pub precision: u32,
+    /// What the last run found; [`Class::Corrupt`] and [`Class::Unreadable`] are standing
+    /// findings, read again by every run until resolved.
+    pub last_result: Class,
+    /// Since when the file has been missing (ms), if it is.
+    pub missing_since: Option<i64>,
+    /// When its content last matched (or was hashed), ms; 0 if never or not recorded.
+    pub last_verified: i64,
+    /// The record is in another tool's layout (cshatag's attributes): the next
+    /// verification that finds the content as recorded also writes fixity's own.
+    pub foreign: bool,
+}
+
+impl Record {
+    /// Whether the file's current `stamp` is the version this record describes: the same
+    /// size (when recorded) and the same mtime at the recorded precision, within
+    /// `window_ns` (`--modify-window`).
+    pub fn describes(&self, stamp: &Stamp, window_ns: i128) -> bool {
+        if self.size.is_some_and(|s| s != stamp.size) {
+            return false;
+        }
+        let unit = 10i128.pow(9 - self.precision.min(9));
+        let now = stamp.mtime_ns.div_euclid(unit) * unit;
+        (now - self.mtime_ns).abs() <= window_ns.max(0)
+    }
+
+    /// The size and mtime this record describes (size 0 when not recorded).
+    pub fn stamp(&self) -> Stamp {
+        Stamp { size: self.size.unwrap_or(0), mtime_ns: self.mtime_ns }
+    }
+}
+
+/// What reading a file found: its content's digest and the version read.
+#[derive(Clone, Copy, Debug)]
+pub struct Found {
+    /// The digest, with the algorithm of the file's record (or the store's, for a new file).
+    pub digest: Digest,
+    /// Size and mtime at the start of the read.
+    pub stamp: Stamp,
+    /// (device, inode), when known.
+    pub file_id: Option<(u64, u64)>,
+}
+
+/// Errors of a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The catalog failed: from then on a run records nothing (its findings are handed
+    /// over instead, see [`crate::scrub::Notice::Unrecorded`]).
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// One file's record could not be read or stored (its extended attributes); that
+    /// file is reported unreadable and the run goes on.
+    #[error("cannot store attributes: {}", io_message(.0))]
+    Attributes(io::Error),
+    /// The store cannot do this at all, or can no longer go on (the message says why).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Receives (path, class, moved-from path, note) for each reported file.
+pub type ReportFn<'a> = dyn FnMut(&[u8], Class, Option<&[u8]>, Option<&str>) + 'a;
+
+/// The order of a verification pass over files whose size and mtime did not change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassOrder {
+    /// During the walk, in path order, continuing after where the last slice stopped
+    /// (a store without an index of its records: the records are in the files).
+    Walk,
+    /// After the walk, least recently verified first, every file not looked at since the
+    /// pass began (a store with an index: the catalog).
+    Stale,
+}
+
+/// Where a verification pass stands when a run joins it.
+#[derive(Clone, Debug, Default)]
+pub struct Pass {
+    /// When the pass began (ms); 0 when the store does not keep it.
+    pub since: i64,
+    /// ([`PassOrder::Walk`]) the last path an earlier slice took: this run goes on after it.
+    pub after: Option<Vec<u8>>,
+}
+
+/// Where the verification pass is, for `fixity status`.
+#[derive(Clone, Debug, Default)]
+pub enum PassState {
+    /// No pass is under way and none has completed.
+    #[default]
+    None,
+    /// Slices are working through a pass begun then (ms): files and bytes left.
+    InProgress(i64, u64, u64),
+    /// The last pass completed then (ms).
+    Completed(i64),
+}
+
+/// Counts and times for `fixity status`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Summary {
+    /// Files present (not missing).
+    pub files: u64,
+    /// Their total size.
+    pub bytes: u64,
+    /// Files recorded as missing.
+    pub missing: u64,
+    /// Present files per last result.
+    pub by_result: Vec<(String, u64)>,
+    /// The least recently verified present file and when (ms).
+    pub oldest_verified: Option<(Vec<u8>, i64)>,
+    /// Present files verified within the last 1, 7 and 30 days.
+    pub verified_within: [(u32, u64); 3],
+    /// Standing findings: files whose last result is corrupt or unreadable, and missing
+    /// files (first 100, by path).
+    pub problems: Vec<(Vec<u8>, String)>,
+    /// The last few runs: command, started, finished, complete, summary JSON.
+    pub runs: Vec<RunInfo>,
+    /// The verification pass.
+    #[serde(skip)]
+    pub pass: PassState,
+}
+
+/// One run as the store remembers it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunInfo {
+    /// `scan` or `verify`.
+    pub command: String,
+    /// Start, ms since the epoch.
+    pub started: i64,
+    /// End, if it ended normally.
+    pub finished: Option<i64>,
+    /// Whether it covered everything it set out to (a slice may stop early).
+    pub complete: Option<bool>,
+    /// Its counts, as JSON.
+    pub summary: Option<String>,
+}
+
+/// A run's cursor over the known records, handed to the walk's thread: the walk asks it,
+/// in path order, for the record of each entry it meets and for the records that no entry
+/// matched (files gone from the tree).
+pub trait Records: Send {
+    /// The next record whose path sorts before `rel` (every one left with `None`): a
+    /// record with no entry in the tree.
+    fn next_before(&mut self, rel: Option<&[u8]>) -> Option<Record>;
+    /// The record of the file at `rel` (`full` is its path), if any; an error (the
+    /// record could not be read) in words.
+    fn file(&mut self, rel: &[u8], full: &Path) -> Result<Option<Record>, String>;
+    /// The record of an entry at `rel` that is not a file (skipped, or a directory that
+    /// could not be read), if the store remembers one there.
+    fn other(&mut self, rel: &[u8]) -> Option<Record>;
+    /// The error that ended the records early, if one did: the merge must then stop,
+    /// since every file after it would look new.
+    fn error(&mut self) -> Option<StoreError>;
+}
+
+/// Records in pages, handed to a thread of its own; an empty page is the end.
+pub trait Pages: Send {
+    /// The next up to `limit` records.
+    fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError>;
+}
+
+/// What fixity remembers about a tree. A run calls, in order: [`Store::clock`],
+/// [`Store::start_run`], [`Store::records`] and the `record_*` methods as files are
+/// classified ([`Store::commit`] between phases), the moves and the verification pass,
+/// then [`Store::finish_run`]; findings are listed afterwards with [`Store::findings`].
+///
+/// Write errors of kind [`StoreError::Catalog`] fail the store for the rest of the run
+/// (the engine then calls [`Store::abandon`] and records nothing more); those of kind
+/// [`StoreError::Attributes`] concern one file.
+pub trait Store {
+    /// Where the store is, for messages: the catalog's file, or the tree's root.
+    fn location(&self) -> &Path;
+    /// The algorithm a file without a record is hashed with (and, for a catalog, every
+    /// record's).
+    fn algorithm(&self) -> &'static Algorithm;
+    /// Why this store, opened for a run, can only be read: the run compares with it and
+    /// records nothing. `None` for a store opened for writing.
+    fn read_only_reason(&self) -> Option<String> {
+        None
+    }
+    /// Whether the store remembers files that are gone from the tree (and so reports
+    /// them missing, pairs moves, and can forget them). A store kept in the files
+    /// themselves does not.
+    fn remembers_gone(&self) -> bool;
+    /// Whether the store lists a run's findings afterwards ([`Store::findings`]); if not,
+    /// the engine hands each finding over as it is classified. Moves are paired after the
+    /// walk, so a store that remembers gone files should list its findings: handed over
+    /// at once, a moved file would be told as missing and new.
+    fn lists_findings(&self) -> bool;
+    /// How a verification pass goes over unchanged files.
+    fn pass_order(&self) -> PassOrder;
+
+    /// The run's time (ms since the epoch), strictly after any earlier run's start.
+    fn clock(&self) -> Result<i64, StoreError>;
+    /// Records the start of a run.
+    fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError>;
+    /// Records the end of the run begun with [`Store::start_run`].
+    fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError>;
+    /// The cursor over the known records for the walk.
+    fn records(&self) -> Result<Box<dyn Records>, StoreError>;
+    /// One record by path.
+    fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError>;
+
+    /// Records a file hashed for the first time.
+    fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError>;
+    /// Records new content for a known file: `class` is [`Class::Modified`] for an edit,
+    /// [`Class::Ok`] for content accepted as good (`fixity accept`).
+    fn record_content(
+        &mut self,
+        rec: &Record,
+        found: &Found,
+        class: Class,
+        now: i64,
+    ) -> Result<(), StoreError>;
+    /// Records a look at a known file that keeps its digest: [`Class::Ok`] (as
+    /// recorded; also the verification time), [`Class::Corrupt`] (`found` is what it
+    /// holds now) or [`Class::Unreadable`].
+    fn record_check(
+        &mut self,
+        rec: &Record,
+        class: Class,
+        found: Option<&Found>,
+        note: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError>;
+    /// Records that a known file is gone (keeping when it first went missing).
+    fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError>;
+    /// A file recorded as missing is back, unchanged.
+    fn record_present(&mut self, rel: &[u8]) -> Result<(), StoreError>;
+    /// Records that the missing file at `from` now lives at `to`, which inherits its
+    /// history.
+    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError>;
+    /// Makes what was recorded so far durable.
+    fn commit(&mut self) -> Result<(), StoreError>;
+    /// Whether records since the last commit are still open (lost if the store fails).
+    fn uncommitted(&self) -> bool;
+    /// Gives up the open records after a failure.
+    fn abandon(&mut self);
+    /// Fails when the store was deleted or replaced under the run.
+    fn check_in_place(&self) -> Result<(), StoreError>;
+
+    /// Up to `limit` records of missing files with paths after `after`, in path order.
+    fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError>;
+    /// Whether any file recorded as new is no older than the oldest loss: without one,
+    /// no missing file can have moved.
+    fn new_since_a_loss(&self) -> Result<bool, StoreError>;
+    /// Present files recorded as new since `since` (ms) with this size and digest:
+    /// where a missing file may have moved to.
+    fn move_candidates(
+        &self,
+        size: u64,
+        digest: &Digest,
+        since: i64,
+    ) -> Result<Vec<Record>, StoreError>;
+    /// Up to `limit` (path, missing) pairs after `after`, in path order: the shape of
+    /// everything recorded.
+    fn presence_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, bool)>, StoreError>;
+
+    /// Where the verification pass stands (`sliced`: this run is a slice of it; else it
+    /// is a pass of its own, begun `now`).
+    fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError>;
+    /// Remembers that the pass begun at `since` is under way.
+    fn pass_begun(&mut self, since: i64) -> Result<(), StoreError>;
+    /// ([`PassOrder::Stale`]) the present records not looked at since `since`, least
+    /// recently verified first, in pages.
+    fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError>;
+    /// ([`PassOrder::Stale`]) present files (and bytes) not looked at since `since`.
+    fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError>;
+    /// Ends this run's part of the pass: `resume_after` is where the next slice goes on
+    /// ([`PassOrder::Walk`]), `None` when the pass is complete.
+    fn pass_end(&mut self, resume_after: Option<&[u8]>, now: i64) -> Result<(), StoreError>;
+
+    /// Calls `each` with every file run `run_start` found not ok, in path order.
+    fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError>;
+    /// What `fixity status` shows.
+    fn summary(&self, now: i64) -> Result<Summary, StoreError>;
+    /// Up to `limit` records (present and missing) with paths after `after`, in path
+    /// order (`fixity export`).
+    fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError>;
+    /// Recorded files at `rel` or below it (everything for an empty `rel`): (present,
+    /// missing).
+    fn count_under(&self, rel: &[u8]) -> Result<(u64, u64), StoreError>;
+    /// Forgets the missing files at `rel` or below; returns how many.
+    fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError>;
+}
+
+/// Which store, and where.
+#[derive(Clone, Debug)]
+pub enum StoreSpec {
+    /// A SQLite catalog file.
+    Sqlite(PathBuf),
+    /// Extended attributes on the files under this root (the empty path: paths are
+    /// taken as given).
+    Xattr(PathBuf),
+}
+
+/// How a store is opened.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenOptions {
+    /// Make the store if there is none (scan).
+    pub create: bool,
+    /// The algorithm asked for: a new store's (or the one for files without a record);
+    /// an existing catalog with another refuses.
+    pub algorithm: Option<&'static Algorithm>,
+    /// Only to read it (status, export): no lock, nothing changes.
+    pub read_only: bool,
+    /// Take the run lock waiting for it, instead of failing when another run holds it.
+    pub wait: bool,
+    /// For a run: a store that cannot be opened for writing is opened to compare with
+    /// ([`Store::read_only_reason`] says why nothing is recorded).
+    pub compare_if_read_only: bool,
+    /// Check that the store can work here (the file system takes extended attributes).
+    pub probe: bool,
+}
+
+/// Opens the store `spec` names.
+pub fn open_store(spec: &StoreSpec, how: &OpenOptions) -> Result<Box<dyn Store>, StoreError> {
+    Ok(match spec {
+        StoreSpec::Sqlite(catalog) => Box::new(SqliteStore::open(catalog, how)?),
+        StoreSpec::Xattr(root) => Box::new(XattrStore::open(root, how)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(size: Option<u64>, mtime_ns: i128, precision: u32) -> Record {
+        Record {
+            path: b"f".to_vec(),
+            algo: crate::algo::lookup("sha256").unwrap(),
+            digest: Digest::new(&[0; 32]),
+            size,
+            mtime_ns,
+            precision,
+            last_result: Class::Ok,
+            missing_since: None,
+            last_verified: 0,
+            foreign: false,
+        }
+    }
+
+    #[test]
+    fn a_record_describes_a_version_at_its_own_precision() {
+        let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
+        let coarse = record(None, 1_560_177_334_020_775_000, 6);
+        assert!(coarse.describes(&stamp(1_560_177_334_020_775_051), 0));
+        assert!(!coarse.describes(&stamp(1_560_177_334_020_776_051), 0));
+        assert!(coarse.describes(&stamp(1_560_177_335_020_775_051), 1_000_000_000));
+        let exact = record(Some(9), 5_000, 9);
+        assert!(exact.describes(&stamp(5_000), 0));
+        assert!(!exact.describes(&stamp(5_001), 0));
+        assert!(exact.describes(&stamp(5_001), 1));
+        assert!(!record(Some(8), 5_000, 9).describes(&stamp(5_000), 0), "size differs");
+    }
+}

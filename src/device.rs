@@ -1,0 +1,217 @@
+//! What the device and the file system say about a file, without reading its content:
+//! its [`Stamp`] (size and modification time), the kind of a special file, the type of
+//! the file system holding it, whether its disk spins, how much of it the page cache
+//! holds, and how to drop it from there. The reader asks these; so do the walk, the
+//! catalogs, the storage policy and the benchmarks. With `unsafe` for `fstatfs`,
+//! `mincore` and `posix_fadvise`.
+
+use crate::mapping::Mapping;
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// What identifies a version of a file without reading it: size and modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub fn of(md: &Metadata) -> Stamp {
+        Stamp { size: md.len(), mtime_ns: mtime_ns(md) }
+    }
+
+    /// Whether `other` is the same version: equal sizes and mtimes no more than
+    /// `window_ns` apart (0 for exact; file systems such as FAT and SMB shares keep
+    /// coarse or drifting times, hence `--modify-window`).
+    pub fn matches(&self, other: &Stamp, window_ns: i128) -> bool {
+        self.size == other.size && (self.mtime_ns - other.mtime_ns).abs() <= window_ns
+    }
+}
+
+/// Modification time in nanoseconds since the epoch.
+pub(crate) fn mtime_ns(md: &Metadata) -> i128 {
+    md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
+}
+
+/// Describes a non-regular file type for messages.
+pub(crate) fn kind_name(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "directory"
+    } else if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_char_device() {
+        "character device"
+    } else if ft.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+/// Whether `file` lives on a kernel pseudo file system (procfs, sysfs, ...), whose regular
+/// files report a size (0, or one page) that has nothing to do with what a read returns:
+/// there, the bytes read are the content, as `sha256sum /proc/cpuinfo` takes them. The
+/// reader asks only when a read's length and the stat's size disagree, so it costs nothing
+/// otherwise.
+pub(crate) fn sized_by_content(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // Magic numbers from linux/magic.h.
+    const PSEUDO: [i64; 9] = [
+        0x9fa0,     // proc
+        0x62656572, // sysfs
+        0x64626720, // debugfs
+        0x74726163, // tracefs
+        0x73636673, // securityfs
+        0x62656570, // configfs
+        0x27e0eb,   // cgroup
+        0x63677270, // cgroup2
+        0xcafe4a11, // bpf
+    ];
+    // SAFETY: a zeroed statfs is a valid buffer for fstatfs to fill; the descriptor is open.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
+    r == 0 && PSEUDO.contains(&(st.f_type as i64))
+}
+
+/// The type of the file system holding `path` (from /proc/self/mountinfo: the longest
+/// mount point that contains it).
+pub(crate) fn fs_type(path: &Path) -> Option<String> {
+    let abs = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for line in info.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else { continue };
+        let (Some(mount), Some(fstype)) = (fields.get(4), fields.get(sep + 1)) else { continue };
+        let mount = mount.replace("\\040", " ");
+        if abs.starts_with(&mount) && best.as_ref().is_none_or(|(len, _)| mount.len() >= *len) {
+            best = Some((mount.len(), fstype.to_string()));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// Whether the block device holding `path` is rotational (a spinning disk), from
+/// /sys/dev/block/MAJ:MIN[/..]/queue/rotational. Unknown devices count as not rotational.
+pub fn is_rotational(path: &Path) -> bool {
+    let Ok(md) = std::fs::metadata(path) else { return false };
+    let dev = md.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    for rel in ["queue/rotational", "../queue/rotational"] {
+        if let Ok(s) = std::fs::read_to_string(format!("{base}/{rel}")) {
+            return s.trim() == "1";
+        }
+    }
+    false
+}
+
+/// The share of a mapping's pages in the page cache. Up to 16,384 pages (64 MiB) are
+/// asked in one `mincore` call; larger mappings are sampled at 256 pages spread evenly
+/// over them (microseconds, where a whole-file `mincore` costs milliseconds).
+pub(crate) fn resident_share(map: &Mapping) -> f64 {
+    let (ptr, len) = (map.as_ptr(), map.bytes().len());
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    let pages = len.div_ceil(page);
+    if pages == 0 {
+        return 0.0;
+    }
+    if pages <= 16_384 {
+        let mut v = vec![0u8; pages];
+        // SAFETY: the range is exactly the live mapping; `v` has one byte per page.
+        let r = unsafe { libc::mincore(ptr, len, v.as_mut_ptr()) };
+        if r != 0 {
+            return 0.0;
+        }
+        return v.iter().filter(|&&b| b & 1 == 1).count() as f64 / pages as f64;
+    }
+    let samples = 256;
+    let mut resident = 0;
+    for i in 0..samples {
+        let p = i * pages / samples;
+        let mut v = 0u8;
+        // SAFETY: page `p` lies inside the live mapping of `len` bytes; `v` receives the
+        // one status byte for the one page asked about.
+        let r = unsafe { libc::mincore((ptr as *mut u8).add(p * page).cast(), 1, &mut v) };
+        if r == 0 && v & 1 == 1 {
+            resident += 1;
+        }
+    }
+    resident as f64 / samples as f64
+}
+
+/// The fraction of `path`'s pages in the page cache (see [`resident_share`]): how cold a
+/// "cold" run really is. 0 for an empty file.
+pub(crate) fn resident_fraction(path: &Path) -> io::Result<f64> {
+    let file = File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    if len == 0 {
+        return Ok(0.0);
+    }
+    // Mapped only for mincore, which reads page-table state, never the data.
+    let map = Mapping::new(&file, len).ok_or_else(io::Error::last_os_error)?;
+    Ok(resident_share(&map))
+}
+
+/// Asks the kernel to drop `path`'s pages from the page cache
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)`; works without root, for clean pages only).
+pub(crate) fn evict(path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let file = File::open(path)?;
+    // SAFETY: plain syscalls on a descriptor we own.
+    let r = unsafe {
+        libc::fdatasync(file.as_raw_fd());
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+    };
+    if r != 0 { Err(io::Error::from_raw_os_error(r)) } else { Ok(()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_match_within_the_window() {
+        let a = Stamp { size: 10, mtime_ns: 1_000 };
+        assert!(a.matches(&Stamp { size: 10, mtime_ns: 1_000 }, 0));
+        assert!(!a.matches(&Stamp { size: 10, mtime_ns: 1_001 }, 0));
+        assert!(a.matches(&Stamp { size: 10, mtime_ns: 500 }, 500));
+        assert!(!a.matches(&Stamp { size: 11, mtime_ns: 1_000 }, 1_000));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"12345").unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!(Stamp::of(&md), Stamp { size: 5, mtime_ns: mtime_ns(&md) });
+    }
+
+    #[test]
+    fn probes_name_what_they_find() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(kind_name(&std::fs::metadata(dir.path()).unwrap().file_type()), "directory");
+        let null = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert_eq!(kind_name(&null), "character device");
+        assert!(fs_type(dir.path()).is_some_and(|t| !t.is_empty()));
+        assert_eq!(fs_type(Path::new("/proc/self")).as_deref(), Some("proc"));
+        assert!(sized_by_content(&File::open("/proc/self/stat").unwrap()));
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(!sized_by_content(&File::open(&f).unwrap()));
+        // A just-written file is in the page cache (all of its one page).
+        assert_eq!(resident_fraction(&f).unwrap(), 1.0);
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        assert_eq!(resident_fraction(&dir.path().join("empty")).unwrap(), 0.0);
+        assert!(!is_rotational(Path::new("/proc/self")));
+    }
+}

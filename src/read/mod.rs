@@ -1,0 +1,373 @@
+//! Reading a file once and feeding its bytes to every sink (the hashers): open, stat,
+//! fetch the bytes as the [`ReadPlan`] says, stat again. A file whose size or mtime moved
+//! while it was read is reported as changed, never given a digest.
+//!
+//! Reading knows bytes, not algorithms: the caller (the engine, `pipeline::hash_path`, or
+//! a drop-in) picks the plan from what its sinks need, and this module carries it out.
+//! Each way of fetching a regular file's bytes is a [`Fetch`] variant executed by a file
+//! of its own: `stream` (a reused buffer, or one reader at a time on a rotational
+//! disk), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
+//! ranges a sampled hasher asks for). With `unsafe` for `madvise`, `posix_fadvise` and
+//! `preadv2`.
+
+mod mapped;
+mod samples;
+mod stream;
+
+use crate::algo::{Hasher, Input};
+use crate::confine::{self, Refused};
+use crate::device::{kind_name, mtime_ns, sized_by_content};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How a path is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Found by walking a tree: symlinks are not followed (unless the walk follows them),
+    /// the open never blocks, and only regular files are read.
+    Walked { follow: bool },
+    /// Named by the user (on the command line or in a manifest): symlinks are followed and
+    /// FIFOs are read, as coreutils does; directories are an error.
+    Named,
+    /// Named in a manifest checked with `--confine`: as `Named`, but resolved beneath the
+    /// current directory; a path that leads out of it (through a symlink) is refused with
+    /// [`ReadError::Escapes`] (see [`crate::confine`]).
+    Beneath,
+    /// Standard input.
+    Stdin,
+}
+
+/// Tuning for reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Size of each read.
+    pub buffer_size: usize,
+    /// Map files at least this large when an algorithm can hash a mapping with several
+    /// threads (BLAKE3). `None` turns mapping off (rotational disks, `--no-mmap`). The
+    /// engine turns it into the plan's [`Fetch::Mapped`].
+    pub mmap_threshold: Option<u64>,
+    /// Files never to read (device, inode): the manifest being written and the one it
+    /// replaces.
+    pub skip_inodes: [Option<(u64, u64)>; 2],
+    /// Bytes hashed so far, added to as each chunk is hashed (for a progress bar that moves
+    /// inside large files too).
+    pub progress: Option<&'static AtomicU64>,
+    /// Tell the kernel that a large file is read front to back
+    /// (`posix_fadvise(POSIX_FADV_SEQUENTIAL)`: a wider read-ahead). Off where reads must
+    /// reach the device as a peer's tool's do (the drop-ins: what they read of a file that
+    /// changes meanwhile depends on the read-ahead).
+    pub advise: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            buffer_size: 512 * 1024,
+            mmap_threshold: Some(64 * 1024),
+            skip_inodes: [None; 2],
+            progress: None,
+            advise: true,
+        }
+    }
+}
+
+/// How the bytes of a file reach the sinks: picked by the caller from what its sinks
+/// need, carried out by [`Reader`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadPlan {
+    /// How a regular file's bytes are fetched (streams are always read front to back).
+    pub fetch: Fetch,
+    /// Set when a sink places its reads by the input's size (imohash): an input whose
+    /// size is unknown before reading (standard input, a FIFO) is refused with
+    /// [`ReadError::NeedsSize`] and this name.
+    pub needs_size: Option<&'static str>,
+    /// What a file that changes while it is read gets.
+    pub on_change: OnChange,
+}
+
+impl ReadPlan {
+    /// Every byte through the buffer, a file changed meanwhile refused.
+    pub const WHOLE: ReadPlan =
+        ReadPlan { fetch: Fetch::Whole, needs_size: None, on_change: OnChange::Refuse };
+}
+
+/// The ways of fetching a regular file's bytes; each is carried out by a module of its
+/// own (see the module's notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fetch {
+    /// Every byte, front to back, through the reader's buffer (`stream`).
+    Whole,
+    /// Every byte; a file of at least `from` bytes is mapped and handed over in windows
+    /// (`mapped`), a smaller one (or one that cannot be mapped) read as `Whole`.
+    /// `parallel`: the sink hashes a large window on several threads, so the kernel is not
+    /// told to read ahead sequentially.
+    Mapped { from: u64, parallel: bool },
+    /// Only the byte ranges the sinks ask for ([`Hasher::sample_ranges`]), with `pread`
+    /// (`samples`).
+    Samples,
+}
+
+/// What a file whose size or mtime moves while it is read gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnChange {
+    /// [`ReadError::Changed`]: the digest would be of no version the file ever had. A
+    /// regular file is read up to the size its stat gave (the stat after the read catches
+    /// growth).
+    Refuse,
+    /// The digest of whatever the reads returned, up to the end of the file as it is
+    /// then, as the peers' tools that do so (xxhsum, b3sum) give it.
+    Accept,
+}
+
+/// What a read learnt about the file besides its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Fetched {
+    /// Bytes read (for sampled sinks: the size they were told).
+    pub size: u64,
+    /// Modification time (ns since the epoch) at the start of the read, if a file.
+    pub mtime_ns: Option<i128>,
+    /// (device, inode) of a regular file.
+    pub file_id: Option<(u64, u64)>,
+}
+
+/// Why a file got no digest.
+#[derive(Debug)]
+pub enum ReadError {
+    /// open/read failed.
+    Io(io::Error),
+    /// Size or mtime changed between the stat before and the stat after the read.
+    Changed,
+    /// Not a regular file (walked entries only): the kind, for the warning.
+    NotRegular(&'static str),
+    /// A symlink met during a walk that does not follow them.
+    Symlink,
+    /// The manifest being written (`-o` inside the tree): never listed in itself.
+    OwnOutput,
+    /// A sampled algorithm (imohash) asked of an input whose size is unknown before
+    /// reading (standard input, a pipe): its samples are placed by the size. The
+    /// algorithm's name.
+    NeedsSize(&'static str),
+    /// A path that leads out of the confining directory through a symlink (`Beneath`).
+    Escapes,
+}
+
+impl ReadError {
+    /// The message coreutils-style tools print after `PATH: `.
+    pub fn message(&self) -> String {
+        match self {
+            ReadError::Io(e) => io_message(e),
+            ReadError::Changed => "file changed while it was being read".into(),
+            ReadError::NotRegular(kind) => format!("skipping {kind}"),
+            ReadError::Symlink => "symbolic link not followed (use -L to follow)".into(),
+            ReadError::OwnOutput => "the manifest being written".into(),
+            ReadError::NeedsSize(name) => format!(
+                "{name} samples a file at offsets set by its size, and a stream has no size \
+                 before it is read (hash a regular file, or pick another algorithm)"
+            ),
+            ReadError::Escapes => "the path escapes the tree through a symbolic link".into(),
+        }
+    }
+
+    /// Whether this is only a notice (the entry was skipped on purpose) rather than a
+    /// failure that makes the exit status non-zero.
+    pub fn is_skip(&self) -> bool {
+        matches!(self, ReadError::NotRegular(_) | ReadError::Symlink | ReadError::OwnOutput)
+    }
+}
+
+impl From<Refused> for ReadError {
+    fn from(r: Refused) -> ReadError {
+        match r {
+            Refused::Io(e) => ReadError::Io(e),
+            Refused::Escapes => ReadError::Escapes,
+            // The name now leads elsewhere than when it was looked at.
+            Refused::Swapped => ReadError::Changed,
+        }
+    }
+}
+
+/// An I/O error as coreutils prints it: the C library's text without Rust's
+/// " (os error N)" suffix.
+pub fn io_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Opens `path` as `mode` says (not for [`OpenMode::Stdin`]). Errors here are the open's:
+/// a caller that words open and read failures differently (the xxhsum drop-in) opens
+/// first, then hands the file to [`Reader::read_file`].
+pub fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
+    if mode == OpenMode::Beneath {
+        return Ok(confine::open_beneath(path)?);
+    }
+    let mut oo = std::fs::OpenOptions::new();
+    oo.read(true);
+    let mut flags = libc::O_NOCTTY;
+    if let OpenMode::Walked { follow } = mode {
+        // Never block on a FIFO that replaced a file after the walk saw it, and never
+        // follow a symlink the walk was told not to follow.
+        flags |= libc::O_NONBLOCK;
+        if !follow {
+            flags |= libc::O_NOFOLLOW;
+        }
+    }
+    oo.custom_flags(flags);
+    match oo.open(path) {
+        Ok(f) => Ok(f),
+        Err(e)
+            if e.raw_os_error() == Some(libc::ELOOP)
+                && matches!(mode, OpenMode::Walked { follow: false }) =>
+        {
+            Err(ReadError::Symlink)
+        }
+        Err(e) => Err(ReadError::Io(e)),
+    }
+}
+
+/// One reader's working state: its reusable buffer, the tuning, and, on a rotational disk,
+/// the lock that lets one reader at a time at the device. A small file is read whole under
+/// that lock and hashed after it is released (hashing stays parallel); a large one is read
+/// and hashed under it, front to back.
+pub struct Reader<'a> {
+    /// The read buffer, grown to `opts.buffer_size` on first use and reused.
+    pub buf: &'a mut Vec<u8>,
+    /// Buffer size, files to skip, the progress counter.
+    pub opts: &'a ReadOptions,
+    /// The rotational disk's lock, if reads are serialized.
+    pub serial: Option<&'a Mutex<()>>,
+}
+
+impl Reader<'_> {
+    /// Opens `path` as `mode` says (standard input for [`OpenMode::Stdin`]) and feeds its
+    /// bytes to `sinks` as `plan` says. The sinks are told about the input first
+    /// ([`Hasher::begin`]); finishing them is the caller's part.
+    pub fn read_path<H: Hasher + ?Sized>(
+        &mut self,
+        path: &Path,
+        mode: OpenMode,
+        plan: &ReadPlan,
+        sinks: &mut [Box<H>],
+    ) -> Result<Fetched, ReadError> {
+        if mode == OpenMode::Stdin {
+            if let Some(name) = plan.needs_size {
+                return Err(ReadError::NeedsSize(name));
+            }
+            begin(sinks, &Input { size: None, name: Input::STDIN_NAME });
+            let mut lock = io::stdin().lock();
+            let size = stream::to_end(&mut lock, sinks, self, None).map_err(ReadError::Io)?;
+            return Ok(Fetched { size, mtime_ns: None, file_id: None });
+        }
+        let file = open(path, mode)?;
+        self.read_file(&file, path, mode, plan, sinks)
+    }
+
+    /// [`Reader::read_path`] for a file already opened (with [`open`]) from `path`.
+    pub fn read_file<H: Hasher + ?Sized>(
+        &mut self,
+        file: &File,
+        path: &Path,
+        mode: OpenMode,
+        plan: &ReadPlan,
+        sinks: &mut [Box<H>],
+    ) -> Result<Fetched, ReadError> {
+        let before = file.metadata().map_err(ReadError::Io)?;
+        if self.opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
+            return Err(ReadError::OwnOutput);
+        }
+        let ft = before.file_type();
+        if ft.is_dir() {
+            return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
+        }
+        let path_bytes = path.as_os_str().as_encoded_bytes();
+        if !ft.is_file() {
+            if let OpenMode::Walked { .. } = mode {
+                return Err(ReadError::NotRegular(kind_name(&ft)));
+            }
+            if let Some(name) = plan.needs_size {
+                return Err(ReadError::NeedsSize(name));
+            }
+            // A FIFO or device named by the user: read it as a stream, as coreutils does.
+            begin(sinks, &Input::for_path(path_bytes, None));
+            let size = stream::to_end(&mut &*file, sinks, self, None).map_err(ReadError::Io)?;
+            return Ok(Fetched { size, mtime_ns: None, file_id: None });
+        }
+        let len = before.len();
+        begin(sinks, &Input::for_path(path_bytes, Some(len)));
+        let size = self.fetch(file, len, plan, sinks)?;
+        if plan.on_change == OnChange::Refuse {
+            let after = file.metadata().map_err(ReadError::Io)?;
+            let same_stat = mtime_ns(&before) == mtime_ns(&after) && len == after.len();
+            if !same_stat || (size != after.len() && !sized_by_content(file)) {
+                return Err(ReadError::Changed);
+            }
+        }
+        Ok(Fetched {
+            size,
+            mtime_ns: Some(mtime_ns(&before)),
+            file_id: Some((before.dev(), before.ino())),
+        })
+    }
+
+    /// Fetches the `len` bytes (by its stat) of the regular `file` as `plan` says; returns
+    /// how many were read. Adding a way of fetching: a module beside this one, a [`Fetch`]
+    /// variant, and its arm here.
+    fn fetch<H: Hasher + ?Sized>(
+        &mut self,
+        file: &File,
+        len: u64,
+        plan: &ReadPlan,
+        sinks: &mut [Box<H>],
+    ) -> Result<u64, ReadError> {
+        match plan.fetch {
+            Fetch::Samples => return samples::read(file, len, sinks, self),
+            Fetch::Mapped { from, parallel } if len >= from => {
+                // On a rotational disk only a file already cached is mapped: page faults
+                // from several threads come in random order and make the head seek.
+                let only_if_cached = self.serial.is_some();
+                let progress = self.opts.progress;
+                if let Some(r) = mapped::read(file, len, sinks, parallel, only_if_cached, progress)
+                {
+                    return r;
+                }
+            }
+            Fetch::Whole | Fetch::Mapped { .. } => {}
+        }
+        // Stopping at the stat's size saves the `read` that would return 0 (a third of
+        // the syscalls for a small file); growth is caught by the stat after the read.
+        let expect = (plan.on_change == OnChange::Refuse).then_some(len);
+        stream::whole(file, len, expect, sinks, self).map_err(ReadError::Io)
+    }
+}
+
+/// Tells every sink about the input (a no-op call for all but BTIH and imohash).
+fn begin<H: Hasher + ?Sized>(sinks: &mut [Box<H>], input: &Input) {
+    for h in sinks.iter_mut() {
+        h.begin(input);
+    }
+}
+
+/// Feeds one chunk to every sink; several sinks on a large chunk run in parallel, so
+/// asking for more algorithms does not multiply the wall time.
+fn feed<H: Hasher + ?Sized>(sinks: &mut [Box<H>], chunk: &[u8], progress: Option<&AtomicU64>) {
+    if let Some(p) = progress {
+        p.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
+    if sinks.len() > 1 && chunk.len() >= 128 * 1024 {
+        use rayon::prelude::*;
+        sinks.par_iter_mut().for_each(|h| h.update(chunk));
+    } else {
+        for h in sinks.iter_mut() {
+            h.update_parallel(chunk);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

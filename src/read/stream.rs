@@ -1,0 +1,130 @@
+//! [`Fetch::Whole`](super::Fetch::Whole) and streams: every byte, front to back, through
+//! the reader's reused buffer. On a rotational disk, one reader at a time (see
+//! [`serial`]).
+
+use super::{Reader, feed};
+use crate::algo::Hasher;
+use std::fs::File;
+use std::io::{self, Read};
+use std::sync::Mutex;
+
+/// Reads the regular `file` (`len` bytes by its stat) to the end, or up to `expect`
+/// bytes, feeding every sink; serialized when the reader holds a rotational disk's lock.
+pub(super) fn whole<H: Hasher + ?Sized>(
+    file: &File,
+    len: u64,
+    expect: Option<u64>,
+    sinks: &mut [Box<H>],
+    reader: &mut Reader<'_>,
+) -> io::Result<u64> {
+    if reader.opts.advise {
+        advise_sequential(file, len);
+    }
+    match reader.serial {
+        Some(lock) => serial(file, expect, sinks, reader, lock),
+        None => to_end(&mut &*file, sinks, reader, expect),
+    }
+}
+
+/// Reads `r` to the end, feeding every sink.
+///
+/// `expect` is a regular file's size from `fstat`: reading stops once that many bytes have
+/// come, saving the extra `read` that would return 0. Growth is then the caller's to catch
+/// (it compares the size after the read).
+pub(super) fn to_end<H: Hasher + ?Sized>(
+    r: &mut impl Read,
+    sinks: &mut [Box<H>],
+    reader: &mut Reader<'_>,
+    expect: Option<u64>,
+) -> io::Result<u64> {
+    let buffer_size = reader.opts.buffer_size;
+    let buf = buffer(reader.buf, buffer_size);
+    let mut total = 0u64;
+    loop {
+        if expect == Some(total) && total > 0 {
+            return Ok(total);
+        }
+        let n = match r.read(buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        total += n as u64;
+        feed(sinks, &buf[..n], reader.opts.progress);
+    }
+}
+
+/// The first `size` bytes of `buf`, grown to that if shorter: a fresh zeroed allocation
+/// (calloc: pages zeroed lazily by the kernel), not a byte-by-byte fill; the old contents
+/// are scratch.
+fn buffer(buf: &mut Vec<u8>, size: usize) -> &mut [u8] {
+    if buf.len() < size {
+        *buf = vec![0; size];
+    }
+    &mut buf[..size]
+}
+
+/// Reads a regular file for a rotational disk. Data already in the page cache is read
+/// without waiting (`preadv2(RWF_NOWAIT)`) and without the lock, so a warm tree hashes on
+/// every core; the first read that would wait for the disk takes the lock, and the rest
+/// of the file is read under it, so the disk serves one file at a time, front to back.
+fn serial<H: Hasher + ?Sized>(
+    file: &File,
+    expect: Option<u64>,
+    sinks: &mut [Box<H>],
+    reader: &mut Reader<'_>,
+    lock: &Mutex<()>,
+) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let buffer_size = reader.opts.buffer_size;
+    let buf = buffer(reader.buf, buffer_size);
+    let mut guard = None;
+    let mut off = 0u64;
+    loop {
+        if expect == Some(off) && off > 0 {
+            return Ok(off);
+        }
+        let r = if guard.is_none() { pread_nowait(file, buf, off) } else { file.read_at(buf, off) };
+        let n = match r {
+            Ok(0) => return Ok(off),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if guard.is_none()
+                    && (e.kind() == io::ErrorKind::WouldBlock
+                        || e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                        || e.raw_os_error() == Some(libc::EINVAL)) =>
+            {
+                guard = Some(lock.lock().unwrap_or_else(|e| e.into_inner()));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        feed(sinks, &buf[..n], reader.opts.progress);
+        off += n as u64;
+    }
+}
+
+/// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
+/// `WouldBlock` if getting them would wait for the device.
+fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
+    // file descriptor is open for the duration of the call.
+    let n =
+        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Tells the kernel a file larger than 256 KiB is read front to back (more read-ahead).
+fn advise_sequential(file: &File, len: u64) {
+    use std::os::fd::AsRawFd;
+    if len > 256 * 1024 {
+        // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The scan/verify engine over a [`Store`]: phase one walks the tree beside the store's
+//! records; then moves are paired and wholly missing directories found (stores that
+//! remember gone files); phase two (verify, [`PassOrder::Stale`]) re-reads unchanged
+//! files least recently verified first. With [`PassOrder::Walk`] the re-reading happens
+//! during the walk instead, in path order after the cursor an earlier slice left.
+
+use super::recorder::{Item, Recorder, sink};
+use super::vanished::vanished_dirs;
+use super::{Mode, Notice, Options, Report, ScrubError, Seen, classify, excluded, rel_of};
+use crate::algo::Algorithm;
+use crate::catalog::{Class, Found, Pass, PassOrder, Record, Records, Store, StoreError};
+use crate::pipeline::{self, Task, Work};
+use crate::read::{OpenMode, io_message};
+use crate::walk::{WalkEvent, WalkOptions, default_threads, walk};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs `scan` or `verify` over the tree at `root` with `store`. With a store that lists
+/// findings ([`Store::lists_findings`]), classified files are recorded, not reported:
+/// list them afterwards in path order with [`Store::findings`] (moves are only known at
+/// the end), beside [`Report::extra`]. Otherwise every file that is not ok goes to
+/// `notice` ([`Notice::Found`]) as it is classified. `notice` also gets skipped entries,
+/// and findings the store could not record ([`Notice::Unrecorded`]); the store's error
+/// is then in [`Report::catalog_error`]. Known corrupt and unreadable files are re-read
+/// by every run, budget or not, so a finding stands until it is resolved.
+pub fn run(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &Options,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
+    let started = Instant::now();
+    let now = store.clock()?;
+    let algo = store.algorithm();
+    let order = store.pass_order();
+    let verify = opts.mode == Mode::Verify;
+    let sliced = opts.max_bytes.is_some() || opts.max_duration.is_some();
+    let mut report =
+        Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
+    // A pass in walk order is joined before the walk, which does its reading.
+    let walk_pass = match verify && order == PassOrder::Walk {
+        true => Some(store.pass(sliced, now)?),
+        false => None,
+    };
+    let lists = store.lists_findings();
+    let remembers_gone = store.remembers_gone();
+    let mut rec = Recorder { store, lists, batch: Vec::new(), failed: None };
+    if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
+        rec.fail(e, notice);
+    }
+    let records = rec.store.records()?;
+    let window = opts.modify_window_ns;
+    let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
+
+    // Phase one: the walk merged with the records.
+    let mut slice = Slice {
+        pass: walk_pass.clone(),
+        max_bytes: opts.max_bytes,
+        max_duration: opts.max_duration,
+        started,
+        used: 0,
+        stopped: None,
+        last_taken: None,
+    };
+    let mut read_error = None;
+    {
+        let walk = Walker {
+            root,
+            opts,
+            walk: WalkOptions {
+                follow: opts.follow,
+                exclude: opts.exclude.clone(),
+                threads: default_threads(),
+                stat: true,
+            },
+            algos: algos.clone(),
+            records,
+            unreadable_dir: None,
+            error: None,
+            slice: &mut slice,
+        };
+        let read_error = &mut read_error;
+        pipeline::run(
+            &opts.engine,
+            move |push| *read_error = walk.run(push),
+            |item, outcome| {
+                sink(item, outcome, now, window, remembers_gone, &mut rec, &mut report, notice);
+                true
+            },
+        );
+    }
+    rec.commit(notice);
+    if let Some(e) = read_error {
+        // The merge stopped early: what it recorded stands, nothing after it was looked at.
+        rec.fail(e, notice);
+        report.complete = false;
+    }
+
+    if remembers_gone && report.count(Class::Missing) > 0 {
+        pair_moves(&mut rec, &mut report, now, window, notice);
+        if rec.ok() {
+            find_vanished(&mut rec, &mut report, notice);
+        }
+    }
+
+    if let Some(pass) = walk_pass {
+        // A slice continues after the last file this one took (or where the last one
+        // stopped, if this one took none).
+        let end = match slice.stopped {
+            Some(why) => {
+                report.complete = false;
+                report.stopped_by = Some(why);
+                match slice.last_taken.or(pass.after) {
+                    Some(c) => rec.store.pass_end(Some(&c), now),
+                    None => Ok(()),
+                }
+            }
+            None => rec.store.pass_end(None, now),
+        };
+        end?;
+    } else if verify {
+        stale_pass(root, &mut rec, &mut report, opts, (now, started, sliced), notice)?;
+    }
+    rec.commit(notice);
+    report.seconds = started.elapsed().as_secs_f64();
+    if rec.ok() {
+        let summary = serde_json::to_string(&report).unwrap_or_default();
+        if let Err(e) = rec.store.finish_run(report.complete, &summary) {
+            rec.fail(e, notice);
+        }
+    }
+    if let Err(e) = rec.store.check_in_place() {
+        rec.failed = Some(e);
+    }
+    report.catalog_error = rec.failed.map(|e| e.to_string());
+    Ok(report)
+}
+
+/// A verification slice in walk order: which unchanged files the walk reads.
+struct Slice {
+    /// The pass joined ([`PassOrder::Walk`] verify only).
+    pass: Option<Pass>,
+    max_bytes: Option<u64>,
+    max_duration: Option<std::time::Duration>,
+    started: Instant,
+    /// Bytes of the files taken so far.
+    used: u64,
+    /// What stopped the slice.
+    stopped: Option<&'static str>,
+    /// The last path taken.
+    last_taken: Option<Vec<u8>>,
+}
+
+impl Slice {
+    /// Whether an unchanged file at `rel` of `size` bytes is read in this run.
+    fn takes(&mut self, rel: &[u8], size: u64) -> bool {
+        let Some(pass) = &self.pass else { return false };
+        if self.stopped.is_some() || pass.after.as_ref().is_some_and(|c| rel <= c.as_slice()) {
+            return false;
+        }
+        if self.max_bytes.is_some_and(|m| self.used >= m) {
+            self.stopped = Some("max-bytes");
+            return false;
+        }
+        if self.max_duration.is_some_and(|d| self.started.elapsed() >= d) {
+            self.stopped = Some("max-duration");
+            return false;
+        }
+        self.used += size;
+        self.last_taken = Some(rel.to_vec());
+        true
+    }
+}
+
+/// The producer of phase one: the walk merged with the store's records, both in byte
+/// order of their paths.
+struct Walker<'a> {
+    root: &'a Path,
+    opts: &'a Options,
+    walk: WalkOptions,
+    algos: Arc<[&'static Algorithm]>,
+    records: Box<dyn Records>,
+    /// The last directory the walk could not read, and why.
+    unreadable_dir: Option<(Vec<u8>, String)>,
+    /// The error that ended the records.
+    error: Option<StoreError>,
+    slice: &'a mut Slice,
+}
+
+impl Walker<'_> {
+    /// Walks; returns the error that ended the records early, if one did.
+    fn run(mut self, push: &mut dyn FnMut(Task<Item>) -> bool) -> Option<StoreError> {
+        let mut go_on = true;
+        let (root, walk_opts) = (self.root, self.walk.clone());
+        walk(root, &walk_opts, &mut |ev| {
+            go_on = self.entry(ev, push);
+            go_on
+        });
+        if go_on {
+            self.drain_before(None, push);
+        }
+        self.error
+    }
+
+    /// Records before `rel` in path order have no file: gone, or unreachable when under
+    /// a directory the walk could not read. False when the run must stop.
+    fn drain_before(
+        &mut self,
+        rel: Option<&[u8]>,
+        push: &mut dyn FnMut(Task<Item>) -> bool,
+    ) -> bool {
+        while let Some(r) = self.records.next_before(rel) {
+            if excluded(&self.opts.exclude, &r.path) {
+                continue;
+            }
+            let item = match &self.unreadable_dir {
+                // An empty `dir` is the root itself: everything is unreachable.
+                Some((dir, why))
+                    if r.path.starts_with(dir)
+                        && (dir.is_empty() || r.path.get(dir.len()) == Some(&b'/')) =>
+                {
+                    Item::Unreachable(r, why.clone())
+                }
+                _ => Item::Gone(r),
+            };
+            if !push(Task { payload: item, work: None }) {
+                return false;
+            }
+        }
+        // The records could not be read on: stop before anything looks new.
+        self.error = self.records.error();
+        self.error.is_none()
+    }
+
+    fn entry(&mut self, ev: WalkEvent, push: &mut dyn FnMut(Task<Item>) -> bool) -> bool {
+        let full = match &ev {
+            WalkEvent::File(f, _) | WalkEvent::Skipped(f, _) | WalkEvent::Error(f, _) => f,
+        };
+        let rel = rel_of(self.root, full).to_vec();
+        if !self.drain_before(Some(&rel), push) {
+            return false;
+        }
+        let task = match ev {
+            WalkEvent::File(f, stamp) => {
+                let known = match self.records.file(&rel, &f) {
+                    Ok(k) => k,
+                    Err(why) => {
+                        return push(Task { payload: Item::Unlisted(rel, why), work: None });
+                    }
+                };
+                // Unchanged by size and mtime (the walk's stat): nothing to read unless
+                // this run's slice takes it. A file recorded as missing that is back
+                // unchanged is only marked present again. A known corrupt or unreadable
+                // file is read again by every run (a finding stands until resolved).
+                if let (Some(r), Some(stamp)) = (&known, stamp)
+                    && r.describes(&stamp, self.opts.modify_window_ns)
+                    && !matches!(r.last_result, Class::Corrupt | Class::Unreadable)
+                    && !self.slice.takes(&rel, stamp.size)
+                {
+                    let back = r.missing_since.is_some().then_some(rel);
+                    return push(Task { payload: Item::Unchanged(back), work: None });
+                }
+                let algos = match &known {
+                    Some(r) if r.algo.name != self.algos[0].name => Arc::from(vec![r.algo]),
+                    _ => self.algos.clone(),
+                };
+                let mode = OpenMode::Walked { follow: self.opts.follow };
+                Task { payload: Item::File(rel, known), work: Some(Work { path: f, mode, algos }) }
+            }
+            WalkEvent::Skipped(_, why) => {
+                if let Some(r) = self.records.other(&rel)
+                    && !push(Task { payload: Item::Gone(r), work: None })
+                {
+                    return false;
+                }
+                Task { payload: Item::Skipped(rel, why), work: None }
+            }
+            WalkEvent::Error(_, e) => {
+                let why = io_message(&e);
+                self.unreadable_dir = Some((rel.clone(), why.clone()));
+                if let Some(r) = self.records.other(&rel)
+                    && !push(Task { payload: Item::Unreachable(r, why.clone()), work: None })
+                {
+                    return false;
+                }
+                Task { payload: Item::Unlisted(rel, why), work: None }
+            }
+        };
+        push(task)
+    }
+}
+
+/// Moves: a missing file whose content now lives at a path new in the tree. Missing
+/// records are read in pages, so a tree that vanished whole costs no memory; and they
+/// are only read when some file is new since the oldest loss (else nothing can pair).
+fn pair_moves(
+    rec: &mut Recorder<'_>,
+    report: &mut Report,
+    now: i64,
+    window: i128,
+    notice: &mut dyn FnMut(Notice),
+) {
+    let candidates = match rec.store.new_since_a_loss() {
+        Ok(any) => any,
+        Err(e) => {
+            rec.fail(e, notice);
+            false
+        }
+    };
+    if !rec.ok() || !candidates {
+        return;
+    }
+    let mut after: Option<Vec<u8>> = None;
+    'pages: loop {
+        let page = match rec.store.missing_page(after.as_deref(), 1024) {
+            Ok(p) if p.is_empty() => break,
+            Ok(p) => p,
+            Err(e) => {
+                rec.fail(e, notice);
+                break;
+            }
+        };
+        after = page.last().map(|r| r.path.clone());
+        for m in page {
+            let Some(size) = m.size.filter(|&s| s > 0) else {
+                continue; // every empty file looks alike
+            };
+            let since = m.missing_since.unwrap_or(now);
+            // A candidate paired earlier in this loop is 'moved' now, no longer 'new'.
+            let cands = match rec.store.move_candidates(size, &m.digest, since) {
+                Ok(c) => c,
+                Err(e) => {
+                    rec.fail(e, notice);
+                    break 'pages;
+                }
+            };
+            let moved = |c: &&Record| {
+                let found = Found { digest: c.digest, stamp: c.stamp(), file_id: None };
+                classify(Some(&m), Seen::Elsewhere(&found), window) == Class::Moved
+            };
+            let base = |p: &[u8]| p.rsplit(|&b| b == b'/').next().map(<[u8]>::to_vec);
+            let mut cands = cands.iter().filter(moved).peekable();
+            let first = cands.peek().copied();
+            let pick = cands.find(|c| base(&c.path) == base(&m.path)).or(first);
+            if let Some(to) = pick {
+                let _ = rec.write(notice, None, |s| s.record_moved(&m.path, &to.path));
+                if !rec.ok() {
+                    break 'pages;
+                }
+                report.sub(Class::Missing);
+                report.sub(Class::New);
+                report.add(Class::Moved);
+            }
+        }
+    }
+    rec.commit(notice);
+}
+
+/// Directories whose every recorded file is missing: unmounted, or gone whole.
+fn find_vanished(rec: &mut Recorder<'_>, report: &mut Report, notice: &mut dyn FnMut(Notice)) {
+    let mut after: Option<Vec<u8>> = None;
+    let mut failed = None;
+    let store = &*rec.store;
+    let pages = std::iter::from_fn(|| match store.presence_page(after.as_deref(), 4096) {
+        Ok(p) if p.is_empty() => None,
+        Ok(p) => {
+            after = p.last().map(|(path, _)| path.clone());
+            Some(p)
+        }
+        Err(e) => {
+            failed = Some(e);
+            None
+        }
+    });
+    let (dirs, more) = vanished_dirs(pages.flatten(), 100);
+    if let Some(e) = failed {
+        rec.fail(e, notice);
+    } else {
+        report.vanished = dirs;
+        report.vanished_more = more;
+    }
+}
+
+/// Phase two with [`PassOrder::Stale`]: re-read unchanged files, least recently verified
+/// first. A run without a budget is a whole pass by itself; slices share a pass the store
+/// remembers, which ends when every file has been looked at since it began.
+fn stale_pass(
+    root: &Path,
+    rec: &mut Recorder<'_>,
+    report: &mut Report,
+    opts: &Options,
+    (now, started, sliced): (i64, Instant, bool),
+    notice: &mut dyn FnMut(Notice),
+) -> Result<(), ScrubError> {
+    let pass = match rec.store.pass(sliced, now) {
+        Ok(p) => p,
+        Err(e) => {
+            rec.fail(e, notice);
+            Pass { since: now, after: None }
+        }
+    };
+    if rec.ok()
+        && let Err(e) = rec.store.pass_begun(pass.since)
+    {
+        rec.fail(e, notice);
+    }
+    report.pass_started_ms = pass.since;
+    let mut pages = rec.store.stale(pass.since)?;
+    let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
+    let window = opts.modify_window_ns;
+    let remembers_gone = rec.store.remembers_gone();
+    let mut budget_used = report.bytes_read;
+    let mut stopped: Option<&'static str> = None;
+    let mut read_error: Option<StoreError> = None;
+    {
+        let algos: Arc<[&'static Algorithm]> = Arc::from(vec![rec.store.algorithm()]);
+        let (stopped, read_error) = (&mut stopped, &mut read_error);
+        let follow = opts.follow;
+        pipeline::run(
+            &opts.engine,
+            move |push| loop {
+                let page = match pages.next_page(1024) {
+                    Ok(p) if p.is_empty() => return,
+                    Ok(p) => p,
+                    Err(e) => {
+                        *read_error = Some(e);
+                        return;
+                    }
+                };
+                for r in page {
+                    if max_bytes.is_some_and(|m| budget_used >= m) {
+                        *stopped = Some("max-bytes");
+                        return;
+                    }
+                    if max_duration.is_some_and(|d| started.elapsed() >= d) {
+                        *stopped = Some("max-duration");
+                        return;
+                    }
+                    budget_used += r.size.unwrap_or(0);
+                    let path = super::full_path(root, &r.path);
+                    let work =
+                        Work { path, mode: OpenMode::Walked { follow }, algos: algos.clone() };
+                    let item = Item::File(r.path.clone(), Some(r));
+                    if !push(Task { payload: item, work: Some(work) }) {
+                        return;
+                    }
+                }
+            },
+            |item, outcome| {
+                sink(item, outcome, now, window, remembers_gone, rec, report, notice);
+                true
+            },
+        );
+    }
+    rec.commit(notice);
+    if let Some(e) = read_error {
+        rec.fail(e, notice);
+    }
+    let (files, bytes) = match rec.store.stale_count(pass.since) {
+        Ok(n) => n,
+        Err(e) => {
+            rec.fail(e, notice);
+            (0, 0)
+        }
+    };
+    report.remaining_files = files;
+    report.remaining_bytes = bytes;
+    if let Some(why) = stopped {
+        report.stopped_by = Some(why);
+    }
+    if files == 0 && rec.ok() {
+        if let Err(e) = rec.store.pass_end(None, now) {
+            rec.fail(e, notice);
+        }
+    } else {
+        report.complete = false;
+    }
+    Ok(())
+}

@@ -1,0 +1,341 @@
+use super::*;
+
+#[test]
+fn exclusion_applies_to_every_directory_above() {
+    let ex = Exclude::new(&["*.tmp".into(), ".git".into(), "build/out".into()]).unwrap();
+    assert!(excluded(&ex, b"a/b/c.tmp"));
+    assert!(excluded(&ex, b"x/.git/config"));
+    assert!(excluded(&ex, b".git"));
+    assert!(excluded(&ex, b"build/out/a.o"));
+    assert!(!excluded(&ex, b"a/b/c.txt"));
+    assert!(!excluded(&ex, b"src/build/out"));
+    assert!(!excluded(&Exclude::default(), b"a.tmp"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The engine over a store of a third kind: records in memory. It remembers gone files and
+// re-reads in walk order, and lists no findings (the engine hands them over).
+
+use crate::algo::Algorithm;
+use crate::catalog::{
+    Found, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError, Summary,
+};
+use crate::digest::Digest;
+use std::collections::BTreeMap;
+
+struct MemStore {
+    algo: &'static Algorithm,
+    records: BTreeMap<Vec<u8>, Record>,
+    cursor: Option<Vec<u8>>,
+}
+
+struct MemRecords(std::collections::VecDeque<Record>);
+
+impl MemRecords {
+    fn take(&mut self, rel: &[u8]) -> Option<Record> {
+        match self.0.front() {
+            Some(r) if r.path == rel => self.0.pop_front(),
+            _ => None,
+        }
+    }
+}
+
+impl Records for MemRecords {
+    fn next_before(&mut self, rel: Option<&[u8]>) -> Option<Record> {
+        let r = self.0.front()?;
+        if rel.is_some_and(|rel| r.path.as_slice() >= rel) {
+            return None;
+        }
+        self.0.pop_front()
+    }
+    fn file(&mut self, rel: &[u8], _full: &Path) -> Result<Option<Record>, String> {
+        Ok(self.take(rel))
+    }
+    fn other(&mut self, rel: &[u8]) -> Option<Record> {
+        self.take(rel)
+    }
+    fn error(&mut self) -> Option<StoreError> {
+        None
+    }
+}
+
+fn refused() -> StoreError {
+    StoreError::Refused("not kept in memory".into())
+}
+
+impl MemStore {
+    fn set(&mut self, rel: &[u8], found: &Found, class: Class, now: i64) {
+        let r = Record {
+            path: rel.to_vec(),
+            algo: self.algo,
+            digest: found.digest,
+            size: Some(found.stamp.size),
+            mtime_ns: found.stamp.mtime_ns,
+            precision: 9,
+            last_result: class,
+            missing_since: None,
+            last_verified: now,
+            foreign: false,
+        };
+        self.records.insert(rel.to_vec(), r);
+    }
+
+    fn update(&mut self, rel: &[u8], f: impl FnOnce(&mut Record)) {
+        if let Some(r) = self.records.get_mut(rel) {
+            f(r);
+        }
+    }
+}
+
+impl Store for MemStore {
+    fn location(&self) -> &Path {
+        Path::new("memory")
+    }
+    fn algorithm(&self) -> &'static Algorithm {
+        self.algo
+    }
+    fn remembers_gone(&self) -> bool {
+        true
+    }
+    fn lists_findings(&self) -> bool {
+        false
+    }
+    fn pass_order(&self) -> PassOrder {
+        PassOrder::Walk
+    }
+    fn clock(&self) -> Result<i64, StoreError> {
+        Ok(1_000)
+    }
+    fn start_run(&mut self, _: &'static str, _: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn finish_run(&mut self, _: bool, _: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+        Ok(Box::new(MemRecords(self.records.values().cloned().collect())))
+    }
+    fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
+        Ok(self.records.get(rel).cloned())
+    }
+    fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
+        self.set(rel, found, Class::New, now);
+        Ok(())
+    }
+    fn record_content(
+        &mut self,
+        rec: &Record,
+        f: &Found,
+        c: Class,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.set(&rec.path, f, c, now);
+        Ok(())
+    }
+    fn record_check(
+        &mut self,
+        rec: &Record,
+        class: Class,
+        _: Option<&Found>,
+        _: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.update(&rec.path, |r| {
+            r.last_result = class;
+            if class == Class::Ok {
+                r.last_verified = now;
+            }
+        });
+        Ok(())
+    }
+    fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {
+        self.update(rel, |r| {
+            r.missing_since.get_or_insert(now);
+            r.last_result = Class::Missing;
+        });
+        Ok(())
+    }
+    fn record_present(&mut self, rel: &[u8]) -> Result<(), StoreError> {
+        self.update(rel, |r| r.missing_since = None);
+        Ok(())
+    }
+    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError> {
+        self.records.remove(from);
+        self.update(to, |r| r.last_result = Class::Moved);
+        Ok(())
+    }
+    fn commit(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn uncommitted(&self) -> bool {
+        false
+    }
+    fn abandon(&mut self) {}
+    fn check_in_place(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        let after = |r: &&Record| after.is_none_or(|a| r.path.as_slice() > a);
+        let missing = self.records.values().filter(|r| r.missing_since.is_some());
+        Ok(missing.filter(after).take(limit).cloned().collect())
+    }
+    fn new_since_a_loss(&self) -> Result<bool, StoreError> {
+        Ok(self.records.values().any(|r| r.last_result == Class::New))
+    }
+    fn move_candidates(&self, size: u64, d: &Digest, _: i64) -> Result<Vec<Record>, StoreError> {
+        let new = self.records.values().filter(|r| r.last_result == Class::New);
+        Ok(new.filter(|r| r.size == Some(size) && r.digest.ct_eq(d)).cloned().collect())
+    }
+    fn presence_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, bool)>, StoreError> {
+        let after = |r: &&Record| after.is_none_or(|a| r.path.as_slice() > a);
+        let rows = self.records.values().filter(after).take(limit);
+        Ok(rows.map(|r| (r.path.clone(), r.missing_since.is_some())).collect())
+    }
+    fn pass(&self, _: bool, _: i64) -> Result<Pass, StoreError> {
+        Ok(Pass { since: 0, after: self.cursor.clone() })
+    }
+    fn pass_begun(&mut self, _: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn stale(&self, _: i64) -> Result<Box<dyn Pages>, StoreError> {
+        Err(refused())
+    }
+    fn stale_count(&self, _: i64) -> Result<(u64, u64), StoreError> {
+        Err(refused())
+    }
+    fn pass_end(&mut self, resume_after: Option<&[u8]>, _: i64) -> Result<(), StoreError> {
+        self.cursor = resume_after.map(<[u8]>::to_vec);
+        Ok(())
+    }
+    fn findings(&self, _: i64, _: &mut ReportFn<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn summary(&self, _: i64) -> Result<Summary, StoreError> {
+        Err(refused())
+    }
+    fn records_page(&self, _: Option<&[u8]>, _: usize) -> Result<Vec<Record>, StoreError> {
+        Err(refused())
+    }
+    fn count_under(&self, _: &[u8]) -> Result<(u64, u64), StoreError> {
+        Err(refused())
+    }
+    fn forget_missing(&mut self, _: &[u8]) -> Result<usize, StoreError> {
+        Err(refused())
+    }
+}
+
+fn options(mode: Mode, max_bytes: Option<u64>) -> Options {
+    let engine = crate::pipeline::Config {
+        workers: 2,
+        window: 8,
+        read: Default::default(),
+        serial_reads: false,
+    };
+    Options {
+        mode,
+        follow: false,
+        exclude: Exclude::default(),
+        max_bytes,
+        max_duration: None,
+        engine,
+        modify_window_ns: 0,
+    }
+}
+
+/// Runs the engine; returns the report and the findings handed over, by path.
+fn run_mem(
+    root: &Path,
+    store: &mut MemStore,
+    mode: Mode,
+    max_bytes: Option<u64>,
+) -> (Report, Vec<(String, Class)>) {
+    let mut found = Vec::new();
+    let report = run(root, store, &options(mode, max_bytes), &mut |n| {
+        if let Notice::Found(f) = n {
+            found.push((String::from_utf8(f.path).unwrap(), f.class));
+        }
+    })
+    .unwrap();
+    (report, found)
+}
+
+#[test]
+fn the_engine_classifies_every_kind_of_change_over_any_store() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    for (name, data) in [("a", "alpha"), ("b", "bravo"), ("c", "charlie"), ("e", "echo")] {
+        std::fs::write(root.join(name), data).unwrap();
+    }
+    let algo = crate::algo::default_algorithm();
+    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
+    let new = |n: &str| (n.to_string(), Class::New);
+    assert_eq!(found, vec![new("a"), new("b"), new("c"), new("e")]);
+    assert_eq!((r.count(Class::New), r.files_read), (4, 4));
+
+    // b rots (its record says other content at the same size and mtime), c is edited,
+    // e moves to f, d is new, and g is recorded but gone.
+    store.update(b"b", |r| r.digest = algo.digest(b"BRAVO"));
+    std::fs::write(root.join("c"), "charlie, edited").unwrap();
+    std::fs::rename(root.join("e"), root.join("f")).unwrap();
+    std::fs::write(root.join("d"), "delta").unwrap();
+    let gone = Found {
+        digest: algo.digest(b"golf"),
+        stamp: crate::device::Stamp { size: 4, mtime_ns: 9 },
+        file_id: None,
+    };
+    store.set(b"g", &gone, Class::Ok, 10);
+    let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
+    // A scan reads no unchanged file: b's rot is not seen yet. Moves are only known
+    // after the walk, so f was handed over as new and e as missing.
+    let by = |n: &str, c| (n.to_string(), c);
+    assert_eq!(
+        found,
+        vec![
+            by("c", Class::Modified),
+            by("d", Class::New),
+            by("e", Class::Missing),
+            by("f", Class::New),
+            by("g", Class::Missing)
+        ]
+    );
+    let counts: Vec<u64> = Class::ALL.iter().map(|c| r.count(*c)).collect();
+    // ok a, b; modified c; missing g; new d; moved e -> f.
+    assert_eq!(counts, vec![2, 1, 0, 1, 1, 1, 0]);
+    assert!(store.lookup(b"e").unwrap().is_none(), "a move forgets the old path");
+
+    // verify re-reads the unchanged files: b is corrupt, and stays so in the store.
+    let (r, found) = run_mem(root, &mut store, Mode::Verify, None);
+    assert_eq!(found, vec![by("b", Class::Corrupt), by("g", Class::Missing)]);
+    assert_eq!((r.count(Class::Ok), r.count(Class::Corrupt)), (4, 1));
+    assert_eq!(store.lookup(b"b").unwrap().unwrap().last_result, Class::Corrupt);
+    assert!(r.failed() && r.complete);
+}
+
+#[test]
+fn a_walk_order_slice_continues_after_the_last_file_it_took() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    for name in ["a", "b", "c", "d", "e"] {
+        std::fs::write(root.join(name), [b'x'; 10]).unwrap();
+    }
+    let algo = crate::algo::default_algorithm();
+    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    run_mem(root, &mut store, Mode::Scan, None);
+    // 15 bytes: a file is taken while the budget is not used up, so two files a slice.
+    let (r, _) = run_mem(root, &mut store, Mode::Verify, Some(15));
+    assert_eq!((r.files_read, r.stopped_by, r.complete), (2, Some("max-bytes"), false));
+    assert_eq!(store.cursor.as_deref(), Some(&b"b"[..]));
+    let (r, _) = run_mem(root, &mut store, Mode::Verify, Some(15));
+    assert_eq!((r.files_read, r.stopped_by), (2, Some("max-bytes")));
+    assert_eq!(store.cursor.as_deref(), Some(&b"d"[..]));
+    // The pass ends with e: the cursor goes.
+    let (r, _) = run_mem(root, &mut store, Mode::Verify, Some(15));
+    assert_eq!((r.files_read, r.stopped_by, r.complete), (1, None, true));
+    assert_eq!(r.count(Class::Ok), 1);
+    assert_eq!(store.cursor, None);
+}
