@@ -1,5 +1,6 @@
 //! The one integration-test binary: every file here runs the real `fixity` executable.
 
+mod architecture;
 mod bag;
 mod bench;
 mod catalog;
