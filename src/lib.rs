@@ -1,25 +1,46 @@
 //! fixity: prove files are intact.
 //!
-//! Module map (read this first):
-//! - [`algo`]: the `Hasher` trait and the one registry table of algorithms.
-//! - [`digest`]: the `Digest` value (hex, constant-time compare).
+//! # Using the library
+//!
+//! Each job takes a plan and hands typed events back, in order, on the calling thread; it
+//! prints nothing (the `fixity` binary is one renderer of these events).
+//!
+//! - **Hash a tree**: [`hashing::run`] with a [`hashing::HashPlan`] ([`sources::Sources`]:
+//!   paths to walk; algorithms from [`algo::lookup`]) gives a [`hashing::HashEvent`] per
+//!   file; a [`formats::ManifestWriter`] from [`formats::OutputFormat::writer`] turns them
+//!   into any manifest format fixity writes.
+//! - **Check a manifest**: [`check::run`] with a [`check::CheckPlan`] gives a
+//!   [`check::Event`] per line: ok, failed, missing, unreadable, changed while read.
+//! - **Scan or verify a tree against a store**: [`catalog::open_store`] (a SQLite catalog
+//!   or extended attributes) and [`scrub::run`], which tells bitrot from edits
+//!   ([`catalog::Class`]) and reports a [`scrub::Report`].
+//! - **Benchmark**: [`bench`] measures algorithms in memory and tools on a tree.
+//!
+//! `examples/library.rs` does the first three end to end. docs/architecture.md shows the
+//! data flow and where each addition (algorithm, format, store, I/O strategy) goes.
+//!
+//! # Module map
+//! - [`algo`]: the `Hasher` trait and the one registry table of algorithms (every fact
+//!   about an algorithm: names, tags, peers' names, how it is read).
+//! - [`digest`]: the `Digest` value (hex, base32, base64; compared in constant time only).
 //! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
+//! - [`sources`]: the one producer: command-line paths become the files to read, in order.
 //! - [`device`]: what the device and file system say of a file: stamp, disk kind, cache.
 //! - [`read`]: carry out a read plan: read a file once, feed every sink, detect changes.
 //! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
-//! - [`sources`]: the one producer: command-line paths become the files to read, in order.
-//! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by hash and check;
+//! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by every job;
 //!   picks each file's read plan from the algorithms' registry rows.
-//! - [`formats`]: one module per manifest format (GNU, BSD tag, SFV, JSON lines).
+//! - [`hashing`]: the hash job.
+//! - [`formats`]: one module per manifest format: its parser and its `ManifestWriter`.
+//! - [`check`]: the check engine: compare digests, classify lines, run a check job.
+//! - [`confine`]: open a manifest's path without leaving the directory (`--confine`).
 //! - [`audit`]: hashdeep's audit: classify files against known hashes by digest.
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
-//! - [`confine`]: open a manifest's path without leaving the directory (`--confine`).
-//! - [`check`]: the check engine: compare digests, classify lines, run a check job.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
-//! - [`catalog`]: what is remembered between runs: SQLite catalog or extended attributes.
+//! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
+//! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
 //! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
-//! - [`scrub`]: `scan` and `verify`: classify files against a store, in slices.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
 

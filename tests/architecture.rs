@@ -223,6 +223,18 @@ fn modules_do_not_import_each_other_in_a_cycle() {
 }
 
 #[test]
+fn the_library_example_runs_every_job() {
+    // examples/library.rs: hash a tree, check the manifest, scan, flip a byte, verify.
+    let bin = crate::util::example("library").expect("build examples/library.rs");
+    let out = std::process::Command::new(bin).output().expect("run the example");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03  "));
+    assert!(stdout.contains("check: 2 files OK\n"), "{stdout}");
+    assert!(stdout.contains("scan: 2 files new; verify: 1 corrupt\n"), "{stdout}");
+}
+
+#[test]
 fn the_checks_above_see_what_they_look_for() {
     // The import scanner finds a cycle when there is one, and the print scanner a print.
     let known: BTreeSet<String> = ["a", "b", "cmd::x", "cmd::y"].map(String::from).into();

@@ -13,31 +13,10 @@ use std::time::{Duration, Instant};
 
 const WHAT: &str = "fault-injection FUSE";
 
-/// Builds examples/faultfs once per test run (a no-op when `cargo test --all-targets`
-/// built it already) and returns its path, beside this test binary's profile directory.
+/// Builds examples/faultfs once per test run and returns its path.
 fn faultfs_bin() -> &'static Result<PathBuf, String> {
     static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        // target/PROFILE/deps/integration-HASH
-        let profile_dir = exe.parent().and_then(Path::parent).ok_or("no profile directory")?;
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev",
-            Some(other) => other,
-        };
-        let out = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--example", "faultfs", "--profile", profile])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .map_err(|e| format!("running cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "cargo build --example faultfs failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(profile_dir.join("examples").join("faultfs"))
-    })
+    BIN.get_or_init(|| crate::util::example("faultfs"))
 }
 
 /// A mounted faultfs: unmounted, and its process ended, when dropped.

@@ -219,3 +219,27 @@ pub fn run_as_tool_merged<S: AsRef<OsStr>>(
     feeder.join().unwrap();
     merged
 }
+
+/// Builds `examples/NAME.rs` (a no-op when `cargo test --all-targets` built it already)
+/// and returns its path, beside this test binary's profile directory.
+pub fn example(name: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // target/PROFILE/deps/integration-HASH
+    let profile_dir = exe.parent().and_then(Path::parent).ok_or("no profile directory")?;
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev",
+        Some(other) => other,
+    };
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--example", name, "--profile", profile])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .map_err(|e| format!("running cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build --example {name} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(profile_dir.join("examples").join(name))
+}
