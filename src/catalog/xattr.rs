@@ -41,7 +41,6 @@ const VERIFIED: &str = "user.fixity.verified";
 const CORRUPT: &str = "user.fixity.corrupt";
 /// The slice cursor on the root directory.
 pub(crate) const CURSOR: &str = "user.fixity.cursor";
-const SHATAG_SHA256: &str = "user.shatag.sha256";
 const SHATAG_TS: &str = "user.shatag.ts";
 
 /// Where a file's recorded digest came from.
@@ -180,13 +179,16 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
         }));
     }
     // cshatag's attributes are read only for files without a record of fixity's own.
-    let sha256 = algo::lookup("sha256").expect("registered");
-    if let Some(v) = get(path, SHATAG_SHA256)?
-        && let Some(digest) = parse_digest(sha256, &v)
-        && let Some((mtime_ns, precision)) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts)
-    {
+    // The algorithms whose rows name a cshatag attribute (sha256).
+    for (row, attribute) in algo::ALGORITHMS.iter().filter_map(|a| Some((a, a.shatag?))) {
+        let Some(v) = get(path, attribute)? else { continue };
+        let Some(digest) = parse_digest(row, &v) else { continue };
+        let Some((mtime_ns, precision)) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts)
+        else {
+            continue;
+        };
         return Ok(Some(Attrs {
-            algo: sha256,
+            algo: row,
             digest,
             mtime_ns,
             precision,
@@ -214,9 +216,11 @@ pub(crate) fn write(
     set(path, TS, ts.as_bytes())?;
     set(path, SIZE, stamp.size.to_string().as_bytes())?;
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
-    if algo.name == "sha256" && get(path, SHATAG_SHA256)?.is_some() {
+    if let Some(attribute) = algo.shatag
+        && get(path, attribute)?.is_some()
+    {
         set(path, SHATAG_TS, ts.as_bytes())?;
-        set(path, SHATAG_SHA256, digest.to_hex().as_bytes())?;
+        set(path, attribute, digest.to_hex().as_bytes())?;
     }
     // A new record resolves a corrupt finding.
     remove(path, CORRUPT)
