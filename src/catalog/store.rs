@@ -259,14 +259,22 @@ pub trait Store {
     /// Records that the missing file at `from` now lives at `to`, which inherits its
     /// history.
     fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError>;
-    /// Makes what was recorded so far durable.
-    fn commit(&mut self) -> Result<(), StoreError>;
+    /// Makes what was recorded so far durable (a store that writes each record as it
+    /// goes has nothing to do).
+    fn commit(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Whether records since the last commit are still open (lost if the store fails).
-    fn uncommitted(&self) -> bool;
+    fn uncommitted(&self) -> bool {
+        false
+    }
     /// Gives up the open records after a failure.
-    fn abandon(&mut self);
-    /// Fails when the store was deleted or replaced under the run.
-    fn check_in_place(&self) -> Result<(), StoreError>;
+    fn abandon(&mut self) {}
+    /// Fails when the store was deleted or replaced under the run (a store that is not
+    /// one file cannot be).
+    fn check_in_place(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Up to `limit` records of missing files with paths after `after`, in path order.
     fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError>;

@@ -442,21 +442,6 @@ impl Store for XattrStore {
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), StoreError> {
-        // Every attribute is written as it is set.
-        Ok(())
-    }
-
-    fn uncommitted(&self) -> bool {
-        false
-    }
-
-    fn abandon(&mut self) {}
-
-    fn check_in_place(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-
     fn missing_page(&self, _: Option<&[u8]>, _: usize) -> Result<Vec<Record>, StoreError> {
         // No file is recorded as missing: a record goes with its file.
         Ok(Vec::new())

@@ -164,16 +164,6 @@ impl Store for MemStore {
         self.update(to, |r| r.last_result = Class::Moved);
         Ok(())
     }
-    fn commit(&mut self) -> Result<(), StoreError> {
-        Ok(())
-    }
-    fn uncommitted(&self) -> bool {
-        false
-    }
-    fn abandon(&mut self) {}
-    fn check_in_place(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
     fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
         let after = |r: &&Record| after.is_none_or(|a| r.path.as_slice() > a);
         let missing = self.records.values().filter(|r| r.missing_since.is_some());
