@@ -147,7 +147,7 @@ impl Known {
         self.entries.len()
     }
 
-    /// Whether no record is known.
+    /// Whether no known file was loaded.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

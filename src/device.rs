@@ -22,15 +22,8 @@ pub struct Stamp {
 
 impl Stamp {
     /// The stamp of a file's metadata.
-    pub fn of(md: &Metadata) -> Stamp {
+    pub(crate) fn of(md: &Metadata) -> Stamp {
         Stamp { size: md.len(), mtime_ns: mtime_ns(md) }
-    }
-
-    /// Whether `other` is the same version: equal sizes and mtimes no more than
-    /// `window_ns` apart (0 for exact; file systems such as FAT and SMB shares keep
-    /// coarse or drifting times, hence `--modify-window`).
-    pub fn matches(&self, other: &Stamp, window_ns: i128) -> bool {
-        self.size == other.size && (self.mtime_ns - other.mtime_ns).abs() <= window_ns
     }
 }
 
@@ -183,12 +176,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stamps_match_within_the_window() {
-        let a = Stamp { size: 10, mtime_ns: 1_000 };
-        assert!(a.matches(&Stamp { size: 10, mtime_ns: 1_000 }, 0));
-        assert!(!a.matches(&Stamp { size: 10, mtime_ns: 1_001 }, 0));
-        assert!(a.matches(&Stamp { size: 10, mtime_ns: 500 }, 500));
-        assert!(!a.matches(&Stamp { size: 11, mtime_ns: 1_000 }, 1_000));
+    fn a_stamp_is_the_size_and_mtime() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"12345").unwrap();

@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// The largest digest any registered algorithm produces, in bytes (SHA-512, BLAKE2b).
-pub const MAX_DIGEST_LEN: usize = 64;
+pub(crate) const MAX_DIGEST_LEN: usize = 64;
 
 /// The output of one hash computation. Small and `Copy`, so results can be passed
 /// between threads without allocating.
@@ -34,13 +34,13 @@ impl Digest {
     }
 
     /// Uppercase hex, as SFV files carry CRC32 values.
-    pub fn to_hex_upper(&self) -> String {
+    pub(crate) fn to_hex_upper(self) -> String {
         hex_encode(self.as_bytes(), true)
     }
 
     /// Parses a hex digest (either case). `None` on odd length, a non-hex character, or
     /// more than [`MAX_DIGEST_LEN`] bytes.
-    pub fn from_hex(text: &[u8]) -> Option<Digest> {
+    pub(crate) fn from_hex(text: &[u8]) -> Option<Digest> {
         if text.is_empty() || !text.len().is_multiple_of(2) || text.len() / 2 > MAX_DIGEST_LEN {
             return None;
         }
@@ -62,7 +62,7 @@ impl Digest {
     }
 
     /// Writes the digest in `encoding`.
-    pub fn encode(&self, encoding: Encoding) -> String {
+    pub(crate) fn encode(&self, encoding: Encoding) -> String {
         match encoding {
             Encoding::Hex => self.to_hex(),
             Encoding::HexUpper => self.to_hex_upper(),
@@ -73,7 +73,7 @@ impl Digest {
 
     /// Parses base32 (either case, padding optional). `None` on a character outside the
     /// alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
-    pub fn from_base32(text: &[u8]) -> Option<Digest> {
+    pub(crate) fn from_base32(text: &[u8]) -> Option<Digest> {
         let text = trim_padding(text);
         if !matches!(text.len() % 8, 0 | 2 | 4 | 5 | 7) {
             return None;
@@ -88,7 +88,7 @@ impl Digest {
 
     /// Parses base64 (standard alphabet; padding optional). `None` on a character outside
     /// the alphabet, bits left over that are not zero, or more than [`MAX_DIGEST_LEN`] bytes.
-    pub fn from_base64(text: &[u8]) -> Option<Digest> {
+    pub(crate) fn from_base64(text: &[u8]) -> Option<Digest> {
         let text = trim_padding(text);
         if text.len() % 4 == 1 {
             return None;
@@ -148,12 +148,12 @@ pub struct DigestText {
 }
 
 /// The longest digest text: 64 bytes in hex.
-pub const MAX_TEXT_LEN: usize = MAX_DIGEST_LEN * 2;
+pub(crate) const MAX_TEXT_LEN: usize = MAX_DIGEST_LEN * 2;
 
 impl DigestText {
     /// Wraps `text` if it could be a digest in some encoding: 1 to [`MAX_TEXT_LEN`]
     /// characters of the hex, base32 and base64 alphabets (padding `=` only at the end).
-    pub fn new(text: &[u8]) -> Option<DigestText> {
+    pub(crate) fn new(text: &[u8]) -> Option<DigestText> {
         if text.is_empty() || text.len() > MAX_TEXT_LEN {
             return None;
         }
@@ -169,14 +169,14 @@ impl DigestText {
     }
 
     /// The text as written.
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.text[..self.len as usize]
     }
 
     /// The digest of a `len`-byte algorithm whose own encoding is `native`: the text's
     /// length says which encoding it is in (hex, base32, base64); `None` if it fits none.
     /// When hex and base64 have the same length (4 and 48 bytes), hex is tried first.
-    pub fn decode(&self, len: usize, native: Encoding) -> Option<Digest> {
+    pub(crate) fn decode(&self, len: usize, native: Encoding) -> Option<Digest> {
         let t = self.as_bytes();
         let order = [native, Encoding::Hex, Encoding::Base32, Encoding::Base64];
         order.iter().find_map(|&e| {
@@ -215,7 +215,7 @@ pub enum Encoding {
 
 impl Encoding {
     /// Decodes `text` in this encoding.
-    pub fn decode(self, text: &[u8]) -> Option<Digest> {
+    pub(crate) fn decode(self, text: &[u8]) -> Option<Digest> {
         match self {
             Encoding::Hex | Encoding::HexUpper => Digest::from_hex(text),
             Encoding::Base32 => Digest::from_base32(text),
@@ -226,7 +226,7 @@ impl Encoding {
     }
 
     /// The length of a `bytes`-long digest in this encoding (with padding for base64).
-    pub fn text_len(self, bytes: usize) -> usize {
+    pub(crate) fn text_len(self, bytes: usize) -> usize {
         match self {
             Encoding::Hex | Encoding::HexUpper => bytes * 2,
             Encoding::Base32 => (bytes * 8).div_ceil(5),
@@ -316,11 +316,6 @@ pub fn hex_encode(bytes: &[u8], upper: bool) -> String {
         s.push(table[(b & 15) as usize] as char);
     }
     s
-}
-
-/// Whether every byte of `text` is a hex digit.
-pub fn is_hex(text: &[u8]) -> bool {
-    !text.is_empty() && text.iter().all(u8::is_ascii_hexdigit)
 }
 
 #[cfg(test)]

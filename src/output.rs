@@ -27,7 +27,7 @@ const UPDATE_INFIX: &str = ".fixity-update.";
 /// (one writing it now, or one killed before it could rename or remove it). Walks leave
 /// such files out: they are fixity's state, not the tree's content. This process's own
 /// temporary file is left to the reader, which knows it by inode.
-pub fn foreign_temp_name(name: &[u8]) -> bool {
+pub(crate) fn foreign_temp_name(name: &[u8]) -> bool {
     let digits = |s: &[u8]| !s.is_empty() && s.len() <= 10 && s.iter().all(u8::is_ascii_digit);
     // `.` + NAME (not empty) + infix + the rest.
     let after = |infix: &str| -> Option<&[u8]> {

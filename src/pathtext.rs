@@ -2,13 +2,13 @@
 //! shell-style quoting it applies to names in diagnostics. Names are bytes throughout
 //! (Unix file names need not be UTF-8) and round-trip exactly.
 
-use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Whether a name must be escaped in a checksum line: it holds `\`, LF or CR
 /// (coreutils 9 rule; such a line then starts with `\`).
-pub fn needs_escape(name: &[u8]) -> bool {
+pub(crate) fn needs_escape(name: &[u8]) -> bool {
     name.iter().any(|&b| matches!(b, b'\\' | b'\n' | b'\r'))
 }
 
@@ -52,11 +52,6 @@ pub fn path_bytes(path: &Path) -> &[u8] {
 /// A path from bytes.
 pub fn bytes_path(bytes: &[u8]) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(bytes))
-}
-
-/// A path from owned bytes.
-pub fn vec_path(bytes: Vec<u8>) -> PathBuf {
-    PathBuf::from(OsString::from_vec(bytes))
 }
 
 /// Whether the user's locale is UTF-8 (LC_ALL, then LC_CTYPE, then LANG), which decides

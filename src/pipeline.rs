@@ -53,7 +53,7 @@ pub struct Hashed {
 }
 
 /// A finished task.
-pub type Outcome = Option<Result<Hashed, ReadError>>;
+pub(crate) type Outcome = Option<Result<Hashed, ReadError>>;
 
 /// Files at least this large are mapped rather than copied through a buffer when no
 /// algorithm hashes a mapping on several threads: below it, mapping costs more than the
@@ -116,7 +116,7 @@ pub struct Config {
 
 /// Most worker threads a run starts, whatever `-j` asks: enough reads in flight for any
 /// network file system, few enough that thread stacks and buffers stay small.
-pub const MAX_WORKERS: usize = 256;
+pub(crate) const MAX_WORKERS: usize = 256;
 
 /// Default ceiling on the read buffers of all workers together.
 pub const DEFAULT_BUFFER_BUDGET: u64 = 256 * 1024 * 1024;

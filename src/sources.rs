@@ -44,19 +44,13 @@ impl Sources {
     }
 
     /// The walk settings every producer uses.
-    pub fn walk_options(&self) -> WalkOptions {
+    pub(crate) fn walk_options(&self) -> WalkOptions {
         WalkOptions {
             follow: self.follow,
             exclude: self.exclude.clone(),
             threads: crate::walk::default_threads(),
             stat: false,
         }
-    }
-
-    /// The first argument that is not standard input: its device decides the storage
-    /// policy of the run.
-    pub fn first_path(&self) -> Option<&Path> {
-        self.paths.iter().find(|p| *p != "-").map(Path::new)
     }
 
     /// Hands every source to `emit`, in order, until `emit` returns false.

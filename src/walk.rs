@@ -20,7 +20,7 @@ use crate::device::Stamp;
 
 /// How many threads list directories ahead of a walk: two per core the process may use
 /// (listing waits on the disk more than on the CPU), at least 4, at most 16.
-pub fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(4, |n| 2 * n.get()).clamp(4, 16)
 }
 
@@ -49,7 +49,7 @@ pub struct Exclude {
 }
 
 /// The directory that holds fixity's state in a tree (`ROOT/.fixity/catalog.db`).
-pub const STATE_DIR: &str = ".fixity";
+pub(crate) const STATE_DIR: &str = ".fixity";
 
 impl Exclude {
     /// Builds the matcher from `--exclude` patterns.
@@ -76,18 +76,18 @@ impl Exclude {
 
     /// The same, but `.fixity` directories are walked like any other: for a BagIt
     /// payload, of which every file must be listed whatever its name.
-    pub fn keeping_state(self) -> Exclude {
+    pub(crate) fn keeping_state(self) -> Exclude {
         Exclude { keep_state: true, ..self }
     }
 
     /// Whether the entry `name` at `rel` (relative to the root) is excluded.
-    pub fn matches(&self, name: &Path, rel: &Path) -> bool {
+    pub(crate) fn matches(&self, name: &Path, rel: &Path) -> bool {
         self.names.as_ref().is_some_and(|g| g.is_match(name))
             || self.paths.as_ref().is_some_and(|g| g.is_match(rel))
     }
 
     /// Whether no pattern was given.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.names.is_none() && self.paths.is_none()
     }
 }

@@ -3,13 +3,13 @@
 //! reads back to the same algorithm, name and digest.
 #![no_main]
 
-use fixity::formats::xxhsum::{ALGORITHMS, parse_check_line, write};
+use fixity::formats::xxhsum::{parse_check_line, supports, write};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for little_endian in [false, true] {
         let Some(l) = parse_check_line(data, little_endian) else { continue };
-        assert!(ALGORITHMS.contains(&l.algo.name));
+        assert!(supports(l.algo));
         assert_eq!(l.digest.as_bytes().len(), l.algo.len);
         for (tag, le) in [(false, false), (true, false), (false, true), (true, true)] {
             let mut out = Vec::new();

@@ -7,7 +7,7 @@ use super::{Algorithm, Strength};
 /// What hashing an input with an algorithm needs from the reader (see
 /// [`Algorithm::access`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Every byte, in order, through [`Hasher::update`](super::Hasher::update).
     Sequential,
     /// Every byte, in order; a large in-memory range is hashed on several threads
@@ -23,7 +23,7 @@ pub enum Access {
 impl Algorithm {
     /// What reading an input for this algorithm needs, from its row: sampled algorithms
     /// read ranges, multithreaded ones gain from a mapping, the rest read front to back.
-    pub fn access(&self) -> Access {
+    pub(crate) fn access(&self) -> Access {
         if self.strength == Strength::Sampled {
             Access::Sampled
         } else if self.multithreaded {

@@ -20,7 +20,7 @@ mod sum;
 mod tth;
 
 use crate::digest::{Digest, Encoding};
-pub use access::Access;
+pub(crate) use access::Access;
 use lookup::BLAKE2B_PREFIX;
 pub use lookup::{
     blake2b_bits, by_file_name, by_len, by_tag, by_tool, default_algorithm, lookup, normalize,
@@ -44,10 +44,10 @@ pub struct Input<'a> {
 
 impl<'a> Input<'a> {
     /// The name rhash gives standard input.
-    pub const STDIN_NAME: &'static [u8] = b"(stdin)";
+    pub(crate) const STDIN_NAME: &'static [u8] = b"(stdin)";
 
     /// The input for the file at `path` (as given, in bytes) of `size` bytes.
-    pub fn for_path(path: &'a [u8], size: Option<u64>) -> Input<'a> {
+    pub(crate) fn for_path(path: &'a [u8], size: Option<u64>) -> Input<'a> {
         let start = path.iter().rposition(|&b| b == b'/' || b == b'\\').map_or(0, |i| i + 1);
         Input { size, name: &path[start..] }
     }
@@ -216,7 +216,7 @@ impl Algorithm {
     /// The row this one is a variant of: `blake2b` for the shortened BLAKE2b rows of
     /// [`blake2b_bits`], the row itself otherwise. coreutils names them all `BLAKE2b` in
     /// its messages, and `b2sum -c` takes them all.
-    pub fn family(&'static self) -> &'static Algorithm {
+    pub(crate) fn family(&'static self) -> &'static Algorithm {
         if self.name.starts_with(BLAKE2B_PREFIX) { blake2b_bits(512).unwrap_or(self) } else { self }
     }
 

@@ -24,7 +24,7 @@ use crate::algo::Algorithm;
 use std::path::PathBuf;
 
 /// The BagIt version fixity writes.
-pub const VERSION: &str = "1.0";
+pub(crate) const VERSION: &str = "1.0";
 
 /// The algorithms `bag create` uses without `-a` (RFC 8493 recommends SHA-512; SHA-256
 /// is what most tools check).

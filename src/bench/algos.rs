@@ -119,7 +119,7 @@ fn measure(
 
 /// The largest message `bench algorithms` hashes: it is held in memory, and beyond this
 /// size the figure no longer changes.
-pub const MAX_SIZE: usize = 1 << 30;
+pub(crate) const MAX_SIZE: usize = 1 << 30;
 
 /// Parses a list of sizes such as `1K,10K,100K,1M` (powers of 1000 or, with `i`, 1024:
 /// `4Ki`). Plain numbers are bytes; at most [`MAX_SIZE`] each.

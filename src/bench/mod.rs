@@ -30,7 +30,7 @@ pub struct Stats {
 
 impl Stats {
     /// Summarizes `samples` (`None` when there are none).
-    pub fn of(samples: &[f64]) -> Option<Stats> {
+    pub(crate) fn of(samples: &[f64]) -> Option<Stats> {
         if samples.is_empty() || samples.iter().any(|s| s.is_nan()) {
             return None;
         }
@@ -42,7 +42,8 @@ impl Stats {
     }
 
     /// The spread of the runs relative to the median: (max - min) / median.
-    pub fn spread(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn spread(&self) -> f64 {
         if self.median > 0.0 { (self.max - self.min) / self.median } else { 0.0 }
     }
 }
@@ -60,12 +61,12 @@ pub enum Bound {
 impl Bound {
     /// Classifies a run taking `seconds` against the read ceiling's `ceiling_seconds`
     /// (both medians over the same data).
-    pub fn classify(seconds: f64, ceiling_seconds: f64) -> Bound {
+    pub(crate) fn classify(seconds: f64, ceiling_seconds: f64) -> Bound {
         if seconds <= ceiling_seconds * 1.10 { Bound::Io } else { Bound::Cpu }
     }
 
     /// Label for tables.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Bound::Io => "I/O-bound",
             Bound::Cpu => "CPU-bound",
@@ -144,7 +145,7 @@ impl Machine {
 
 /// The share of CPU time spent busy (not idle or waiting for I/O) over `over`, from two
 /// readings of /proc/stat.
-pub fn busy_fraction(over: std::time::Duration) -> Option<f64> {
+pub(crate) fn busy_fraction(over: std::time::Duration) -> Option<f64> {
     fn read() -> Option<(u64, u64)> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cpu = stat.lines().next()?.strip_prefix("cpu ")?;
@@ -161,13 +162,13 @@ pub fn busy_fraction(over: std::time::Duration) -> Option<f64> {
 }
 
 /// The 1-minute load average.
-pub fn load_average() -> Option<f64> {
+pub(crate) fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// CPU features detected at run time that the hash crates use (SHA-NI for SHA-1/SHA-2,
 /// SSE4.1/AVX2/AVX-512 for BLAKE3 and xxHash, PCLMULQDQ for the CRCs).
-pub fn cpu_features() -> Vec<&'static str> {
+pub(crate) fn cpu_features() -> Vec<&'static str> {
     #[allow(unused_mut)]
     let mut v = Vec::new();
     #[cfg(target_arch = "x86_64")]

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 /// One way of running a peer tool.
 #[derive(Clone, Debug)]
-pub struct PeerCommand {
+pub(crate) struct PeerCommand {
     /// What the table shows: `sha256sum (xargs -P2)`, `rhash -r`.
     pub name: String,
     /// The program that must be installed.
@@ -27,7 +27,7 @@ pub struct PeerCommand {
 }
 
 /// Quotes `s` for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,".contains(&b)) {
         return s.to_string();
     }
@@ -35,7 +35,7 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// Whether `program` is on PATH.
-pub fn installed(program: &str) -> bool {
+pub(crate) fn installed(program: &str) -> bool {
     Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {} >/dev/null 2>&1", shell_quote(program)))
@@ -56,7 +56,7 @@ fn cksum_has_a() -> bool {
 /// Every peer command that computes `algo`, for `path` (a directory holding `files` files,
 /// or one file), with `cores` for the parallel variants. Commands whose program is
 /// missing are included with `installed: false`, so they can be listed as such.
-pub fn commands_for(
+pub(crate) fn commands_for(
     algo: &Algorithm,
     path: &str,
     is_dir: bool,
@@ -230,7 +230,10 @@ pub struct Agreement {
 
 impl Agreement {
     /// Compares `peer` with fixity's `ours`.
-    pub fn of(ours: &HashMap<Vec<u8>, Digest>, peer: &HashMap<Vec<u8>, Digest>) -> Agreement {
+    pub(crate) fn of(
+        ours: &HashMap<Vec<u8>, Digest>,
+        peer: &HashMap<Vec<u8>, Digest>,
+    ) -> Agreement {
         let mut a = Agreement { matched: 0, mismatched: Vec::new(), missing: 0 };
         let mut bad = 0u64;
         for (path, d) in ours {
@@ -252,7 +255,7 @@ impl Agreement {
     }
 
     /// A short verdict for tables: `agrees`, `DISAGREES (3 files)`, `agrees (9 of 10 listed)`.
-    pub fn verdict(&self) -> String {
+    pub(crate) fn verdict(&self) -> String {
         let bad = self.mismatched.len();
         if bad > 0 {
             format!("DISAGREES ({} file{})", bad, if bad == 1 { "" } else { "s" })

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// What one pass over the data produced.
 #[derive(Debug, Default)]
-pub struct Pass {
+pub(crate) struct Pass {
     /// Files read.
     pub files: u64,
     /// Bytes read.
@@ -35,7 +35,12 @@ pub struct Pass {
 /// Reads every file under `path` once with fixity's pipeline, hashing with `algo` (or,
 /// with `None`, only reading: the ceiling, read with plain `read` calls into a buffer,
 /// as `cat` and `dd` do).
-pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect: bool) -> Pass {
+pub(crate) fn pass(
+    path: &Path,
+    algo: Option<&'static Algorithm>,
+    cfg: &Config,
+    collect: bool,
+) -> Pass {
     let algos: Arc<[&'static Algorithm]> = Arc::from(algo.into_iter().collect::<Vec<_>>());
     let mut cfg = cfg.clone();
     if algo.is_none() {
@@ -89,7 +94,7 @@ pub fn pass(path: &Path, algo: Option<&'static Algorithm>, cfg: &Config, collect
 /// How the page cache is emptied before a cold run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EvictMethod {
+pub(crate) enum EvictMethod {
     /// `sync; echo 3 > /proc/sys/vm/drop_caches` (root).
     DropCaches,
     /// `posix_fadvise(POSIX_FADV_DONTNEED)` on every file (no root needed).
@@ -98,14 +103,14 @@ pub enum EvictMethod {
 
 impl EvictMethod {
     /// The best method available to this process.
-    pub fn available() -> EvictMethod {
+    pub(crate) fn available() -> EvictMethod {
         let writable =
             std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
         if writable { EvictMethod::DropCaches } else { EvictMethod::Fadvise }
     }
 
     /// How the report describes it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             EvictMethod::DropCaches => "sync; echo 3 > /proc/sys/vm/drop_caches before each run",
             EvictMethod::Fadvise => "posix_fadvise(DONTNEED) on every file before each run",
@@ -115,7 +120,7 @@ impl EvictMethod {
 
 /// Empties the page cache of `files` (see [`list_files`]) and checks (with `mincore` on up to 64
 /// files spread over the tree) that it worked. Returns the largest resident fraction seen.
-pub fn evict(files: &[PathBuf], method: EvictMethod) -> io::Result<f64> {
+pub(crate) fn evict(files: &[PathBuf], method: EvictMethod) -> io::Result<f64> {
     match method {
         EvictMethod::DropCaches => {
             // SAFETY: sync(2) has no preconditions.
@@ -142,7 +147,7 @@ pub fn evict(files: &[PathBuf], method: EvictMethod) -> io::Result<f64> {
 }
 
 /// The files under `path` (or `path` itself), listed once per benchmark for [`evict`].
-pub fn list_files(path: &Path) -> Vec<PathBuf> {
+pub(crate) fn list_files(path: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
     Sources::new(vec![path.into()]).each(&mut |s| {
         if let Source::File { path, .. } = s {

@@ -67,7 +67,7 @@ impl Class {
     }
 
     /// The inverse of [`Class::name`].
-    pub fn from_name(name: &str) -> Option<Class> {
+    pub(crate) fn from_name(name: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == name)
     }
 

@@ -47,7 +47,7 @@ impl Record {
     /// Whether the file's current `stamp` is the version this record describes: the same
     /// size (when recorded) and the same mtime at the recorded precision, within
     /// `window_ns` (`--modify-window`).
-    pub fn describes(&self, stamp: &Stamp, window_ns: i128) -> bool {
+    pub(crate) fn describes(&self, stamp: &Stamp, window_ns: i128) -> bool {
         if self.size.is_some_and(|s| s != stamp.size) {
             return false;
         }
@@ -57,7 +57,7 @@ impl Record {
     }
 
     /// The size and mtime this record describes (size 0 when not recorded).
-    pub fn stamp(&self) -> Stamp {
+    pub(crate) fn stamp(&self) -> Stamp {
         Stamp { size: self.size.unwrap_or(0), mtime_ns: self.mtime_ns }
     }
 }

@@ -77,7 +77,7 @@ pub(crate) struct Attrs {
 
 impl Attrs {
     /// The record these attributes hold for the file at `rel`.
-    pub fn into_record(self, rel: &[u8]) -> Record {
+    pub(crate) fn into_record(self, rel: &[u8]) -> Record {
         Record {
             path: rel.to_vec(),
             algo: self.algo,
@@ -298,7 +298,7 @@ impl XattrStore {
     /// `how.algorithm` (or the default) hashes files without a record, those with one are
     /// checked with theirs. `how.probe` first checks that the file system takes user
     /// extended attributes.
-    pub fn open(root: &Path, how: &OpenOptions) -> Result<XattrStore, StoreError> {
+    pub(crate) fn open(root: &Path, how: &OpenOptions) -> Result<XattrStore, StoreError> {
         if how.probe {
             probe(root).map_err(StoreError::Refused)?;
         }

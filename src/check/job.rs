@@ -83,7 +83,7 @@ pub enum Verdict {
 
 impl Counts {
     /// Files actually compared (matched or not).
-    pub fn verified(&self) -> u64 {
+    pub(crate) fn verified(&self) -> u64 {
         self.ok + self.mismatched
     }
 

@@ -22,7 +22,7 @@ pub fn encode_path(name: &[u8]) -> Vec<u8> {
 /// Decodes `%0A`, `%0D` and `%25` (either case); any other `%` stays as it is. Bags
 /// before BagIt 1.0 (`percent: false`) encoded only LF and CR: `%25` stays as it is there
 /// (bagit-python 1.9 still writes 0.97 bags, with `%` unencoded).
-pub fn decode_path_version(text: &[u8], percent: bool) -> Vec<u8> {
+pub(crate) fn decode_path_version(text: &[u8], percent: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
@@ -78,7 +78,7 @@ pub fn parse_manifest_line(line: &[u8], algo: &Algorithm) -> Result<(Digest, Vec
 }
 
 /// [`parse_manifest_line`] for a bag of a version before 1.0 (`percent: false`) or not.
-pub fn parse_manifest_line_version(
+pub(crate) fn parse_manifest_line_version(
     line: &[u8],
     algo: &Algorithm,
     percent: bool,
@@ -181,7 +181,7 @@ pub fn manifest_kind(name: &[u8]) -> Option<(bool, &str)> {
 }
 
 /// The algorithm a manifest's ALG names: BagIt's names are lowercase (`sha512`, `md5`).
-pub fn manifest_algorithm(alg: &str) -> Option<&'static Algorithm> {
+pub(crate) fn manifest_algorithm(alg: &str) -> Option<&'static Algorithm> {
     if alg.is_empty() || alg != alg.to_ascii_lowercase() {
         return None;
     }
@@ -190,7 +190,7 @@ pub fn manifest_algorithm(alg: &str) -> Option<&'static Algorithm> {
 
 /// Checks a `--info` label and value: a label without `:` or line breaks, not one fixity
 /// computes (Payload-Oxum), and a value on one line.
-pub fn check_info(label: &str, value: &str) -> Result<(), String> {
+pub(crate) fn check_info(label: &str, value: &str) -> Result<(), String> {
     if label.is_empty() || label.trim() != label || label.contains([':', '\n', '\r']) {
         return Err(format!(
             "'{label}' is not a bag-info label (no ':', blanks at the ends or line breaks)"

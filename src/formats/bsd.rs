@@ -5,22 +5,11 @@
 use super::writer::{FileEntry, ManifestWriter, Unwritable, WriteOptions};
 use super::{Format, Record};
 use crate::algo::{self, Algorithm};
-use crate::digest::{Digest, DigestText};
+use crate::digest::DigestText;
 use crate::pathtext::{escape_into, needs_escape};
 
-/// Appends `TAG (name) = digest` with the digest in hex.
-pub fn write(
-    opts: &WriteOptions,
-    algo: &Algorithm,
-    digest: &Digest,
-    name: &[u8],
-    out: &mut Vec<u8>,
-) {
-    write_text(opts, algo, digest.to_hex().as_bytes(), name, out);
-}
-
 /// Appends `TAG (name) = text`: the digest already encoded.
-pub fn write_text(
+pub(crate) fn write_text(
     opts: &WriteOptions,
     algo: &Algorithm,
     text: &[u8],

@@ -21,7 +21,7 @@ pub struct CsvRecord {
 }
 
 /// The algorithm of every `.csv` digest.
-pub fn algorithm() -> &'static Algorithm {
+pub(crate) fn algorithm() -> &'static Algorithm {
     algo::lookup("crc32").expect("crc32 is registered")
 }
 

@@ -42,7 +42,7 @@ impl Shape {
 }
 
 /// Blocks of `block` bytes needed for `size` bytes, rounded up.
-pub fn blocks(size: u64, block: u64) -> u64 {
+pub(crate) fn blocks(size: u64, block: u64) -> u64 {
     size.div_ceil(block)
 }
 

@@ -30,7 +30,7 @@ use crate::digest::Digest;
 
 /// Which tool's rules apply.
 #[derive(Clone, Copy, Debug)]
-pub enum Tool {
+pub(crate) enum Tool {
     /// `md5sum` ... `sha512sum`: one algorithm, one digest length.
     Fixed(&'static Algorithm),
     /// `b2sum`: BLAKE2b of the length the line says.
@@ -43,7 +43,7 @@ pub enum Tool {
 /// A line as the tool reads it.
 #[derive(Clone, Debug)]
 #[cfg_attr(test, derive(PartialEq, Eq))]
-pub enum Line {
+pub(crate) enum Line {
     /// A comment or an empty line.
     Skipped,
     /// An improperly formatted line.
@@ -93,13 +93,13 @@ pub struct Reader {
 
 impl Reader {
     /// A reader for one run of `tool`.
-    pub fn new(tool: Tool) -> Reader {
+    pub(crate) fn new(tool: Tool) -> Reader {
         Reader { tool, reversed: None, cksum_current: 2 }
     }
 
     /// The tag the tool names in its "improperly formatted TAG checksum line" warning:
     /// for `cksum` without `-a`, that of the last tagged line read (`CRC` before any).
-    pub fn tag(&self) -> &'static str {
+    pub(crate) fn tag(&self) -> &'static str {
         match self.tool {
             Tool::Fixed(a) => a.tag,
             Tool::B2sum => "BLAKE2b",
@@ -110,7 +110,7 @@ impl Reader {
 
     /// Reads one line as returned by `getline` (with its LF, if it has one). `from_stdin`:
     /// the checksum file is standard input, where a line naming `-` is refused.
-    pub fn parse(&mut self, raw: &[u8], from_stdin: bool) -> Line {
+    pub(crate) fn parse(&mut self, raw: &[u8], from_stdin: bool) -> Line {
         if raw.first() == Some(&b'#') {
             return Line::Skipped;
         }

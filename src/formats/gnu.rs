@@ -6,16 +6,10 @@
 use super::writer::{FileEntry, ManifestWriter, Unwritable, WriteOptions};
 use super::{Format, Record};
 use crate::algo;
-use crate::digest::Digest;
 use crate::pathtext::{escape_into, needs_escape};
 
-/// Appends `digest  name` (or `digest *name`) with the digest in hex.
-pub fn write(opts: &WriteOptions, digest: &Digest, name: &[u8], out: &mut Vec<u8>) {
-    write_text(opts, digest.to_hex().as_bytes(), name, out);
-}
-
 /// Appends `text  name` (or `text *name`): the digest already encoded.
-pub fn write_text(opts: &WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn write_text(opts: &WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u8>) {
     let escape = !opts.zero && needs_escape(name);
     if escape {
         out.push(b'\\');
@@ -32,7 +26,7 @@ pub fn write_text(opts: &WriteOptions, text: &[u8], name: &[u8], out: &mut Vec<u
 
 /// Parses a GNU line (leading blanks already removed). `reversed` is the manifest's
 /// memory of which separator style it uses.
-pub fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
+pub(crate) fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> {
     let (escaped, line) = match line.strip_prefix(b"\\") {
         Some(rest) => (true, rest),
         None => (false, line),

@@ -22,21 +22,23 @@ use crate::algo::{self, Algorithm};
 use crate::digest::Digest;
 
 /// The first line of every hashdeep file.
-pub const MAGIC: &[u8] = b"%%%% HASHDEEP-1.0";
+pub(crate) const MAGIC: &[u8] = b"%%%% HASHDEEP-1.0";
 
 /// hashdeep's column names, in the order hashdeep writes them.
-pub const COLUMNS: &[&str] = &["md5", "sha1", "sha256", "tiger", "whirlpool"];
+pub(crate) const COLUMNS: &[&str] = &["md5", "sha1", "sha256", "tiger", "whirlpool"];
 
 /// The algorithms hashdeep uses when `-c` is not given.
-pub const DEFAULT: &[&str] = &["md5", "sha256"];
+pub(crate) const DEFAULT: &[&str] = &["md5", "sha256"];
 
 /// hashdeep's column name for `a`, if hashdeep computes it.
-pub fn column_name(a: &Algorithm) -> Option<&'static str> {
+pub(crate) fn column_name(a: &Algorithm) -> Option<&'static str> {
     COLUMNS.iter().copied().find(|c| *c == a.name)
 }
 
 /// The algorithms `algos` in hashdeep's column order, or the name of one hashdeep lacks.
-pub fn column_order(algos: &[&'static Algorithm]) -> Result<Vec<&'static Algorithm>, &'static str> {
+pub(crate) fn column_order(
+    algos: &[&'static Algorithm],
+) -> Result<Vec<&'static Algorithm>, &'static str> {
     if let Some(a) = algos.iter().find(|a| column_name(a).is_none()) {
         return Err(a.name);
     }
@@ -48,7 +50,7 @@ pub fn column_order(algos: &[&'static Algorithm]) -> Result<Vec<&'static Algorit
 
 /// Appends the five header lines: the magic, the columns, `## Invoked from: DIR`, the
 /// command line after `## $ ` (or `## # ` for root), and `## `.
-pub fn write_header(
+pub(crate) fn write_header(
     algos: &[&Algorithm],
     invoked_from: &[u8],
     command: &[u8],
@@ -224,11 +226,6 @@ impl Parser {
         let cols = self.columns.as_deref().ok_or("a file line before the column line")?;
         parse_line(cols, trimmed).map(Line::File)
     }
-}
-
-/// Whether `data` starts like a hashdeep file.
-pub fn sniff(data: &[u8]) -> bool {
-    data.starts_with(MAGIC)
 }
 
 /// The `hashdeep` format's writer: its five header lines, then `size,d1,...,name` lines

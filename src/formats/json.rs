@@ -7,7 +7,12 @@ use crate::digest::{Digest, hex_encode};
 use serde_json::{Map, Value};
 
 /// A hashed file: `{"path": ..., "size": N, "digests": {"sha256": "..."}}`.
-pub fn write_file(name: &[u8], size: u64, digests: &[(&Algorithm, Digest)], out: &mut Vec<u8>) {
+pub(crate) fn write_file(
+    name: &[u8],
+    size: u64,
+    digests: &[(&Algorithm, Digest)],
+    out: &mut Vec<u8>,
+) {
     let mut obj = path_fields(name);
     obj.insert("size".into(), Value::from(size));
     let mut d = Map::new();

@@ -9,13 +9,13 @@ pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;
 pub mod coreutils;
-pub mod gnu;
+pub(crate) mod gnu;
 pub mod hashdeep;
 pub mod json;
 pub mod rhash;
-pub mod sfv;
+pub(crate) mod sfv;
 pub mod template;
-pub mod writer;
+pub(crate) mod writer;
 pub mod xxhsum;
 
 pub use writer::{
@@ -49,7 +49,7 @@ pub enum Format {
 
 /// The text of `digest` as fixity writes it for `algo`: the algorithm's own encoding unless
 /// `forced`; base32 in lowercase, as rhash writes TTH and AICH in its manifests.
-pub fn digest_text(algo: &Algorithm, digest: &Digest, forced: Option<Encoding>) -> String {
+pub(crate) fn digest_text(algo: &Algorithm, digest: &Digest, forced: Option<Encoding>) -> String {
     match forced.unwrap_or(algo.encoding) {
         Encoding::Base32 => digest.to_base32().to_ascii_lowercase(),
         e => digest.encode(e),
@@ -75,7 +75,7 @@ pub struct Record {
 
 impl Record {
     /// A record with one digest and no size.
-    pub fn new(
+    pub(crate) fn new(
         algo: Option<&'static Algorithm>,
         digest: DigestText,
         name: Vec<u8>,
@@ -88,7 +88,7 @@ impl Record {
 /// A digest token of a checksum line: hex of any even length, or base32/base64 of at least
 /// 12 characters whose decoded length is some algorithm's (so that a word is not taken for
 /// a digest).
-pub fn digest_token(text: &[u8]) -> Option<DigestText> {
+pub(crate) fn digest_token(text: &[u8]) -> Option<DigestText> {
     let t = DigestText::new(text)?;
     if text.len().is_multiple_of(2) && text.iter().all(u8::is_ascii_hexdigit) {
         return Some(t);
@@ -174,7 +174,7 @@ impl Manifest {
 
     /// Why the last line parsed was [`LineKind::Malformed`], when a format recognized it
     /// but found something wrong (`unknown column 'crc'`).
-    pub fn problem(&self) -> Option<&str> {
+    pub(crate) fn problem(&self) -> Option<&str> {
         self.problem.as_deref()
     }
 
@@ -344,8 +344,9 @@ fn trim_start(s: &[u8]) -> &[u8] {
     &s[n..]
 }
 
-/// Parses one line with fresh state (tests and one-off uses).
-pub fn parse_line(line: &[u8]) -> LineKind {
+/// Parses one line with fresh state.
+#[cfg(test)]
+pub(crate) fn parse_line(line: &[u8]) -> LineKind {
     Manifest::default().parse_line(line)
 }
 

@@ -30,12 +30,12 @@ pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
 }
 
 /// The algorithm of a printf name (`sha-256`, `TTH`), case-insensitively.
-pub fn by_name(name: &[u8]) -> Option<&'static Algorithm> {
+pub(crate) fn by_name(name: &[u8]) -> Option<&'static Algorithm> {
     algorithms().iter().copied().find(|a| facts(a).name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// The algorithm of a magnet URN name (`tree:tiger`, `sha1`).
-pub fn by_urn(urn: &[u8]) -> Option<&'static Algorithm> {
+pub(crate) fn by_urn(urn: &[u8]) -> Option<&'static Algorithm> {
     algorithms().iter().copied().find(|a| facts(a).urn.as_bytes().eq_ignore_ascii_case(urn))
 }
 
@@ -88,7 +88,7 @@ pub enum Case {
 
 /// One of rhash's line layouts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Layout {
+pub enum Layout {
     /// rhash's default: [`Layout::Sfv`] when CRC32 is the only algorithm, else
     /// [`Layout::Simple`].
     Default,
@@ -131,7 +131,7 @@ impl Layout {
 
 /// Prints `digest` as rhash does for `algo`. `magnet` makes SHA1 default to base32, as in
 /// magnet links.
-pub fn digest_text(
+pub(crate) fn digest_text(
     algo: &Algorithm,
     digest: &Digest,
     enc: Enc,
@@ -157,7 +157,7 @@ pub fn digest_text(
 
 /// Percent-encodes `bytes` as rhash does in links and `%u` directives: letters, digits and
 /// `-_.~` stay, every other byte becomes `%xx` (`%XX` when `upper`).
-pub fn url_encode(bytes: &[u8], upper: bool, out: &mut Vec<u8>) {
+pub(crate) fn url_encode(bytes: &[u8], upper: bool, out: &mut Vec<u8>) {
     let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     for &b in bytes {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -169,7 +169,7 @@ pub fn url_encode(bytes: &[u8], upper: bool, out: &mut Vec<u8>) {
 }
 
 /// The last component of a path as printed (`d/x.bin` -> `x.bin`).
-pub fn file_name(path: &[u8]) -> &[u8] {
+pub(crate) fn file_name(path: &[u8]) -> &[u8] {
     let trimmed = match path.iter().rposition(|&b| b != b'/') {
         Some(end) => &path[..=end],
         None => return path,
@@ -195,7 +195,7 @@ pub struct FileInfo<'a> {
 
 impl FileInfo<'_> {
     /// The digest of `algo`, if it was computed.
-    pub fn digest(&self, algo: &Algorithm) -> Option<&Digest> {
+    pub(crate) fn digest(&self, algo: &Algorithm) -> Option<&Digest> {
         self.digests.iter().find(|(a, _)| a.name == algo.name).map(|(_, d)| d)
     }
 }
@@ -219,7 +219,7 @@ impl Style {
 
 /// Appends the lines `layout` (resolved, see [`Layout::resolve`]) prints for `file`.
 /// The SFV header comes separately ([`sfv_header`]).
-pub(crate) fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
+pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
     match layout {
         Layout::Sfv | Layout::Default => {
             let upper = style.upper(true);
@@ -277,7 +277,7 @@ pub(crate) fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec
 /// Appends `ed2k://|file|NAME|SIZE|ED2K|h=AICH|/` (no newline); the AICH part only when
 /// AICH was computed, nothing at all without ED2K. `upper` also makes the name's escapes
 /// uppercase, as rhash does.
-pub fn ed2k_link(file: &FileInfo, upper: bool, out: &mut Vec<u8>) {
+pub(crate) fn ed2k_link(file: &FileInfo, upper: bool, out: &mut Vec<u8>) {
     let find = |name: &str| {
         let a = algorithm(name)?;
         Some((a, *file.digest(a)?))
@@ -326,7 +326,7 @@ fn dotted(time: &str) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS` in local time, as printf's `%{mtime}` prints it.
-pub fn local_time_text(secs: i64) -> String {
+pub(crate) fn local_time_text(secs: i64) -> String {
     let (d, t) = local_date_time(secs);
     format!("{d} {t}")
 }

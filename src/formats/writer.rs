@@ -233,7 +233,7 @@ fn registered(name: &str) -> &'static Algorithm {
 
 impl OutputFormat {
     /// The format's name as `--format` takes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             OutputFormat::Gnu => "gnu",
             OutputFormat::Bsd => "bsd",

@@ -42,7 +42,7 @@ pub fn supports(algo: &Algorithm) -> bool {
 }
 
 /// Whether xxhsum 0.8.1 prints `algo` in the tagged form even without `--tag` (XXH3).
-pub fn always_tagged(algo: &Algorithm) -> bool {
+pub(crate) fn always_tagged(algo: &Algorithm) -> bool {
     algo.name == "xxh3"
 }
 

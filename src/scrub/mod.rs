@@ -51,7 +51,7 @@ pub enum Mode {
 
 impl Mode {
     /// The command's name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Scan => "scan",
             Mode::Verify => "verify",

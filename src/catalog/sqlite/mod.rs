@@ -106,7 +106,7 @@ pub enum CatalogError {
 }
 
 /// Result of catalog operations.
-pub type Result<T> = std::result::Result<T, CatalogError>;
+pub(crate) type Result<T> = std::result::Result<T, CatalogError>;
 
 /// One file as the catalog records it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -228,7 +228,7 @@ impl Catalog {
     /// nothing, also on read-only media: when SQLite cannot set up its shared-memory
     /// index beside the file (a directory it may not write), the file is opened as
     /// immutable.
-    pub fn open_read_only(path: &Path) -> Result<Catalog> {
+    pub(crate) fn open_read_only(path: &Path) -> Result<Catalog> {
         match std::fs::metadata(path) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -286,7 +286,7 @@ impl Catalog {
     }
 
     /// The catalog's file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -578,7 +578,7 @@ use file::{
     MigrateError, check_schema, connect_read_only, create_new, file_identity, migrate, probe,
     stored_algorithm, tune, uri_of,
 };
-pub use reader::Reader;
+pub(crate) use reader::Reader;
 pub(crate) use store::SqliteStore;
 pub(crate) use writer::Writer;
 use writer::below;

@@ -32,7 +32,7 @@ pub(crate) struct SqliteStore {
 impl SqliteStore {
     /// Opens the catalog at `path` as `how` says: to read it, or for a run that writes
     /// under the run lock (made first, with its directory, with `how.create`).
-    pub fn open(path: &Path, how: &OpenOptions) -> Result<SqliteStore, CatalogError> {
+    pub(crate) fn open(path: &Path, how: &OpenOptions) -> Result<SqliteStore, CatalogError> {
         let store = |cat, lock, reason| SqliteStore {
             cat,
             run_id: None,
