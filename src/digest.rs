@@ -15,7 +15,7 @@ pub struct Digest {
 }
 
 impl Digest {
-    /// Wraps `bytes` (at most [`MAX_DIGEST_LEN`] of them).
+    /// Wraps `bytes` (at most `MAX_DIGEST_LEN` of them).
     pub fn new(bytes: &[u8]) -> Digest {
         assert!(bytes.len() <= MAX_DIGEST_LEN, "digest longer than {MAX_DIGEST_LEN} bytes");
         let mut out = [0u8; MAX_DIGEST_LEN];

@@ -14,7 +14,7 @@
 //! - **Scan or verify a tree against a store**: [`catalog::open_store`] (a SQLite catalog
 //!   or extended attributes) and [`scrub::run`], which tells bitrot from edits
 //!   ([`catalog::Class`]) and reports a [`scrub::Report`].
-//! - **Benchmark**: [`bench`] measures algorithms in memory and tools on a tree.
+//! - **Benchmark**: [`bench`](mod@bench) measures algorithms in memory and tools on a tree.
 //!
 //! `examples/library.rs` does the first three end to end. docs/architecture.md shows the
 //! data flow and where each addition (algorithm, format, store, I/O strategy) goes.
@@ -40,7 +40,7 @@
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
 //! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
-//! - [`bench`]: `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
+//! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
 

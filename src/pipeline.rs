@@ -126,7 +126,7 @@ const MIN_BUFFER: usize = 64 * 1024;
 
 impl Config {
     /// Applies the user's worker count and the total read-buffer `budget`: workers are
-    /// capped at [`MAX_WORKERS`], and each worker's buffer shrinks so that all of them
+    /// capped at `MAX_WORKERS`, and each worker's buffer shrinks so that all of them
     /// together stay within the budget (down to 64 KiB each; below that, fewer workers).
     /// Returns a note for the user when `jobs` was more than the cap.
     pub fn bounded(mut self, jobs: Option<usize>, budget: u64) -> (Config, Option<String>) {

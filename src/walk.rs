@@ -146,7 +146,7 @@ const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
 /// Walks `root` (a directory), calling `emit` for each event in sorted order until it
 /// returns `false`. Directory listings use the kernel's entry types, so files cost no
 /// `stat` here; the reader's `fstat` is the only one. Subdirectories are listed ahead on
-/// helper threads (see [`Prefetch`]) so a cold tree's directory reads overlap.
+/// helper threads (see `Prefetch`) so a cold tree's directory reads overlap.
 pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> bool) {
     let prefetch = Prefetch::new(opts.threads);
     let root_id = std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()));

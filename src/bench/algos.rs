@@ -122,7 +122,7 @@ fn measure(
 pub(crate) const MAX_SIZE: usize = 1 << 30;
 
 /// Parses a list of sizes such as `1K,10K,100K,1M` (powers of 1000 or, with `i`, 1024:
-/// `4Ki`). Plain numbers are bytes; at most [`MAX_SIZE`] each.
+/// `4Ki`). Plain numbers are bytes; at most `MAX_SIZE` each.
 pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
     text.split(',')
         .map(|t| {

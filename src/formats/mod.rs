@@ -1,6 +1,6 @@
 //! Manifest formats: one file per format, each with its writer (a [`ManifestWriter`]) and
 //! its line parser.
-//! [`parse_line`] tries them in a fixed order; [`Manifest`] carries the per-file state
+//! `parse_line` tries them in a fixed order; [`Manifest`] carries the per-file state
 //! that coreutils keeps while reading one checksum file.
 
 pub mod b3sum;

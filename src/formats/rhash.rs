@@ -217,8 +217,8 @@ impl Style {
     }
 }
 
-/// Appends the lines `layout` (resolved, see [`Layout::resolve`]) prints for `file`.
-/// The SFV header comes separately ([`sfv_header`]).
+/// Appends the lines `layout` (resolved, see `Layout::resolve`) prints for `file`.
+/// The SFV header comes separately (`sfv_header`).
 pub fn write(layout: Layout, style: Style, file: &FileInfo, out: &mut Vec<u8>) {
     match layout {
         Layout::Sfv | Layout::Default => {

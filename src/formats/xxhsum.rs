@@ -46,8 +46,8 @@ pub(crate) fn always_tagged(algo: &Algorithm) -> bool {
     algo.name == "xxh3"
 }
 
-/// Appends one line for `digest` of `algo` (one of [`ALGORITHMS`]; its registry tag is
-/// xxhsum's) and `name`, tagged when `tag` or [`always_tagged`].
+/// Appends one line for `digest` of `algo` (one xxhsum computes: [`supports`]; its tag is
+/// xxhsum's) and `name`, tagged when `tag` or `always_tagged`.
 pub fn write(
     algo: &Algorithm,
     digest: &Digest,
@@ -82,7 +82,7 @@ pub fn write(
 #[derive(Clone, Debug)]
 #[cfg_attr(test, derive(PartialEq, Eq))]
 pub struct CheckLine<'a> {
-    /// The algorithm to check with (one of [`ALGORITHMS`]).
+    /// The algorithm to check with (one xxhsum computes).
     pub algo: &'static Algorithm,
     /// The name, as written (xxhsum never escapes); `stdin` means standard input.
     pub name: &'a [u8],

@@ -74,7 +74,7 @@ pub struct Options {
     pub max_duration: Option<Duration>,
     /// The read engine's settings (workers, serial reads).
     pub engine: Config,
-    /// How far apart two mtimes may be and still count as equal (see [`Record::describes`](crate::catalog::Record::describes);
+    /// How far apart two mtimes may be and still count as equal (see `Record::describes`;
     /// `--modify-window`).
     pub modify_window_ns: i128,
 }

@@ -128,7 +128,7 @@ pub fn parse_link(line: &[u8]) -> Option<Link> {
 /// A `--simple` (or default, several-algorithm) line: `name  d1  d2 ...`, or `digest  name`
 /// for one algorithm, or rhash's SFV `name D1 D2`. The digests are kept as text: which
 /// algorithm each is depends on the algorithms asked for (rhash order, see
-/// [`sort_rhash_order`]), which the caller knows and the line does not.
+/// `sort_rhash_order`), which the caller knows and the line does not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimpleLine {
     pub name: Vec<u8>,
