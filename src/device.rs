@@ -32,23 +32,44 @@ pub(crate) fn mtime_ns(md: &Metadata) -> i128 {
     md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
 }
 
-/// Describes a non-regular file type for messages.
-pub(crate) fn kind_name(ft: &std::fs::FileType) -> &'static str {
+/// The kinds of file that are not regular, as messages name them: the kind alone, and
+/// what a walk says when it leaves one out.
+const KINDS: [(&str, &str); 7] = [
+    ("directory", "skipping directory"),
+    ("FIFO", "skipping FIFO"),
+    ("socket", "skipping socket"),
+    ("block device", "skipping block device"),
+    ("character device", "skipping character device"),
+    ("symbolic link", "skipping symbolic link"),
+    ("special file", "skipping special file"),
+];
+
+fn kind_of(ft: &std::fs::FileType) -> usize {
     if ft.is_dir() {
-        "directory"
+        0
     } else if ft.is_fifo() {
-        "FIFO"
+        1
     } else if ft.is_socket() {
-        "socket"
+        2
     } else if ft.is_block_device() {
-        "block device"
+        3
     } else if ft.is_char_device() {
-        "character device"
+        4
     } else if ft.is_symlink() {
-        "symbolic link"
+        5
     } else {
-        "special file"
+        6
     }
+}
+
+/// Describes a non-regular file type for messages ("FIFO", "character device").
+pub(crate) fn kind_name(ft: &std::fs::FileType) -> &'static str {
+    KINDS[kind_of(ft)].0
+}
+
+/// What a walk says of a file of this type that it leaves out ("skipping FIFO").
+pub(crate) fn skipping(ft: &std::fs::FileType) -> &'static str {
+    KINDS[kind_of(ft)].1
 }
 
 /// Whether `file` lives on a kernel pseudo file system (procfs, sysfs, ...), whose regular

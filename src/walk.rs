@@ -136,7 +136,7 @@ impl Kind {
         } else if ft.is_symlink() {
             Kind::Symlink
         } else {
-            Kind::Special(special_kind(&ft))
+            Kind::Special(crate::device::skipping(&ft))
         }
     }
 }
@@ -289,21 +289,6 @@ impl Prefetch {
         if let Some(tx) = &self.tx {
             let _ = tx.try_send(dir);
         }
-    }
-}
-
-fn special_kind(ft: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_fifo() {
-        "skipping FIFO"
-    } else if ft.is_socket() {
-        "skipping socket"
-    } else if ft.is_block_device() {
-        "skipping block device"
-    } else if ft.is_char_device() {
-        "skipping character device"
-    } else {
-        "skipping special file"
     }
 }
 
