@@ -263,8 +263,8 @@ pub struct ExportArgs {
     /// The catalog file (default: PATH/.fixity/catalog.db).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Manifest format: gnu, bsd, sfv, json, hashdeep, cfv-csv, cksum, sum, sysv, xxhsum,
-    /// or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
+    /// Manifest format: any `hash --format` takes (gnu, bsd, sfv, json, hashdeep, cfv-csv,
+    /// rhash, rhash-bsd, magnet, cksum, sum, sysv, b3sum, xxhsum ...), or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
     /// gnu, bsd and json need the catalog's algorithm to be one the format holds.
     #[arg(long, default_value = "gnu")]
     pub format: String,

@@ -226,6 +226,37 @@ fn export_writes_a_manifest_that_checks() {
 }
 
 #[test]
+fn export_writes_rhash_layouts_that_hold_the_catalogs_algorithm() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"hello\n");
+    // A fixed mtime (2001-09-09 01:46:40 UTC), which rhash's SFV header shows.
+    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let f = std::fs::File::options().write(true).open(d.path().join("t/a")).unwrap();
+    f.set_modified(when).unwrap();
+    assert!(cmd_in(d.path(), &["scan", "-q", "-a", "sha256", "t"]).status.success());
+    let sha = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+    let bsd = cmd_in(d.path(), &["export", "--format", "rhash-bsd", "t"]);
+    assert_eq!(text(&bsd.stdout), format!("SHA256 (a) = {sha}\n"), "{}", text(&bsd.stderr));
+    let magnet = text(&cmd_in(d.path(), &["export", "--format", "MAGNET", "t"]).stdout);
+    assert_eq!(magnet, format!("magnet:?xl=6&dn=a&xt=urn:sha256:{sha}\n"));
+    // The size and mtime in the header come from the catalog's record, not the clock.
+    let sfv = text(&cmd_in(d.path(), &["export", "--format", "rhash-sfv", "t"]).stdout);
+    assert!(sfv.contains(";            6  01:46.40 2001-09-09 a\n"), "{sfv}");
+    assert!(sfv.ends_with(&format!("a {}\n", sha.to_uppercase())), "{sfv}");
+    // ed2k links hold ED2K (and AICH), which a sha256 catalog does not have.
+    let ed2k = cmd_in(d.path(), &["export", "--format", "ed2k-link", "t"]);
+    assert_eq!(ed2k.status.code(), Some(2));
+    assert_eq!(ed2k.stdout, b"");
+    assert!(
+        text(&ed2k.stderr).contains("holds sha256 digests; ed2k-link lines hold ed2k, aich"),
+        "{}",
+        text(&ed2k.stderr)
+    );
+    let unknown = text(&cmd_in(d.path(), &["export", "--format", "bogus", "t"]).stderr);
+    assert!(unknown.contains("rhash-bsd, magnet, ed2k-link,"), "{unknown}");
+}
+
+#[test]
 fn status_summarizes_the_catalog() {
     let d = tempdir();
     write(d.path(), "t/a", b"1");

@@ -19,40 +19,30 @@ use std::io::{self, BufWriter, Write};
 /// for that tool's lines, of its own algorithm.
 fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat> {
     let name = asked.to_ascii_lowercase();
+    // `b3sum` names a format and a tool: as a tool's name it asks for blake3, checked below.
+    if let Some(format) = OutputFormat::named(&name).filter(|_| name != "b3sum") {
+        return Ok(format);
+    }
+    // md5sum, sha256sum, b2sum, b3sum, xxh128sum ...: that tool's lines.
+    let wanted = algo::by_tool(&name)
+        .or_else(|| name.strip_suffix("sum").and_then(algo::lookup))
+        .with_context(|| {
+        format!(
+            "unknown format {asked:?} ({}, or a tool such as sha256sum or b3sum)",
+            OutputFormat::names()
+        )
+    })?;
+    if wanted.name != algo.name {
+        bail!(
+            "the catalog holds {} digests, not {}: use --format gnu or bsd",
+            algo.name,
+            wanted.name
+        );
+    }
     Ok(match name.as_str() {
-        "gnu" => OutputFormat::Gnu,
-        "bsd" | "tag" => OutputFormat::Bsd,
-        "sfv" => OutputFormat::Sfv,
-        "json" => OutputFormat::Json,
-        "hashdeep" => OutputFormat::Hashdeep,
-        "cfv-csv" | "csv" => OutputFormat::CfvCsv,
-        "cksum" => OutputFormat::Cksum,
-        "sum" => OutputFormat::Sum,
-        "sysv" => OutputFormat::Sysv,
-        "xxhsum" => OutputFormat::Xxhsum,
-        tool => {
-            // md5sum, sha256sum, b2sum, b3sum, xxh128sum ...: that tool's lines.
-            let wanted = algo::by_tool(tool)
-                .or_else(|| tool.strip_suffix("sum").and_then(algo::lookup))
-                .with_context(|| {
-                    format!(
-                        "unknown format {asked:?} (gnu, bsd, sfv, json, hashdeep, cfv-csv, \
-                         cksum, sum, sysv, xxhsum, or a tool such as sha256sum or b3sum)"
-                    )
-                })?;
-            if wanted.name != algo.name {
-                bail!(
-                    "the catalog holds {} digests, not {}: use --format gnu or bsd",
-                    algo.name,
-                    wanted.name
-                );
-            }
-            match tool {
-                "b3sum" => OutputFormat::B3sum,
-                _ if xxhsum::supports(algo) => OutputFormat::Xxhsum,
-                _ => OutputFormat::Gnu,
-            }
-        }
+        "b3sum" => OutputFormat::B3sum,
+        _ if xxhsum::supports(algo) => OutputFormat::Xxhsum,
+        _ => OutputFormat::Gnu,
     })
 }
 
@@ -62,6 +52,18 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let store = open_store(&StoreSpec::Sqlite(path), &how)?;
     let algo = store.algorithm();
     let format = format(&args.format, algo)?;
+    // rhash's layouts choose their algorithms (ed2k links hold ED2K): the catalog's one
+    // must be what the layout writes.
+    let holds = format.algorithms(Some(vec![algo]));
+    if holds.len() != 1 || holds[0].name != algo.name {
+        let names: Vec<_> = holds.iter().map(|a| a.name).collect();
+        bail!(
+            "the catalog holds {} digests; {} lines hold {}: use --format gnu or bsd",
+            algo.name,
+            format.name(),
+            names.join(", ")
+        );
+    }
     let mut opts = WriteOptions::default();
     if format == OutputFormat::Hashdeep {
         // Invoked from the tree, whose paths the lines hold.
@@ -104,8 +106,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
             } else {
                 &row.path
             };
-            let file =
-                FileEntry { name, size: row.size.unwrap_or(0), mtime: None, digests: &digests };
+            let mtime = Some(row.mtime_ns.div_euclid(1_000_000_000) as i64);
+            let size = row.size.unwrap_or(0);
+            let file = FileEntry { name, size, mtime, digests: &digests };
             if let Err(e) = writer.record(&file, &mut line) {
                 skipped_newline += 1;
                 crate::ui::error(&e.message(&quote_env(&row.path)));

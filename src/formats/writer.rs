@@ -233,7 +233,7 @@ fn registered(name: &str) -> &'static Algorithm {
 
 impl OutputFormat {
     /// The format's name as `--format` takes it.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             OutputFormat::Gnu => "gnu",
             OutputFormat::Bsd => "bsd",
@@ -253,6 +253,26 @@ impl OutputFormat {
             OutputFormat::B3sum => "b3sum",
             OutputFormat::Xxhsum => "xxhsum",
         }
+    }
+
+    /// The format called `name` (as `--format` takes it; also `tag` for bsd and `csv`
+    /// for cfv-csv), in any letter case.
+    pub fn named(name: &str) -> Option<OutputFormat> {
+        use clap::ValueEnum;
+        let name = name.to_ascii_lowercase();
+        let name = match name.as_str() {
+            "tag" => "bsd",
+            "csv" => "cfv-csv",
+            other => other,
+        };
+        OutputFormat::value_variants().iter().copied().find(|f| f.name() == name)
+    }
+
+    /// Every format's name, for messages: "gnu, bsd, ...".
+    pub fn names() -> String {
+        use clap::ValueEnum;
+        let names: Vec<_> = OutputFormat::value_variants().iter().map(|f| f.name()).collect();
+        names.join(", ")
     }
 
     /// The algorithms the format computes when `asked` (from `-a`) is `None`, or for
