@@ -32,14 +32,6 @@ pub struct CheckPlan {
     pub ignore_missing: bool,
     /// An improperly formatted line fails the manifest.
     pub strict: bool,
-    /// Print nothing for files that match (the renderer's concern).
-    pub quiet: bool,
-    /// Print nothing at all; the exit status tells (the renderer's concern).
-    pub status: bool,
-    /// Warn about improperly formatted lines (the renderer's concern).
-    pub warn: bool,
-    /// JSON lines instead of coreutils' (the renderer's concern).
-    pub json: bool,
     /// Read lines exactly as coreutils 9.1 does (the drop-ins), with no notes of fixity's
     /// own.
     pub coreutils: bool,
@@ -140,7 +132,7 @@ pub enum Event {
     /// A line whose digest length fits several algorithms.
     Ambiguous { manifest: usize, lineno: u64, fits: Vec<&'static Algorithm> },
     /// The first line of a manifest that names a file outside its directory (once per
-    /// manifest; never in coreutils mode or under `--status`).
+    /// manifest; never in coreutils mode; a renderer under `--status` shows nothing of it).
     Outside { manifest: usize, lineno: u64 },
     /// A line refused by `--confine`: its path leaves the manifest's directory.
     Refused { manifest: usize, lineno: u64, name: Vec<u8> },
@@ -296,7 +288,7 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
                     }
                     continue;
                 }
-                if !outside_said && !plan.coreutils && !plan.status {
+                if !outside_said && !plan.coreutils {
                     outside_said = true;
                     if !push(Task { payload: Item::Outside { lineno }, work: None }) {
                         return;

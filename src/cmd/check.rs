@@ -19,7 +19,8 @@ use std::os::unix::ffi::OsStrExt;
 /// `fixity check MANIFEST...`.
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let plan = plan(&args)?;
-    execute(&plan, &args.read)
+    let show = Show { quiet: args.quiet, status: args.status, warn: args.warn, json: args.json };
+    execute(&plan, show, &args.read)
 }
 
 /// The arguments as a check plan: `-a NAME`, or `-a md5,sha1` for lines with several
@@ -49,17 +50,27 @@ pub(crate) fn plan(args: &CheckArgs) -> anyhow::Result<CheckPlan> {
         confine: args.confine,
         ignore_missing: args.ignore_missing,
         strict: args.strict,
-        quiet: args.quiet,
-        status: args.status,
-        warn: args.warn,
-        json: args.json,
         coreutils: args.coreutils,
         cksum_tags: args.cksum_tags,
     })
 }
 
-/// Runs `plan` with the read options `read` and renders its events.
-pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Status> {
+/// What the renderer shows of a check: the options that change the output, not what is
+/// checked or how.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Show {
+    /// `--quiet`: nothing for files that match.
+    pub quiet: bool,
+    /// `--status`: nothing at all; the exit status tells.
+    pub status: bool,
+    /// `--warn`: a warning for each improperly formatted line.
+    pub warn: bool,
+    /// `--json`: JSON lines instead of coreutils' lines.
+    pub json: bool,
+}
+
+/// Runs `plan` with the read options `read` and renders its events as `show` says.
+pub(crate) fn execute(plan: &CheckPlan, show: Show, read: &ReadArgs) -> anyhow::Result<Status> {
     let first = plan.manifests.iter().find(|m| *m != "-").map(std::path::Path::new);
     let mut cfg = engine_config(Some(first.unwrap_or(std::path::Path::new("."))), read);
     let progress = Progress::new(read.progress, !read.no_progress);
@@ -67,6 +78,7 @@ pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Statu
     let stdout = io::stdout();
     let mut r = Renderer {
         plan,
+        show,
         out: io::BufWriter::with_capacity(64 * 1024, stdout.lock()),
         progress,
         status: Status::Ok,
@@ -88,6 +100,7 @@ pub(crate) fn execute(plan: &CheckPlan, read: &ReadArgs) -> anyhow::Result<Statu
 /// errors) or JSON lines, with the progress bar; keeps the exit status.
 struct Renderer<'a, W: Write> {
     plan: &'a CheckPlan,
+    show: Show,
     out: W,
     progress: Progress,
     status: Status,
@@ -104,7 +117,7 @@ impl<W: Write> Renderer<'_, W> {
     /// Renders one event; false stops the check (stdout could not be written).
     fn event(&mut self, event: Event) -> bool {
         self.line.clear();
-        let plan = self.plan;
+        let (plan, show) = (self.plan, self.show);
         match event {
             Event::Checked { manifest, lineno, name, sums, bytes, outcome } => {
                 if let Some(size) = bytes {
@@ -119,6 +132,8 @@ impl<W: Write> Renderer<'_, W> {
             Event::Ambiguous { manifest, lineno, fits } => {
                 self.ambiguous(&plan.manifests[manifest], lineno, &fits);
             }
+            // A note: not under --status.
+            Event::Outside { .. } if self.show.status => {}
             Event::Outside { manifest, lineno } => {
                 let _ = self.out.flush();
                 ui::error(&format!(
@@ -134,7 +149,7 @@ impl<W: Write> Renderer<'_, W> {
                     manifest_name(&plan.manifests[manifest]),
                     quote_env(&name)
                 ));
-                if plan.json {
+                if show.json {
                     let why = "outside the manifest's directory";
                     json::write_check(&name, "", "refused", Some(why), &mut self.line);
                 }
@@ -151,7 +166,7 @@ impl<W: Write> Renderer<'_, W> {
             }
             Event::ManifestDone { manifest, counts, verdict } => {
                 let _ = self.out.flush();
-                summarize(&counts, &manifest_name(&plan.manifests[manifest]), plan);
+                summarize(&counts, &manifest_name(&plan.manifests[manifest]), plan, self.show);
                 self.status = self.status.max(match verdict {
                     Verdict::Clean => Status::Ok,
                     Verdict::Failed => Status::Failed,
@@ -173,20 +188,20 @@ impl<W: Write> Renderer<'_, W> {
         sums: &[(&'static Algorithm, Digest)],
         outcome: &Outcome,
     ) {
-        let (plan, line) = (self.plan, &mut self.line);
+        let (show, line) = (self.show, &mut self.line);
         let algo = algo_label(sums);
         match outcome {
             Outcome::Ok => {
-                if plan.json {
+                if show.json {
                     json::write_check(name, &algo, "ok", None, line);
-                } else if !plan.quiet && !plan.status {
+                } else if !show.quiet && !show.status {
                     result_line(name, "OK", line);
                 }
             }
             Outcome::Failed => {
-                if plan.json {
+                if show.json {
                     json::write_check(name, &algo, "failed", None, line);
-                } else if !plan.status {
+                } else if !show.status {
                     result_line(name, "FAILED", line);
                 }
             }
@@ -198,7 +213,7 @@ impl<W: Write> Renderer<'_, W> {
                     manifest_name(manifest),
                     quote_env(name)
                 ));
-                if plan.json {
+                if show.json {
                     let why = "escapes the tree through a symbolic link";
                     json::write_check(name, &algo, "refused", Some(why), line);
                 }
@@ -208,9 +223,9 @@ impl<W: Write> Renderer<'_, W> {
                 // one pipe read as coreutils' (its stdout is line buffered).
                 let _ = self.out.flush();
                 ui::error(&format!("{}: {}", quote_env(name), e.message()));
-                if plan.json {
+                if show.json {
                     json::write_check(name, &algo, outcome.key(), Some(&e.message()), line);
-                } else if !plan.status {
+                } else if !show.status {
                     result_line(name, "FAILED open or read", line);
                 }
             }
@@ -225,13 +240,13 @@ impl<W: Write> Renderer<'_, W> {
         cksum_tag: Option<&'static str>,
         why: Option<String>,
     ) {
-        let plan = self.plan;
-        if plan.json {
+        let (plan, show) = (self.plan, self.show);
+        if show.json {
             let what = why.as_deref().unwrap_or("not a checksum line in any format fixity reads");
             let mbytes = manifest_bytes(manifest);
             json::write_line_problem(mbytes, lineno, "malformed", what, &mut self.line);
         }
-        if plan.warn {
+        if show.warn {
             let _ = self.out.flush();
             let tag = match cksum_tag {
                 Some(t) => format!("{t} "),
@@ -256,7 +271,7 @@ impl<W: Write> Renderer<'_, W> {
     /// manifest) that asks for `-a`.
     fn ambiguous(&mut self, manifest: &OsString, lineno: u64, fits: &[&'static Algorithm]) {
         let names: Vec<&str> = fits.iter().map(|a| a.name).collect();
-        if self.plan.json {
+        if self.show.json {
             let detail = format!("the digest fits {}: name one with -a", names.join(", "));
             let mbytes = manifest_bytes(manifest);
             json::write_line_problem(mbytes, lineno, "ambiguous", &detail, &mut self.line);
@@ -288,7 +303,7 @@ fn manifest_name(m: &OsString) -> String {
 }
 
 /// Prints the end-of-manifest warnings (the verdict is the check job's).
-fn summarize(c: &Counts, mname: &str, plan: &CheckPlan) {
+fn summarize(c: &Counts, mname: &str, plan: &CheckPlan, show: Show) {
     if c.ambiguous > 0 {
         return;
     }
@@ -296,7 +311,7 @@ fn summarize(c: &Counts, mname: &str, plan: &CheckPlan) {
         ui::error(&format!("{mname}: no properly formatted checksum lines found"));
         return;
     }
-    if plan.status {
+    if show.status {
         return;
     }
     if c.malformed > 0 {

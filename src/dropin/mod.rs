@@ -13,6 +13,7 @@ mod xxhsum;
 
 use crate::cli::{ReadArgs, Storage};
 use crate::cmd::Status;
+use crate::cmd::check::Show;
 use crate::cmd::hash::Job;
 use crate::ui;
 use fixity::algo::{self, Algorithm};
@@ -282,19 +283,18 @@ pub(super) fn check_plan(
     CheckPlan {
         manifests,
         forced,
-        quiet: flags.quiet,
-        status: flags.status,
         strict: flags.strict,
-        warn: flags.warn,
         ignore_missing: flags.ignore_missing,
         coreutils: true,
         ..CheckPlan::default()
     }
 }
 
-/// Runs a drop-in's check plan, rendered as coreutils renders it, with no progress bar.
-pub(super) fn check(plan: &CheckPlan) -> anyhow::Result<Status> {
-    crate::cmd::check::execute(plan, &read_defaults())
+/// Runs a drop-in's check plan, rendered as coreutils renders it (as `flags` ask), with no
+/// progress bar.
+pub(super) fn check(plan: &CheckPlan, flags: CheckFlags) -> anyhow::Result<Status> {
+    let show = Show { quiet: flags.quiet, status: flags.status, warn: flags.warn, json: false };
+    crate::cmd::check::execute(plan, show, &read_defaults())
 }
 
 /// The read options of every drop-in: the engine's defaults, no progress bar.
@@ -400,7 +400,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
     let files = if o.files.is_empty() { vec![OsString::from("-")] } else { o.files };
     if o.check {
         let algo = algo::lookup(&algo).expect("a drop-in's algorithm is registered");
-        check(&check_plan(files, o.flags, Some(algo)))
+        check(&check_plan(files, o.flags, Some(algo)), o.flags)
     } else {
         let algo = algo::lookup(&algo).expect("a registry name");
         let opts =

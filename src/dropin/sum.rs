@@ -274,7 +274,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
     if o.check {
         let forced = o.algo.map(|_| algo::lookup(registry).expect("registered"));
-        return super::check(&CheckPlan { cksum_tags: true, ..check_plan(files, o.flags, forced) });
+        let plan = CheckPlan { cksum_tags: true, ..check_plan(files, o.flags, forced) };
+        return super::check(&plan, o.flags);
     }
     let end = if o.zero { 0 } else { b'\n' };
     let shape = if name == "crc32b" { Some(Shape::Crc) } else { Shape::of(algo.name) };
