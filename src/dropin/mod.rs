@@ -273,6 +273,15 @@ impl CheckFlags {
     }
 }
 
+/// The part of coreutils' `--help` about the options of `-c`, the same in every tool.
+pub(super) const VERIFY_OPTIONS: &str = "\
+The following five options are useful only when verifying checksums:
+      --ignore-missing  don't fail or report status for missing files
+      --quiet           don't print OK for each successfully verified file
+      --status          don't output anything, status code shows success
+      --strict          exit non-zero for improperly formatted checksum lines
+  -w, --warn            warn about improperly formatted checksum lines";
+
 /// The check plan of every drop-in: coreutils' reading and output, no notices of fixity's
 /// own; `forced` is the tool's algorithm (`cksum`: its `-a`, if any).
 pub(super) fn check_plan(
@@ -349,12 +358,7 @@ pub fn run(tool: &str, algo: &'static str, args: Vec<OsString>) -> anyhow::Resul
              \x20     --tag             create a BSD-style checksum\n\
              \x20 -t, --text            read in text mode (default)\n\
              \x20 -z, --zero            end each output line with NUL, not newline\n\n\
-             The following five options are useful only when verifying checksums:\n\
-             \x20     --ignore-missing  don't fail or report status for missing files\n\
-             \x20     --quiet           don't print OK for each successfully verified file\n\
-             \x20     --status          don't output anything, status code shows success\n\
-             \x20     --strict          exit non-zero for improperly formatted checksum lines\n\
-             \x20 -w, --warn            warn about improperly formatted checksum lines\n\n\
+             {VERIFY_OPTIONS}\n\n\
              \x20     --help            display this help and exit\n\
              \x20     --version         output version information and exit",
             algo.to_uppercase()

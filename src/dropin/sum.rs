@@ -5,7 +5,7 @@
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
 use super::getopt::{self, Opt};
-use super::{CheckFlags, Length, check_plan, read_defaults};
+use super::{CheckFlags, Length, VERIFY_OPTIONS, check_plan, read_defaults};
 use crate::cmd::Status;
 use crate::cmd::hash::Job;
 use crate::ui;
@@ -319,12 +319,7 @@ fn print_cksum_help(tool: &str) {
          \x20     --untagged        create a reversed style checksum, without digest type\n\
          \x20 -z, --zero            end each output line with NUL, not newline,\n\
          \x20                         and disable file name escaping\n\n\
-         The following five options are useful only when verifying checksums:\n\
-         \x20     --ignore-missing  don't fail or report status for missing files\n\
-         \x20     --quiet           don't print OK for each successfully verified file\n\
-         \x20     --status          don't output anything, status code shows success\n\
-         \x20     --strict          exit non-zero for improperly formatted checksum lines\n\
-         \x20 -w, --warn            warn about improperly formatted checksum lines\n\n\
+         {VERIFY_OPTIONS}\n\n\
          \x20     --debug           indicate which implementation used\n\
          \x20     --help            display this help and exit\n\
          \x20     --version         output version information and exit"
