@@ -40,6 +40,7 @@
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
 //! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
+//! - [`resolve`]: `accept` and `forget`, the explicit end of a finding, on any store.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
@@ -65,6 +66,7 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod resolve;
 pub mod scrub;
 pub mod sources;
 pub mod units;

@@ -639,9 +639,14 @@ fn a_missing_file_stays_missing_until_back_or_forgotten() {
     let (found, _, code) = classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("a", "missing")]), 1));
     // forget refuses a file that is there, or one never recorded, and changes nothing.
-    for wrong in ["t/keep", "t/zzz"] {
+    for (wrong, why) in [
+        ("t/keep", "t/keep: not missing (forget drops the records of missing files only)"),
+        ("t/zzz", "t/zzz: nothing recorded there"),
+    ] {
         let out = cmd_in(d.path(), &["forget", "t/a", wrong]);
         assert_eq!(out.status.code(), Some(2), "{wrong}");
+        assert_eq!(text(&out.stderr), format!("fixity: {why}\nfixity: nothing was forgotten\n"));
+        assert!(out.stdout.is_empty());
     }
     let (found, _, _) = classify(d.path(), &["verify", "t"]);
     assert_eq!(found, map(&[("a", "missing")]));
