@@ -14,7 +14,13 @@ use crate::algo::Algorithm;
 use crate::check::agreeing;
 use crate::digest::Digest;
 use crate::formats::hashdeep::FileRecord;
+use crate::hashing::{self, HashEvent, HashPlan, Inputs};
+use crate::pipeline::Config;
+use crate::read::ReadError;
+use crate::sources::Sources;
 use std::collections::HashMap;
+use std::io;
+use std::path::Path;
 
 /// What an audited file is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +63,17 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts one examined file of class `class`.
+    pub(crate) fn count(&mut self, class: &Class) {
+        self.examined += 1;
+        match class {
+            Class::Matched => self.matched += 1,
+            Class::Moved { .. } => self.moved += 1,
+            Class::Partial { .. } => self.partial += 1,
+            Class::New => self.new += 1,
+        }
+    }
+
     /// Whether the audit passes: every file matched and every known file was found.
     /// (hashdeep 4.4 passes an audit with partial matches; fixity does not: a partial
     /// match is a digest that differs.)
@@ -197,10 +214,90 @@ impl Known {
     }
 }
 
+/// What the audit found, in the order of the walk; then the known files no file matched.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A file was hashed and classified.
+    Examined { name: &'a [u8], size: u64, class: &'a Class },
+    /// A file could not be read, changed while read, or is not a regular file
+    /// ([`ReadError::is_skip`] tells what is left out on purpose).
+    Unreadable { name: &'a [u8], error: &'a ReadError },
+    /// The walk left a path out (not an error).
+    Skipped { path: &'a Path, why: &'static str },
+    /// The walk could not go on below a path (an error).
+    WalkError { path: &'a Path, error: &'a io::Error },
+    /// A known record no file matched, fully or in part.
+    NotFound { name: &'a [u8] },
+}
+
+/// The end of an audit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    /// hashdeep's counters.
+    pub summary: Summary,
+    /// Files that could not be read and walk errors (not files skipped on purpose).
+    pub errors: u64,
+}
+
+impl Outcome {
+    /// Whether the audit passes: every file matched, every known file was found, and
+    /// nothing failed to be read.
+    pub fn passed(&self) -> bool {
+        self.summary.passed() && self.errors == 0
+    }
+}
+
+/// Audits the files `sources` yields against `known` (each hashed once with every
+/// algorithm the known records use), handing each finding to `on` in walk order, then
+/// the known files not found. `on` returns false to stop (a closed output).
+pub fn run(
+    known: &mut Known,
+    sources: Sources,
+    config: Config,
+    on: &mut dyn FnMut(Event) -> bool,
+) -> Outcome {
+    let mut out = Outcome {
+        summary: Summary { expecting: known.len() as u64, ..Summary::default() },
+        errors: 0,
+    };
+    let plan =
+        HashPlan { inputs: Inputs::Sources(sources), algos: known.algorithms().to_vec(), config };
+    let mut go_on = true;
+    hashing::run(plan, |event| {
+        go_on = match event {
+            HashEvent::Hashed { name, hashed } => {
+                let class = known.classify(name, hashed.size, &hashed.digests);
+                out.summary.count(&class);
+                on(Event::Examined { name, size: hashed.size, class: &class })
+            }
+            HashEvent::Unreadable { name, error } => {
+                out.errors += u64::from(!error.is_skip());
+                on(Event::Unreadable { name, error })
+            }
+            HashEvent::Skipped { path, why } => on(Event::Skipped { path, why }),
+            HashEvent::WalkError { path, error } => {
+                out.errors += 1;
+                on(Event::WalkError { path, error })
+            }
+        };
+        go_on
+    });
+    if go_on {
+        for name in known.not_found() {
+            out.summary.not_found += 1;
+            if !on(Event::NotFound { name }) {
+                break;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::algo;
+    use crate::pathtext::path_bytes;
 
     fn rec(name: &str, content: &[u8], algos: &[&str]) -> FileRecord {
         FileRecord {
@@ -218,6 +315,42 @@ mod tests {
 
     fn digests(k: &Known, content: &[u8]) -> Vec<Digest> {
         k.algorithms().iter().map(|a| a.digest(content)).collect()
+    }
+
+    #[test]
+    fn the_audit_job_classifies_the_walk_then_lists_what_was_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("same"), b"same").unwrap();
+        std::fs::write(root.join("renamed"), b"moved").unwrap();
+        std::fs::write(root.join("fresh"), b"fresh").unwrap();
+        std::os::unix::fs::symlink("same", root.join("link")).unwrap();
+        let name = |n: &str| root.join(n).to_string_lossy().into_owned();
+        let mut k = Known::new();
+        k.add(rec(&name("same"), b"same", &["md5", "sha256"]));
+        k.add(rec(&name("old"), b"moved", &["md5", "sha256"]));
+        k.add(rec(&name("gone"), b"gone", &["md5", "sha256"]));
+        let sources = Sources::new(vec![root.into()]);
+        let mut seen = Vec::new();
+        let outcome = run(&mut k, sources, Config::for_storage(false), &mut |e| {
+            let short =
+                |n: &[u8]| String::from_utf8_lossy(n).rsplit('/').next().unwrap().to_string();
+            seen.push(match e {
+                Event::Examined { name, class, .. } => format!("{} {}", short(name), class.key()),
+                Event::Skipped { path, .. } => format!("{} skipped", short(path_bytes(path))),
+                Event::NotFound { name } => format!("{} not found", short(name)),
+                other => format!("{other:?}"),
+            });
+            true
+        });
+        assert_eq!(
+            seen,
+            ["fresh new", "link skipped", "renamed moved", "same matched", "gone not found"]
+        );
+        let s = outcome.summary;
+        assert_eq!((s.examined, s.matched, s.moved, s.new, s.not_found), (3, 1, 1, 1, 1));
+        assert_eq!((s.expecting, outcome.errors), (3, 0));
+        assert!(!outcome.passed());
     }
 
     #[test]

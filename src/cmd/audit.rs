@@ -7,24 +7,17 @@ use super::{Status, engine_config};
 use crate::cli::CheckArgs;
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
-use fixity::audit::{Class, Known, Summary};
+use fixity::audit::{self, Class, Event, Known};
 use fixity::formats::coreutils::result_line;
 use fixity::formats::hashdeep::{Line, Parser};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::pipeline::{self, Task, Work};
-use fixity::read::{ReadError, io_message};
-use fixity::sources::{Source, Sources};
+use fixity::read::io_message;
+use fixity::sources::Sources;
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-enum Entry {
-    File(Vec<u8>),
-    Problem(PathBuf, String, bool),
-}
 
 /// Reads the known hashdeep files into one set. Errors name the file and line.
 fn load(files: &[PathBuf]) -> anyhow::Result<Known> {
@@ -67,7 +60,6 @@ fn load(files: &[PathBuf]) -> anyhow::Result<Known> {
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let mut known = load(&args.known)?;
-    let algos: Arc<[&'static fixity::algo::Algorithm]> = Arc::from(known.algorithms().to_vec());
     let paths: Vec<OsString> =
         if args.manifests.is_empty() { vec![OsString::from(".")] } else { args.manifests.clone() };
     let mut cfg = engine_config(paths.first().map(Path::new), &args.read);
@@ -79,124 +71,83 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     }
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);
     cfg.read.progress = progress.counter();
-    let sources = Sources::new(paths);
 
     let show = !args.status && !args.quiet;
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut summary = Summary { expecting: known.len() as u64, ..Summary::default() };
-    let mut errors = 0u64;
     let mut line = Vec::with_capacity(256);
     let mut write_err = None;
-    pipeline::run(
-        &cfg,
-        |push| {
-            sources.each(&mut |source| {
-                push(match source {
-                    Source::File { name, path, mode } => Task {
-                        payload: Entry::File(name),
-                        work: Some(Work { path, mode, algos: algos.clone() }),
-                    },
-                    Source::Skipped { path, why } => {
-                        Task { payload: Entry::Problem(path, why.to_string(), true), work: None }
-                    }
-                    Source::Error { path, error } => Task {
-                        payload: Entry::Problem(path, io_message(&error), false),
-                        work: None,
-                    },
-                })
-            })
-        },
-        |entry, outcome| {
-            line.clear();
-            match (entry, outcome) {
-                (Entry::File(name), Some(Ok(h))) => {
-                    summary.examined += 1;
-                    progress.file_done(h.size, summary.examined);
-                    let class = known.classify(&name, h.size, &h.digests);
-                    let (msg, from) = match &class {
-                        Class::Matched => {
-                            summary.matched += 1;
-                            ("Ok".to_string(), None)
-                        }
-                        Class::Moved { from } => {
-                            summary.moved += 1;
-                            (format!("Moved from {}", String::from_utf8_lossy(from)), Some(from))
-                        }
-                        Class::Partial { with } => {
-                            summary.partial += 1;
-                            (
-                                format!("Hash collision with {}", String::from_utf8_lossy(with)),
-                                Some(with),
-                            )
-                        }
-                        Class::New => {
-                            summary.new += 1;
-                            ("No match".to_string(), None)
-                        }
-                    };
-                    if class != Class::Matched || args.verbose {
-                        if args.json {
-                            let note = match &class {
-                                Class::Partial { with } => Some(format!(
+    let mut examined = 0u64;
+    let mut tail = Vec::new();
+    let outcome = audit::run(&mut known, Sources::new(paths), cfg, &mut |event| {
+        line.clear();
+        match event {
+            Event::Examined { name, size, class } => {
+                examined += 1;
+                progress.file_done(size, examined);
+                if *class != Class::Matched || args.verbose {
+                    if args.json {
+                        let (moved, note) = match class {
+                            Class::Moved { from } => (Some(from.as_slice()), None),
+                            Class::Partial { with } => (
+                                None,
+                                Some(format!(
                                     "some digests or the size differ from {}",
                                     String::from_utf8_lossy(with)
                                 )),
-                                _ => None,
-                            };
-                            let moved =
-                                matches!(class, Class::Moved { .. }).then_some(from).flatten();
-                            json::write_finding(
-                                &name,
-                                class.key(),
-                                moved.map(|v| v.as_slice()),
-                                note.as_deref(),
-                                &mut line,
-                            );
-                        } else if show {
-                            result_line(&name, &msg, &mut line);
-                        }
+                            ),
+                            _ => (None, None),
+                        };
+                        json::write_finding(name, class.key(), moved, note.as_deref(), &mut line);
+                    } else if show {
+                        let msg = match class {
+                            Class::Matched => "Ok".to_string(),
+                            Class::Moved { from } => {
+                                format!("Moved from {}", String::from_utf8_lossy(from))
+                            }
+                            Class::Partial { with } => {
+                                format!("Hash collision with {}", String::from_utf8_lossy(with))
+                            }
+                            Class::New => "No match".to_string(),
+                        };
+                        result_line(name, &msg, &mut line);
                     }
                 }
-                (Entry::File(_), Some(Err(ReadError::OwnOutput))) => {}
-                (Entry::File(name), Some(Err(e))) => {
-                    if !e.is_skip() {
-                        errors += 1;
-                    }
-                    ui::error(&format!("{}: {}", quote_env(&name), e.message()));
-                    if args.json {
-                        json::write_error(&name, &e.message(), e.is_skip(), &mut line);
-                    }
-                }
-                (Entry::Problem(path, msg, skipped), _) => {
-                    let name = path_bytes(&path);
-                    errors += u64::from(!skipped);
-                    ui::error(&format!("{}: {msg}", quote_env(name)));
-                    if args.json {
-                        json::write_error(name, &msg, skipped, &mut line);
-                    }
-                }
-                (Entry::File(_), None) => unreachable!("files always carry work"),
             }
-            super::emit(&mut out, &line, &mut write_err)
-        },
-    );
+            Event::Unreadable { name, error } => {
+                ui::error(&format!("{}: {}", quote_env(name), error.message()));
+                if args.json {
+                    json::write_error(name, &error.message(), error.is_skip(), &mut line);
+                }
+            }
+            Event::Skipped { path, why } => {
+                problem(path_bytes(path), why, true, args.json, &mut line)
+            }
+            Event::WalkError { path, error } => {
+                problem(path_bytes(path), &io_message(error), false, args.json, &mut line)
+            }
+            // After the walk: kept for the end, after the last file's line.
+            Event::NotFound { name } => {
+                if args.json {
+                    json::write_finding(name, "not_found", None, None, &mut tail);
+                } else if show {
+                    result_line(name, "Known file not used", &mut tail);
+                }
+            }
+        }
+        super::emit(&mut out, &line, &mut write_err)
+    });
     progress.finish();
     if let Some(e) = write_err {
         return Err(anyhow::Error::new(e).context("write error"));
     }
-    let mut tail = Vec::new();
-    for name in known.not_found() {
-        summary.not_found += 1;
-        if args.json {
-            json::write_finding(name, "not_found", None, None, &mut tail);
-        } else if show {
-            result_line(name, "Known file not used", &mut tail);
-        }
-    }
-    let passed = summary.passed() && errors == 0;
+    let passed = outcome.passed();
     if args.json {
-        let obj = serde_json::json!({ "summary": summary, "errors": errors, "passed": passed });
+        let obj = serde_json::json!({
+            "summary": outcome.summary,
+            "errors": outcome.errors,
+            "passed": passed
+        });
         serde_json::to_writer(&mut tail, &obj)?;
         tail.push(b'\n');
     } else if !args.status {
@@ -206,7 +157,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             b"fixity: Audit failed\n"
         });
         if !args.quiet {
-            for l in summary.lines() {
+            for l in outcome.summary.lines() {
                 tail.extend_from_slice(l.as_bytes());
                 tail.push(b'\n');
             }
@@ -215,4 +166,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     out.write_all(&tail).context("write error")?;
     out.flush().context("write error")?;
     Ok(if passed { Status::Ok } else { Status::Failed })
+}
+
+/// A path the walk left out or could not enter: a message, and with `--json` a record.
+fn problem(name: &[u8], msg: &str, skipped: bool, json: bool, line: &mut Vec<u8>) {
+    ui::error(&format!("{}: {msg}", quote_env(name)));
+    if json {
+        json::write_error(name, msg, skipped, line);
+    }
 }
