@@ -176,6 +176,7 @@ fn b2sum_drop_in_matches_coreutils() {
         &["-l", "99999999999999999999999", "a"],
         &["-l", "5000000000", "a"],
         &["-l", " +16", "a"],
+        &["-l", "7", "--bogus", "a"],
     ]);
     compare("b2sum", &cases);
 }
@@ -316,6 +317,7 @@ fn sum_drop_in_matches_coreutils() {
         &["-rs", "sub", "nothere"],
         &["-c", "a"],
         &["--sysv=1", "a"],
+        &["--bogus", "--help"],
     ]);
     compare("sum", &cases);
 }
@@ -361,6 +363,10 @@ fn cksum_drop_in_matches_coreutils() {
         &["-a", "crc", "-c", "good.sum"],
         &["-a", "bsd", "-c", "good.sum"],
         &["-c", "-z", "good.sum"],
+        // Options take effect in order: a bad length before a bad option after it.
+        &["-a", "blake2b", "-l", "7", "--bogus", "a"],
+        &["-l", "7", "-a", "bogus"],
+        &["--bogus", "--help"],
     ]);
     compare("cksum", &cases);
 }
@@ -620,5 +626,19 @@ fn xxh32sum_and_xxh128sum_drop_ins_match() {
     ];
     for tool in ["xxh32sum", "xxh64sum", "xxh128sum"] {
         compare_norm(tool, &[], cases, xxhsum_banner);
+    }
+}
+
+/// `--help` takes effect where it stands, as in coreutils' getopt loop: an unknown option
+/// after it is never looked at (the help text itself is fixity's own).
+#[test]
+fn help_ends_the_options_where_it_stands() {
+    let d = tempdir();
+    let fixity = Path::new(env!("CARGO_BIN_EXE_fixity"));
+    for tool in ["cksum", "sum", "md5sum", "b2sum"] {
+        let (out, err, code) = run(fixity, tool, d.path(), &["--help", "--bogus"], b"");
+        assert_eq!(code, Some(0), "{tool}: {}", String::from_utf8_lossy(&err));
+        assert!(out.starts_with(format!("Usage: {tool} ").as_bytes()), "{tool}");
+        assert!(err.is_empty(), "{tool}: {}", String::from_utf8_lossy(&err));
     }
 }

@@ -4,7 +4,7 @@
 //! options. Errors carry glibc's message text; the caller prints it after the program
 //! name, followed by its "Try ..." line.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
 /// One option a program takes.
@@ -20,101 +20,133 @@ pub struct Opt {
     pub key: &'static str,
 }
 
-/// A parsed command line: options in the order given, then the operands.
-#[derive(Debug, Default)]
-pub struct Parsed {
-    pub opts: Vec<(&'static str, Option<OsString>)>,
-    pub operands: Vec<OsString>,
+/// One thing on the command line, in the order given.
+#[derive(Debug)]
+pub enum Item {
+    /// An option (its key) and its argument, if it takes one.
+    Opt(&'static str, Option<OsString>),
+    /// An operand (a file).
+    Operand(OsString),
 }
 
-/// Parses `args` (without argv[0]) against `spec`.
-pub fn parse(spec: &[Opt], args: &[OsString]) -> Result<Parsed, String> {
-    let mut p = Parsed::default();
-    let mut it = args.iter();
-    let mut only_operands = false;
-    while let Some(arg) = it.next() {
-        let bytes = arg.as_bytes();
-        if only_operands || bytes == b"-" || !bytes.starts_with(b"-") {
-            p.operands.push(arg.clone());
-            continue;
+/// The command line `args` read against `spec`, one [`Item`] at a time, as getopt reads
+/// it: a caller that acts on each option as it comes (a bad value ends the program there)
+/// sees the errors in the order the real tool gives them.
+pub struct Args<'a> {
+    spec: &'a [Opt],
+    it: std::slice::Iter<'a, OsString>,
+    only_operands: bool,
+    /// The short options still to read of the current bundle (`-bc`).
+    bundle: &'a [u8],
+}
+
+/// Reads `args` (without argv[0]) against `spec`.
+pub fn args<'a>(spec: &'a [Opt], args: &'a [OsString]) -> Args<'a> {
+    Args { spec, it: args.iter(), only_operands: false, bundle: &[] }
+}
+
+impl Iterator for Args<'_> {
+    type Item = Result<Item, String>;
+
+    fn next(&mut self) -> Option<Result<Item, String>> {
+        if let Some((&c, tail)) = self.bundle.split_first() {
+            self.bundle = tail;
+            return Some(self.short(c));
         }
-        if bytes == b"--" {
-            only_operands = true;
-            continue;
-        }
-        if let Some(long) = bytes.strip_prefix(b"--") {
-            let (name, value) = match long.iter().position(|&b| b == b'=') {
-                Some(i) => {
-                    (&long[..i], Some(OsString::from(std::ffi::OsStr::from_bytes(&long[i + 1..]))))
-                }
-                None => (long, None),
-            };
-            let shown = String::from_utf8_lossy(name).into_owned();
-            let longs = || spec.iter().filter(|o| !o.long.is_empty());
-            let exact = longs().find(|o| o.long.as_bytes() == name);
-            let matches: Vec<&Opt> =
-                longs().filter(|o| o.long.as_bytes().starts_with(name)).collect();
-            let opt = match (exact, matches.as_slice()) {
-                (Some(e), _) => e,
-                (None, [one]) => *one,
-                (None, []) => return Err(format!("unrecognized option '--{shown}'")),
-                (None, many) => {
-                    let list: Vec<String> =
-                        many.iter().map(|m| format!("'--{}'", m.long)).collect();
-                    return Err(format!(
-                        "option '--{shown}' is ambiguous; possibilities: {}",
-                        list.join(" ")
-                    ));
-                }
-            };
-            if opt.arg {
-                let v = match value {
-                    Some(v) => v,
-                    None => match it.next() {
-                        Some(v) => v.clone(),
-                        None => {
-                            return Err(format!("option '--{}' requires an argument", opt.long));
-                        }
-                    },
-                };
-                p.opts.push((opt.key, Some(v)));
-            } else if value.is_some() {
-                return Err(format!("option '--{}' doesn't allow an argument", opt.long));
-            } else {
-                p.opts.push((opt.key, None));
+        loop {
+            let arg = self.it.next()?;
+            let bytes = arg.as_bytes();
+            if self.only_operands || bytes == b"-" || !bytes.starts_with(b"-") {
+                return Some(Ok(Item::Operand(arg.clone())));
             }
-            continue;
-        }
-        let mut rest = &bytes[1..];
-        while let Some((&c, tail)) = rest.split_first() {
-            rest = tail;
-            let Some(opt) = spec.iter().find(|o| o.short == Some(c)) else {
-                return Err(format!("invalid option -- '{}'", c as char));
-            };
-            if opt.arg {
-                let v = if !rest.is_empty() {
-                    OsString::from(std::ffi::OsStr::from_bytes(rest))
-                } else {
-                    match it.next() {
-                        Some(v) => v.clone(),
-                        None => {
-                            return Err(format!("option requires an argument -- '{}'", c as char));
-                        }
-                    }
-                };
-                p.opts.push((opt.key, Some(v)));
-                rest = &[];
-            } else {
-                p.opts.push((opt.key, None));
+            if bytes == b"--" {
+                self.only_operands = true;
+                continue;
             }
+            if let Some(long) = bytes.strip_prefix(b"--") {
+                return Some(self.long(long));
+            }
+            self.bundle = &bytes[1..];
+            return self.next();
         }
     }
-    Ok(p)
+}
+
+impl Args<'_> {
+    fn long(&mut self, long: &[u8]) -> Result<Item, String> {
+        let (name, value) = match long.iter().position(|&b| b == b'=') {
+            Some(i) => (&long[..i], Some(OsString::from(OsStr::from_bytes(&long[i + 1..])))),
+            None => (long, None),
+        };
+        let shown = String::from_utf8_lossy(name).into_owned();
+        let longs = || self.spec.iter().filter(|o| !o.long.is_empty());
+        let exact = longs().find(|o| o.long.as_bytes() == name);
+        let matches: Vec<&Opt> = longs().filter(|o| o.long.as_bytes().starts_with(name)).collect();
+        let opt = match (exact, matches.as_slice()) {
+            (Some(e), _) => e,
+            (None, [one]) => *one,
+            (None, []) => return Err(format!("unrecognized option '--{shown}'")),
+            (None, many) => {
+                let list: Vec<String> = many.iter().map(|m| format!("'--{}'", m.long)).collect();
+                return Err(format!(
+                    "option '--{shown}' is ambiguous; possibilities: {}",
+                    list.join(" ")
+                ));
+            }
+        };
+        match (opt.arg, value) {
+            (true, Some(v)) => Ok(Item::Opt(opt.key, Some(v))),
+            (true, None) => match self.it.next() {
+                Some(v) => Ok(Item::Opt(opt.key, Some(v.clone()))),
+                None => Err(format!("option '--{}' requires an argument", opt.long)),
+            },
+            (false, Some(_)) => Err(format!("option '--{}' doesn't allow an argument", opt.long)),
+            (false, None) => Ok(Item::Opt(opt.key, None)),
+        }
+    }
+
+    fn short(&mut self, c: u8) -> Result<Item, String> {
+        let Some(opt) = self.spec.iter().find(|o| o.short == Some(c)) else {
+            return Err(format!("invalid option -- '{}'", c as char));
+        };
+        if !opt.arg {
+            return Ok(Item::Opt(opt.key, None));
+        }
+        // The rest of the bundle is the argument (`-l256`), or else the next word.
+        let value = if self.bundle.is_empty() {
+            match self.it.next() {
+                Some(v) => v.clone(),
+                None => return Err(format!("option requires an argument -- '{}'", c as char)),
+            }
+        } else {
+            OsString::from(OsStr::from_bytes(std::mem::take(&mut self.bundle)))
+        };
+        Ok(Item::Opt(opt.key, Some(value)))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A parsed command line: options in the order given, then the operands.
+    #[derive(Debug, Default)]
+    struct Parsed {
+        opts: Vec<(&'static str, Option<OsString>)>,
+        operands: Vec<OsString>,
+    }
+
+    /// Parses the whole of `args` (without argv[0]) against `spec`; the first error ends it.
+    fn parse(spec: &[Opt], args_: &[OsString]) -> Result<Parsed, String> {
+        let mut p = Parsed::default();
+        for item in args(spec, args_) {
+            match item? {
+                Item::Opt(key, value) => p.opts.push((key, value)),
+                Item::Operand(o) => p.operands.push(o),
+            }
+        }
+        Ok(p)
+    }
 
     const SPEC: &[Opt] = &[
         Opt { long: "algorithm", short: Some(b'a'), arg: true, key: "algorithm" },

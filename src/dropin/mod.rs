@@ -19,6 +19,7 @@ use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::check::CheckPlan;
 use fixity::formats::WriteOptions;
+use getopt::{Item, Opt};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -31,20 +32,21 @@ pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<(&'static str, &'static str)>
     Some((tool, algo.name))
 }
 
-const LONG: &[&str] = &[
-    "binary",
-    "check",
-    "tag",
-    "text",
-    "zero",
-    "ignore-missing",
-    "quiet",
-    "status",
-    "strict",
-    "warn",
-    "length",
-    "help",
-    "version",
+/// The options of coreutils' checksum tools (b2sum's `-l` is added for b2sum alone).
+const OPTS: &[Opt] = &[
+    Opt { long: "binary", short: Some(b'b'), arg: false, key: "binary" },
+    Opt { long: "check", short: Some(b'c'), arg: false, key: "check" },
+    Opt { long: "tag", short: None, arg: false, key: "tag" },
+    Opt { long: "text", short: Some(b't'), arg: false, key: "text" },
+    Opt { long: "zero", short: Some(b'z'), arg: false, key: "zero" },
+    Opt { long: "ignore-missing", short: None, arg: false, key: "ignore-missing" },
+    Opt { long: "quiet", short: None, arg: false, key: "quiet" },
+    Opt { long: "status", short: None, arg: false, key: "status" },
+    Opt { long: "strict", short: None, arg: false, key: "strict" },
+    Opt { long: "warn", short: Some(b'w'), arg: false, key: "warn" },
+    Opt { long: "length", short: None, arg: true, key: "length" },
+    Opt { long: "help", short: None, arg: false, key: "help" },
+    Opt { long: "version", short: None, arg: false, key: "version" },
 ];
 
 #[derive(Default)]
@@ -68,92 +70,23 @@ fn usage(tool: &str, msg: &str) -> Status {
 }
 
 fn parse(tool: &str, args: &[OsString]) -> Result<Opts, Status> {
+    let b2sum = tool.ends_with("b2sum");
+    let spec: Vec<Opt> = OPTS
+        .iter()
+        .map(|&o| if b2sum && o.key == "length" { Opt { short: Some(b'l'), ..o } } else { o })
+        .collect();
     let mut o = Opts::default();
-    let mut it = args.iter();
-    let mut only_files = false;
-    while let Some(arg) = it.next() {
-        let bytes = arg.as_bytes();
-        if only_files || bytes == b"-" || !bytes.starts_with(b"-") {
-            o.files.push(arg.clone());
-            continue;
+    // Each option takes effect as it is read, so a bad length is reported before
+    // anything wrong later on the line, as getopt's loop in coreutils does.
+    for item in getopt::args(&spec, args) {
+        match item.map_err(|msg| usage(tool, &msg))? {
+            Item::Operand(f) => o.files.push(f),
+            Item::Opt("length", Some(v)) => o.length = Some(Length::parse(&v.to_string_lossy())?),
+            Item::Opt(name, _) => set(&mut o, name),
         }
-        if bytes == b"--" {
-            only_files = true;
-            continue;
-        }
-        if let Some(long) = bytes.strip_prefix(b"--") {
-            let text = String::from_utf8_lossy(long).into_owned();
-            let (name, value) = match text.split_once('=') {
-                Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                None => (text.clone(), None),
-            };
-            let exact = LONG.iter().find(|l| **l == name);
-            let matches: Vec<&&str> =
-                LONG.iter().filter(|l| l.starts_with(name.as_str())).collect();
-            let full = match (exact, matches.as_slice()) {
-                (Some(e), _) => *e,
-                (None, [one]) => **one,
-                (None, []) => return Err(usage(tool, &format!("unrecognized option '--{name}'"))),
-                (None, many) => {
-                    let list: Vec<String> = many.iter().map(|m| format!("'--{m}'")).collect();
-                    return Err(usage(
-                        tool,
-                        &format!(
-                            "option '--{name}' is ambiguous; possibilities: {}",
-                            list.join(" ")
-                        ),
-                    ));
-                }
-            };
-            if full == "length" {
-                let v = match value {
-                    Some(v) => v,
-                    None => match it.next() {
-                        Some(v) => v.to_string_lossy().into_owned(),
-                        None => {
-                            return Err(usage(tool, "option '--length' requires an argument"));
-                        }
-                    },
-                };
-                o.length = Some(Length::parse(&v)?);
-                continue;
-            }
-            if value.is_some() {
-                return Err(usage(tool, &format!("option '--{full}' doesn't allow an argument")));
-            }
-            set(&mut o, full);
-            continue;
-        }
-        // Bundled short options.
-        let mut rest = &bytes[1..];
-        while let Some((&c, tail)) = rest.split_first() {
-            rest = tail;
-            let name = match c {
-                b'b' => "binary",
-                b'c' => "check",
-                b't' => "text",
-                b'z' => "zero",
-                b'w' => "warn",
-                b'l' if tool.ends_with("b2sum") => {
-                    let v = if !rest.is_empty() {
-                        String::from_utf8_lossy(rest).into_owned()
-                    } else {
-                        match it.next() {
-                            Some(v) => v.to_string_lossy().into_owned(),
-                            None => {
-                                return Err(usage(tool, "option requires an argument -- 'l'"));
-                            }
-                        }
-                    };
-                    o.length = Some(Length::parse(&v)?);
-                    rest = &[];
-                    continue;
-                }
-                other => {
-                    return Err(usage(tool, &format!("invalid option -- '{}'", other as char)));
-                }
-            };
-            set(&mut o, name);
+        // --help and --version end the program where they stand.
+        if o.help || o.version {
+            break;
         }
     }
     Ok(o)

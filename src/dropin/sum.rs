@@ -4,7 +4,7 @@
 //! coreutils'. Two additions from later coreutils are accepted: `--base64` (9.2) and
 //! `--raw` is not (it is 9.2's too, but binary output is out of scope here).
 
-use super::getopt::{self, Opt};
+use super::getopt::{self, Item, Opt};
 use super::{CheckFlags, Length, VERIFY_OPTIONS, check_plan, read_defaults};
 use crate::cmd::Status;
 use crate::cmd::hash::Job;
@@ -100,13 +100,20 @@ const SUM_OPTS: &[Opt] = &[
 /// `sum [-r|-s] [FILE]...`.
 pub fn run_sum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     ui::set_program(tool);
-    let p = match getopt::parse(SUM_OPTS, &args) {
-        Ok(p) => p,
-        Err(m) => return Ok(usage(tool, Some(&m))),
-    };
     let mut sysv = false;
-    for (k, _) in &p.opts {
-        match *k {
+    let mut operands = Vec::new();
+    // Each option takes effect as it is read (`--help` ends the program there), as in
+    // coreutils' getopt loop.
+    for item in getopt::args(SUM_OPTS, &args) {
+        let k = match item {
+            Ok(Item::Operand(f)) => {
+                operands.push(f);
+                continue;
+            }
+            Ok(Item::Opt(k, _)) => k,
+            Err(m) => return Ok(usage(tool, Some(&m))),
+        };
+        match k {
             "r" => sysv = false,
             "sysv" => sysv = true,
             "help" => {
@@ -129,8 +136,8 @@ pub fn run_sum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     }
     let (shape, name) = if sysv { (Shape::Sysv, "sysv") } else { (Shape::Bsd, "sum") };
     let algo = algo::lookup(name).expect("registered");
-    let named = !p.operands.is_empty();
-    let files = if named { p.operands } else { vec![OsString::from("-")] };
+    let named = !operands.is_empty();
+    let files = if named { operands } else { vec![OsString::from("-")] };
     Ok(print_sums(shape, algo, &files, named, b'\n'))
 }
 
@@ -179,15 +186,22 @@ struct CksumOpts {
 /// `cksum [OPTION]... [FILE]...`.
 pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
     ui::set_program(tool);
-    let p = match getopt::parse(CKSUM_OPTS, &args) {
-        Ok(p) => p,
-        Err(m) => return Ok(usage(tool, Some(&m))),
-    };
     let (lq, rq) = quotes();
     let mut o = CksumOpts::default();
-    for (k, v) in &p.opts {
+    let mut operands = Vec::new();
+    // Each option takes effect as it is read (a bad length or `--help` ends the program
+    // before anything later on the line is looked at), as in coreutils' getopt loop.
+    for item in getopt::args(CKSUM_OPTS, &args) {
+        let (k, v) = match item {
+            Ok(Item::Operand(f)) => {
+                operands.push(f);
+                continue;
+            }
+            Ok(Item::Opt(k, v)) => (k, v),
+            Err(m) => return Ok(usage(tool, Some(&m))),
+        };
         let v = v.as_deref().map(OsStr::to_string_lossy);
-        match *k {
+        match k {
             "algorithm" => {
                 let v = v.unwrap_or_default();
                 match cksum_algorithms().into_iter().find(|(n, _)| *n == v) {
@@ -270,8 +284,8 @@ pub fn run_cksum(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
             "using generic hardware support"
         });
     }
-    let named = !p.operands.is_empty();
-    let files = if named { p.operands.clone() } else { vec![OsString::from("-")] };
+    let named = !operands.is_empty();
+    let files = if named { operands } else { vec![OsString::from("-")] };
     if o.check {
         let forced = o.algo.map(|_| algo::lookup(registry).expect("registered"));
         let plan = CheckPlan { cksum_tags: true, ..check_plan(files, o.flags, forced) };
