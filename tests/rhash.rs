@@ -219,6 +219,18 @@ fn update_keeps_gnu_and_sfv_manifests_in_their_format() {
 }
 
 #[test]
+fn update_without_paths_adds_nothing_and_reads_no_standard_input() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("x.md5"), b"0cc175b9c0f1b6a831c399e269772661  a\n").unwrap();
+    let out = util::run_stdin(d, ["hash", "--update", "x.md5"], b"not a file\n");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let text = std::fs::read_to_string(d.join("x.md5")).unwrap();
+    assert_eq!(text, "0cc175b9c0f1b6a831c399e269772661  a\n");
+}
+
+#[test]
 fn update_reads_rhash_multi_digest_lines() {
     let dir = util::tempdir();
     let d = dir.path();

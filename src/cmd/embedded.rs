@@ -10,9 +10,9 @@ use fixity::check::{Outcome, classify, plural};
 use fixity::digest::Digest;
 use fixity::formats::rhash::{embed_crc, embedded_crc};
 use fixity::hashing::{self, HashEvent, HashPlan, Inputs};
-use fixity::pathtext::{bytes_path, path_bytes, quote_env};
+use fixity::pathtext::{bytes_path, quote_env};
 use fixity::pipeline::hash_path;
-use fixity::read::OpenMode;
+use fixity::read::{OpenMode, io_message};
 use fixity::sources::{Source, Sources};
 use fixity::walk::Exclude;
 use std::os::unix::ffi::OsStrExt;
@@ -88,26 +88,10 @@ pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
     let sources =
         Sources { paths: args.paths.clone(), follow: args.follow, exclude, no_walk: false };
     let mut files: Vec<Source> = Vec::new();
-    let mut failed = false;
-    // No arguments: nothing to rename (not standard input).
-    let no_args = sources.paths.is_empty();
-    sources.each(&mut |source| {
-        match source {
-            _ if no_args => return false,
-            // `-` names a file here: standard input has no name to carry a CRC.
-            Source::File { name, path, mode: OpenMode::Stdin } => {
-                files.push(Source::File { name, path, mode: OpenMode::Named })
-            }
-            file @ Source::File { .. } => files.push(file),
-            Source::Skipped { path, why } => {
-                ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
-            }
-            Source::Error { path, error } => {
-                failed = true;
-                ui::error(&format!("{}: {error}", quote_env(path_bytes(&path))));
-            }
-        }
-        true
+    let mut failed = super::list_files(&sources, &mut |name, path, mode| {
+        // `-` names a file here: standard input has no name to carry a CRC.
+        let mode = if mode == OpenMode::Stdin { OpenMode::Named } else { mode };
+        files.push(Source::File { name, path, mode });
     });
     let delimiter = args.rhash.embed_crc_delimiter.as_bytes();
     let plan = HashPlan { inputs: Inputs::Listed(files), algos: vec![crc32()], config };
@@ -138,7 +122,7 @@ pub fn embed(args: HashArgs) -> anyhow::Result<Status> {
             }
             Err(e) => {
                 failed = true;
-                ui::error(&format!("{}: cannot rename: {e}", quote_env(name)));
+                ui::error(&format!("{}: cannot rename: {}", quote_env(name), io_message(&e)));
             }
         }
         true

@@ -17,8 +17,11 @@ mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
 use fixity::device::is_rotational;
+use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::Config;
-use std::path::Path;
+use fixity::read::{OpenMode, io_message};
+use fixity::sources::{Source, Sources};
+use std::path::{Path, PathBuf};
 
 /// Exit statuses, as coreutils uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,4 +93,30 @@ fn emit<W: std::io::Write + ?Sized>(
             false
         }
     }
+}
+
+/// Walks the named paths (none: nothing, not standard input) and hands each file found to
+/// `keep`; says what the walk leaves out and where it cannot go on, as `hash` does.
+/// Returns whether a walk error happened. For the commands that list their files before
+/// acting on them (`--update`, `--embed-crc`).
+fn list_files(sources: &Sources, keep: &mut dyn FnMut(Vec<u8>, PathBuf, OpenMode)) -> bool {
+    let mut failed = false;
+    if sources.paths.is_empty() {
+        return failed;
+    }
+    sources.each(&mut |source| {
+        match source {
+            Source::File { name, path, mode } => keep(name, path, mode),
+            Source::Skipped { path, why } => {
+                crate::ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
+            }
+            Source::Error { path, error } => {
+                failed = true;
+                let msg = io_message(&error);
+                crate::ui::error(&format!("{}: {msg}", quote_env(path_bytes(&path))));
+            }
+        }
+        true
+    });
+    failed
 }

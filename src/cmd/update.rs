@@ -5,15 +5,13 @@
 
 use super::Status;
 use crate::cli::HashArgs;
-use crate::ui;
 use anyhow::{Context, bail};
 use fixity::algo::{self, Algorithm};
 use fixity::digest::Encoding;
 use fixity::formats::{Format, LineKind, Manifest};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::read::io_message;
-use fixity::sources::{Source, Sources};
+use fixity::sources::Sources;
 use fixity::walk::Exclude;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -118,21 +116,10 @@ pub fn run(mut args: HashArgs) -> anyhow::Result<Status> {
                 .map_or(true, |m| Some((m.dev(), m.ino())) != skip)
     };
     let mut todo: Vec<OsString> = Vec::new();
-    // What the walk leaves out is said, as `hash` says it; a walk error fails the run.
-    let mut walk_failed = false;
-    sources.each(&mut |source| {
-        match source {
-            Source::File { name, .. } if is_new(&name) => todo.push(OsString::from_vec(name)),
-            Source::File { .. } => {}
-            Source::Skipped { path, why } => {
-                ui::error(&format!("{}: {why}", quote_env(path_bytes(&path))))
-            }
-            Source::Error { path, error } => {
-                walk_failed = true;
-                ui::error(&format!("{}: {}", quote_env(path_bytes(&path)), io_message(&error)));
-            }
+    let walk_failed = super::list_files(&sources, &mut |name, _, _| {
+        if is_new(&name) {
+            todo.push(OsString::from_vec(name));
         }
-        true
     });
     let walk_status = if walk_failed { Status::Failed } else { Status::Ok };
     if todo.is_empty() {
