@@ -4,15 +4,17 @@
 //!
 //! Memory is bounded: at most `window` tasks exist at once (queued, being hashed, or
 //! waiting for a slower predecessor), whatever the size of the tree. Many workers keep
-//! many reads in flight, which is what small files on a cold cache need; a rotational disk
-//! gets one worker, so the head moves in one sequential sweep.
+//! many reads in flight, which is what small files on a cold cache need; a seeking disk
+//! gets one reader at a time, so the head moves in one sequential sweep, and its files
+//! are read in physical order (the storage policy, [`crate::storage`], decides per device).
 //!
 //! Each worker hashes a file with [`hash_path`]: the engine picks the file's read plan
 //! from the algorithms' registry rows (`plan_for`) and the reader carries it out.
 
 use crate::algo::{Access, Algorithm, Hasher};
 use crate::digest::Digest;
-use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader};
+use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader, Serial};
+use crate::storage::{Devices, Dispatch};
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -79,15 +81,15 @@ pub(crate) fn plan_for(algos: &[&'static Algorithm], opts: &ReadOptions) -> Read
 }
 
 /// Opens, reads and hashes `path` with every algorithm in `algos`: what each worker does
-/// for a task. `buf` is the caller's reusable read buffer; `serial` the lock of a
-/// rotational disk (see [`Reader`]).
+/// for a task. `buf` is the caller's reusable read buffer; `serial` the storage policy
+/// that may let one reader at a time at a seeking disk (see [`Reader`]).
 pub fn hash_path(
     path: &Path,
     mode: OpenMode,
     algos: &[&'static Algorithm],
     buf: &mut Vec<u8>,
     opts: &ReadOptions,
-    serial: Option<&Mutex<()>>,
+    serial: Option<&dyn Serial>,
 ) -> Result<Hashed, ReadError> {
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     let plan = plan_for(algos, opts);
@@ -109,9 +111,14 @@ pub struct Config {
     pub window: usize,
     /// Read settings.
     pub read: ReadOptions,
-    /// One reader at a time (a rotational disk): reads happen in producer order, one
-    /// file after another, while hashing of small files still uses every worker.
+    /// One reader at a time for every file, whatever its device: reads happen in
+    /// producer order, one file after another, while hashing of small files still uses
+    /// every worker. Without it, `storage` decides per device.
     pub serial_reads: bool,
+    /// The storage policy per device (see [`crate::storage`]): which devices get one
+    /// reader at a time and their files in physical order. `None`: every read in parallel
+    /// (unless `serial_reads`).
+    pub storage: Option<Arc<Devices>>,
 }
 
 /// Most worker threads a run starts, whatever `-j` asks: enough reads in flight for any
@@ -169,6 +176,7 @@ impl Config {
                     advise: true,
                 },
                 serial_reads: true,
+                storage: None,
             }
         } else {
             Config {
@@ -176,8 +184,23 @@ impl Config {
                 window: 8192,
                 read: ReadOptions::default(),
                 serial_reads: false,
+                storage: None,
             }
         }
+    }
+
+    /// Defaults for a run whose storage decisions are `devices`: one sequential reader's
+    /// settings when every device decided is seeking, many reads in flight otherwise (more
+    /// for network storage); each device's reads are serialized, or not, as its decision
+    /// says.
+    pub fn for_devices(devices: Arc<Devices>) -> Config {
+        let mut c = Config::for_storage(devices.all_seeking());
+        if devices.any_network() {
+            c.workers = c.workers.max(32);
+        }
+        c.serial_reads = false;
+        c.storage = Some(devices);
+        c
     }
 }
 
@@ -204,14 +227,33 @@ where
     let producer_done = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     let io_lock = Mutex::new(());
-    let serial = config.serial_reads.then_some(&io_lock);
+    let serial: Option<&dyn Serial> = match (&config.storage, config.serial_reads) {
+        (_, true) => Some(&io_lock),
+        (Some(devices), false) => Some(&**devices),
+        (None, false) => None,
+    };
 
     std::thread::scope(|scope| {
         scope.spawn(|| {
             let mut seq = 0u64;
+            // Tasks of files on a seeking disk may be held back, to go out in physical order.
+            let mut order = Dispatch::new(config.storage.as_deref(), |job: &(u64, T, Work)| {
+                (job.2.path.as_path(), job.2.mode)
+            });
+            let mut send = |mut item: (u64, T, Work)| {
+                while let Err(back) = jobs.push(item) {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    item = back;
+                    nap();
+                }
+            };
             let mut push = |task: Task<T>| -> bool {
-                // Bound the tasks alive at once: wait while the window is full.
+                // Bound the tasks alive at once: wait while the window is full (held tasks
+                // count in it, so they go out first).
                 while seq >= emitted.load(Ordering::Acquire) + window {
+                    order.flush(&mut send);
                     if stop.load(Ordering::Relaxed) {
                         return false;
                     }
@@ -223,19 +265,14 @@ where
                 let s = seq;
                 seq += 1;
                 match task.work {
-                    Some(work) => {
-                        let mut item = (s, task.payload, work);
-                        while let Err(back) = jobs.push(item) {
-                            item = back;
-                            nap();
-                        }
-                    }
+                    Some(work) => order.admit((s, task.payload, work), jobs.is_empty(), &mut send),
                     None => results.push((s, task.payload, None)),
                 }
                 produced.store(seq, Ordering::Release);
                 true
             };
             produce(&mut push);
+            order.flush(&mut send);
             producer_done.store(true, Ordering::Release);
         });
         for _ in 0..workers {
@@ -366,7 +403,7 @@ mod tests {
             paths.push(p);
         }
         let cfg =
-            Config { workers: 8, window: 16, read: ReadOptions::default(), serial_reads: false };
+            Config { workers: 8, window: 16, serial_reads: false, ..Config::for_storage(false) };
         let mut seen = Vec::new();
         run(
             &cfg,
@@ -397,7 +434,7 @@ mod tests {
     #[test]
     fn sink_can_stop_early() {
         let cfg =
-            Config { workers: 2, window: 4, read: ReadOptions::default(), serial_reads: true };
+            Config { workers: 2, window: 4, serial_reads: true, ..Config::for_storage(false) };
         let mut count = 0;
         run(
             &cfg,
