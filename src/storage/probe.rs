@@ -225,8 +225,12 @@ pub(crate) fn gather(dev: u64, seed: &Path, want: Want) -> Facts {
 
 /// Up to `FILES` of the largest non-empty regular files on `dev` near `seed`: the seed
 /// itself if a file, the files of its directory (or, for a directory, of it and the
-/// directories below it, breadth first), looking at `LOOK_AT` entries at most.
-fn sample_files(dev: u64, seed: &Path) -> Vec<(PathBuf, u64)> {
+/// directories below it, breadth first: a few entries of each directory, a few of its
+/// subdirectories), looking at `LOOK_AT` entries at most.
+pub(crate) fn sample_files(dev: u64, seed: &Path) -> Vec<(PathBuf, u64)> {
+    /// Entries looked at per directory, and subdirectories taken from each.
+    const PER_DIR: usize = 64;
+    const SUBDIRS: usize = 4;
     let mut out = Vec::new();
     let mut dirs = VecDeque::new();
     match std::fs::metadata(seed) {
@@ -243,11 +247,9 @@ fn sample_files(dev: u64, seed: &Path) -> Vec<(PathBuf, u64)> {
     let mut looked = 0;
     while let Some(dir) = dirs.pop_front() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
+        let mut subdirs = 0;
+        for entry in entries.flatten().take(PER_DIR) {
             looked += 1;
-            if looked > LOOK_AT {
-                break;
-            }
             let Ok(ft) = entry.file_type() else { continue };
             if ft.is_file() {
                 let path = entry.path();
@@ -257,11 +259,12 @@ fn sample_files(dev: u64, seed: &Path) -> Vec<(PathBuf, u64)> {
                     }
                     _ => {}
                 }
-            } else if ft.is_dir() && dirs.len() < 16 {
+            } else if ft.is_dir() && subdirs < SUBDIRS {
+                subdirs += 1;
                 dirs.push_back(entry.path());
             }
         }
-        if looked > LOOK_AT {
+        if looked >= LOOK_AT || out.len() >= 4 * FILES {
             break;
         }
     }

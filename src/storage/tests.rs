@@ -432,3 +432,39 @@ fn the_engine_gives_results_in_path_order_whatever_order_it_reads() {
     );
     assert_eq!(seen, (0..150).collect::<Vec<_>>());
 }
+
+#[test]
+fn the_probe_samples_the_largest_files_near_the_seed_even_deep_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Like D3: many directories on top, files only two levels down.
+    for i in 0..100 {
+        for j in 0..3 {
+            let sub = d.join(format!("d{i:03}/s{j}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            write_file(&sub.join("f"), i * 10 + j + 1);
+            write_file(&sub.join("empty"), 0);
+        }
+    }
+    for (k, size) in [(0, 5000), (1, 9000), (2, 100)] {
+        write_file(&d.join(format!("d001/s1/f{k}")), size);
+    }
+    let dev = std::fs::metadata(d).unwrap().dev();
+    let files = probe::sample_files(dev, d);
+    let sizes: Vec<u64> = files.iter().map(|f| f.1).collect();
+    // Readdir order decides which directories are visited; what is found is sorted.
+    assert_eq!(files.len(), 8, "files two levels down are found: {sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]) && !sizes.contains(&0), "{sizes:?}");
+    // A file seed brings its own directory's files, itself first among equals.
+    let seed = d.join("d001/s1/f2");
+    let files = probe::sample_files(dev, &seed);
+    let names: Vec<String> =
+        files.iter().map(|f| f.0.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["f1", "f0", "f2", "f"]);
+    assert!(probe::sample_files(dev, &d.join("missing")).is_empty());
+    assert!(probe::sample_files(dev + 1, d).is_empty(), "files of another device are left out");
+}
+
+fn write_file(p: &Path, size: usize) {
+    std::fs::write(p, vec![7u8; size]).unwrap();
+}
