@@ -166,7 +166,7 @@ fn mount_in(info: &str, major: u32, minor: u32) -> Option<Mount> {
 /// extent (`ioctl(FS_IOC_FIEMAP)`). `None` when the file system does not say (tmpfs,
 /// FUSE, NFS), the file has no data on disk (empty, inline in its inode), or its
 /// blocks are not allocated yet (delayed allocation of data still being written).
-pub(crate) fn first_extent(file: &File) -> Option<u64> {
+pub fn first_extent(file: &File) -> Option<u64> {
     use std::os::fd::AsRawFd;
     // struct fiemap and struct fiemap_extent, from linux/fiemap.h.
     #[repr(C)]

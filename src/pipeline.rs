@@ -165,9 +165,11 @@ impl Config {
             // One sequential reader: seeking between files in flight would cost more than
             // any parallel hashing gains. Files are mapped only when already cached: page
             // faults from several threads come in random order.
+            // A wide window: files are read in physical order in batches of up to half of
+            // it (`storage::Dispatch`), and a denser batch is a shorter sweep.
             Config {
                 workers: cores,
-                window: 4096,
+                window: 32768,
                 read: ReadOptions {
                     buffer_size: 4 * 1024 * 1024,
                     mmap_threshold: Some(64 * 1024),
@@ -237,9 +239,11 @@ where
         scope.spawn(|| {
             let mut seq = 0u64;
             // Tasks of files on a seeking disk may be held back, to go out in physical order.
-            let mut order = Dispatch::new(config.storage.as_deref(), |job: &(u64, T, Work)| {
-                (job.2.path.as_path(), job.2.mode)
-            });
+            let batch = (window / 2) as usize;
+            let mut order =
+                Dispatch::new(config.storage.as_deref(), batch, |job: &(u64, T, Work)| {
+                    (job.0, job.2.path.as_path(), job.2.mode)
+                });
             let mut send = |mut item: (u64, T, Work)| {
                 while let Err(back) = jobs.push(item) {
                     if stop.load(Ordering::Relaxed) {
@@ -251,9 +255,11 @@ where
             };
             let mut push = |task: Task<T>| -> bool {
                 // Bound the tasks alive at once: wait while the window is full (held tasks
-                // count in it, so they go out first).
+                // count in it: they go out if nothing can be emitted before them).
                 while seq >= emitted.load(Ordering::Acquire) + window {
-                    order.flush(&mut send);
+                    if order.holds(emitted.load(Ordering::Acquire)) {
+                        order.flush(&mut send);
+                    }
                     if stop.load(Ordering::Relaxed) {
                         return false;
                     }
@@ -265,7 +271,7 @@ where
                 let s = seq;
                 seq += 1;
                 match task.work {
-                    Some(work) => order.admit((s, task.payload, work), jobs.is_empty(), &mut send),
+                    Some(work) => order.admit((s, task.payload, work), &mut send),
                     None => results.push((s, task.payload, None)),
                 }
                 produced.store(seq, Ordering::Release);

@@ -238,7 +238,11 @@ impl Devices {
         if deferred && want == Want::IfCold {
             return None;
         }
-        let want = if self.forced.is_some() { Want::Name } else { want };
+        let want = match self.forced {
+            Some(Kind::Seeking) => Want::Cache,
+            Some(_) => Want::Name,
+            None => want,
+        };
         let facts = (self.source)(dev, seed, want);
         if facts.probe == Probe::Deferred {
             if !deferred {
@@ -249,14 +253,21 @@ impl Devices {
         }
         spill.deferred.retain(|(d, _)| *d != dev);
         let (kind, evidence) = probe::decide(&facts, self.forced);
+        // A seeking disk whose sampled data is not all cached is read from: files go in
+        // physical order from the start.
+        let cold = kind == Kind::Seeking && facts.uncached == Some(true);
+        if cold {
+            self.cold.store(true, Ordering::Relaxed);
+        }
         let decision = Decision { dev, device: facts.device, kind, evidence };
         self.tell(&Note::Decided(&decision));
         let n = self.len.load(Ordering::Acquire);
         if n == ROOM {
+            self.spill_cold.fetch_or(cold, Ordering::Relaxed);
             spill.decided.push(decision);
             return spill.decided.last().map(spilled);
         }
-        let entry = Entry { decision, lock: Mutex::new(()), cold: AtomicBool::new(false) };
+        let entry = Entry { decision, lock: Mutex::new(()), cold: AtomicBool::new(cold) };
         // Only this thread (holding `deciding`) fills slots, so slot `n` is free.
         let _ = self.slots[n].set(entry);
         self.len.store(n + 1, Ordering::Release);

@@ -8,8 +8,12 @@
 //! change: the engine hands results back in the producer's order whatever order they are
 //! read in.
 //!
-//! A batch is bounded (in files and bytes, and by the engine's window, which makes the
-//! producer flush before it waits), and goes out early when the workers run out of work.
+//! A batch is bounded in bytes and in files: half the engine's window, so that the next
+//! batch gathers while one is read (results go out in order, so a batch's first task may
+//! be read last, and the window must hold two). The first batches are smaller (256 files,
+//! doubling), so that the disk starts reading soon. A batch goes out early only when the
+//! engine can emit nothing until it does (its oldest task is held): handed on in pieces,
+//! a batch is read in several sweeps, each skipping over the others' files.
 
 use super::{Devices, Kind, Want};
 use crate::device;
@@ -17,12 +21,10 @@ use crate::read::OpenMode;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// Most files held in one batch.
-const BATCH_FILES: usize = 4096;
+/// Files in the first batch.
+const FIRST_BATCH: usize = 256;
 /// Most bytes held in one batch (what a disk reads in a few seconds).
 const BATCH_BYTES: u64 = 1 << 30;
-/// A batch this large goes out as soon as the workers have nothing to do.
-const IDLE_BATCH: usize = 64;
 
 /// Where a file's data lies: what a batch is sorted by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,10 +36,13 @@ pub(crate) struct Place {
 }
 
 /// The producer's side of the storage policy: see the module notes. `J` is the engine's
-/// task; `locate` says which file a task reads and how it is opened.
+/// task; `locate` gives its sequence number, the file it reads and how that is opened.
 pub(crate) struct Dispatch<'a, J> {
     devices: Option<&'a Devices>,
-    locate: fn(&J) -> (&Path, OpenMode),
+    /// Most files in one batch, and in the next one (it doubles up to `batch`).
+    batch: usize,
+    next_batch: usize,
+    locate: fn(&J) -> (u64, &Path, OpenMode),
     /// The directory of the last file looked at, and its device.
     parent: Option<(PathBuf, u64)>,
     held: Vec<(u64, Place, J)>,
@@ -46,14 +51,32 @@ pub(crate) struct Dispatch<'a, J> {
 
 impl<'a, J> Dispatch<'a, J> {
     /// A dispatcher for a run whose storage decisions are `devices` (none: every task is
-    /// passed on at once).
-    pub(crate) fn new(devices: Option<&'a Devices>, locate: fn(&J) -> (&Path, OpenMode)) -> Self {
-        Dispatch { devices, locate, parent: None, held: Vec::new(), bytes: 0 }
+    /// passed on at once), in batches of at most `batch` files.
+    pub(crate) fn new(
+        devices: Option<&'a Devices>,
+        batch: usize,
+        locate: fn(&J) -> (u64, &Path, OpenMode),
+    ) -> Self {
+        let batch = batch.max(1);
+        Dispatch {
+            devices,
+            batch,
+            next_batch: FIRST_BATCH.min(batch),
+            locate,
+            parent: None,
+            held: Vec::new(),
+            bytes: 0,
+        }
     }
 
-    /// Hands `job` to `send` now, or holds it to go out in physical order. `idle`: the
-    /// workers have nothing queued.
-    pub(crate) fn admit(&mut self, job: J, idle: bool, send: &mut dyn FnMut(J)) {
+    /// Whether the task numbered `next`, the next the engine has to emit, is held: nothing
+    /// can be emitted until the batch goes out.
+    pub(crate) fn holds(&self, next: u64) -> bool {
+        self.held.first().is_some_and(|(_, _, job)| (self.locate)(job).0 <= next)
+    }
+
+    /// Hands `job` to `send` now, or holds it to go out in physical order.
+    pub(crate) fn admit(&mut self, job: J, send: &mut dyn FnMut(J)) {
         match self.place(&job) {
             Some((dev, place, size)) => {
                 self.held.push((dev, place, job));
@@ -61,15 +84,18 @@ impl<'a, J> Dispatch<'a, J> {
             }
             None => send(job),
         }
-        let n = self.held.len();
-        if n >= BATCH_FILES || self.bytes >= BATCH_BYTES || (idle && n >= IDLE_BATCH) {
+        if self.held.len() >= self.next_batch || self.bytes >= BATCH_BYTES {
             self.flush(send);
         }
     }
 
     /// Hands every held task on, in physical order.
     pub(crate) fn flush(&mut self, send: &mut dyn FnMut(J)) {
+        if self.held.is_empty() {
+            return;
+        }
         self.bytes = 0;
+        self.next_batch = (self.next_batch * 2).min(self.batch);
         for job in arrange(std::mem::take(&mut self.held)) {
             send(job);
         }
@@ -79,7 +105,7 @@ impl<'a, J> Dispatch<'a, J> {
     /// seeking device that has had reads wait for it, a regular file.
     fn place(&mut self, job: &J) -> Option<(u64, Place, u64)> {
         let devices = self.devices.filter(|d| d.ordering())?;
-        let (path, mode) = (self.locate)(job);
+        let (_, path, mode) = (self.locate)(job);
         if mode == OpenMode::Stdin {
             return None;
         }

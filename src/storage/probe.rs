@@ -91,6 +91,9 @@ const MEMORY: &[&str] = &[
 pub(crate) enum Want {
     /// Its name and file system only (the user chose the policy with `--storage`).
     Name,
+    /// Its name, and whether the data sampled is all in the page cache (`--storage hdd`:
+    /// files are put in physical order only when they have to be read from the disk).
+    Cache,
     /// A decision, unless every block sampled is in the page cache: then nothing would
     /// be read from the device anyway, and the decision waits for a read that would
     /// (before a run: no device read is spent on a warm tree).
@@ -132,6 +135,8 @@ pub struct Facts {
     pub rotational: Option<bool>,
     /// The probe.
     pub probe: Probe,
+    /// Whether some of the data sampled is not in the page cache (`None`: not sampled).
+    pub uncached: Option<bool>,
 }
 
 /// The median of `v` (the mean of the two middle values for an even count).
@@ -207,6 +212,7 @@ pub(crate) fn gather(dev: u64, seed: &Path, want: Want) -> Facts {
     let fs_type = mount.map(|m| m.fs_type);
     let rotational = device::rotational(dev);
     let fs = fs_type.as_deref().unwrap_or("");
+    let mut uncached = None;
     let probe = if want == Want::Name || NETWORK.contains(&fs) || MEMORY.contains(&fs) {
         Probe::NotRun("not needed".into())
     } else {
@@ -214,13 +220,17 @@ pub(crate) fn gather(dev: u64, seed: &Path, want: Want) -> Facts {
         let plan = plan(&files);
         if plan.is_empty() {
             Probe::NotRun("no file with data to read".into())
-        } else if want == Want::IfCold && all_cached(&files, &plan) {
-            Probe::Deferred
         } else {
-            time(&files, &plan)
+            let cold = !all_cached(&files, &plan);
+            uncached = Some(cold);
+            match want {
+                Want::Cache => Probe::NotRun("not needed".into()),
+                Want::IfCold if !cold => Probe::Deferred,
+                _ => time(&files, &plan),
+            }
         }
     };
-    Facts { device, fs_type, rotational, probe }
+    Facts { device, fs_type, rotational, probe, uncached }
 }
 
 /// Up to `FILES` of the largest non-empty regular files on `dev` near `seed`: the seed

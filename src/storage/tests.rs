@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 fn facts(fs: &str, rotational: Option<bool>, probe: Probe) -> Facts {
-    Facts { device: "/dev/x".into(), fs_type: Some(fs.into()), rotational, probe }
+    Facts { device: "/dev/x".into(), fs_type: Some(fs.into()), rotational, probe, uncached: None }
 }
 
 fn timed(reads_ms: &[f64], cached: usize) -> Probe {
@@ -134,6 +134,8 @@ fn fake_devices(forced: Option<Kind>) -> (Devices, Asked) {
             2 => facts("ext4", Some(true), timed(&VIRTIO, 0)),
             3 => facts("nfs4", None, Probe::NotRun("not needed".into())),
             4 if want == Want::IfCold => facts("ext4", Some(true), Probe::Deferred),
+            6 => Facts { uncached: Some(true), ..facts("ext4", None, timed(&SPINNING, 0)) },
+            7 => Facts { uncached: Some(false), ..facts("ext4", None, timed(&SPINNING, 0)) },
             _ => facts("ext4", Some(true), timed(&SPINNING, 0)),
         };
         f.device = format!("/dev/fake{dev}");
@@ -185,16 +187,28 @@ fn each_device_gets_its_own_policy_and_lock() {
 }
 
 #[test]
+fn a_seeking_disk_found_cold_before_the_run_is_read_in_physical_order_from_the_start() {
+    let (d, _) = fake_devices(None);
+    let p = Path::new("f");
+    assert!(d.policy(7, p, Want::IfCold).is_some() && !d.ordering(), "all cached");
+    assert!(d.policy(6, p, Want::IfCold).is_some() && d.ordering(), "not all cached");
+    assert!(d.known(6).unwrap().cold.load(std::sync::atomic::Ordering::Relaxed));
+    assert!(!d.known(7).unwrap().cold.load(std::sync::atomic::Ordering::Relaxed));
+}
+
+#[test]
 fn storage_hdd_and_ssd_decide_every_device_without_probing() {
     let (d, asked) = fake_devices(Some(Kind::Seeking));
     let p = Path::new("f");
     let (a, b) = (d.wait(2, p).unwrap() as *const _, d.wait(3, p).unwrap() as *const _);
     assert_ne!(a, b, "a lock per device");
     assert!(d.all_seeking());
-    assert!(asked.lock().unwrap().iter().all(|(_, w)| *w == Want::Name));
+    // Asked only whether the data is cached (files go in physical order if it is not).
+    assert!(asked.lock().unwrap().iter().all(|(_, w)| *w == Want::Cache));
     assert!(d.notes()[0].ends_with("(--storage hdd)"), "{:?}", d.notes());
-    let (d, _) = fake_devices(Some(Kind::Flash));
+    let (d, asked) = fake_devices(Some(Kind::Flash));
     assert!(d.wait(1, p).is_none() && d.parallel(1) && !d.all_seeking());
+    assert_eq!(*asked.lock().unwrap(), [(1, Want::Name)]);
 }
 
 #[test]
@@ -271,18 +285,20 @@ fn decided(kind: Kind, dir: &Path) -> Devices {
     d
 }
 
-type Job = (PathBuf, OpenMode);
+type Job = (u64, PathBuf, OpenMode);
 
 /// The order in which a dispatcher over `devices` hands on the files `names` of `dir`,
 /// given to it in name order.
 fn dispatched(devices: &Devices, dir: &Path, names: &[String]) -> Vec<String> {
-    let mut order = Dispatch::new(Some(devices), |j: &Job| (j.0.as_path(), j.1));
+    let mut order = Dispatch::new(Some(devices), 4096, |j: &Job| (j.0, j.1.as_path(), j.2));
     let mut out = Vec::new();
-    let mut send = |j: Job| out.push(j.0.file_name().unwrap().to_string_lossy().into_owned());
-    for n in names {
-        order.admit((dir.join(n), OpenMode::Walked { follow: false }), false, &mut send);
+    let mut send = |j: Job| out.push(j.1.file_name().unwrap().to_string_lossy().into_owned());
+    for (seq, n) in names.iter().enumerate() {
+        let job = (seq as u64, dir.join(n), OpenMode::Walked { follow: false });
+        order.admit(job, &mut send);
     }
     order.flush(&mut send);
+    assert!(!order.holds(u64::MAX), "nothing held after a flush");
     out
 }
 
@@ -307,6 +323,29 @@ fn files_on_a_seeking_disk_go_out_in_physical_order() {
     assert_eq!(dispatched(&decided(Kind::Flash, dir.path()), dir.path(), &names), names);
     let (fresh, _) = fake_devices(None);
     assert_eq!(dispatched(&fresh, dir.path(), &names), names);
+}
+
+#[test]
+fn a_batch_goes_out_when_full_or_when_the_engine_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = write_reversed(dir.path(), 7, 100);
+    let devices = decided(Kind::Seeking, dir.path());
+    let mut order = Dispatch::new(Some(&devices), 3, |j: &Job| (j.0, j.1.as_path(), j.2));
+    let sent = std::cell::RefCell::new(Vec::new());
+    let mut send = |j: Job| sent.borrow_mut().push(j.0);
+    for (i, n) in names.iter().enumerate() {
+        // Numbered from 5: the engine has emitted 0..5 (say, files on other devices).
+        order.admit((5 + i as u64, dir.path().join(n), OpenMode::Named), &mut send);
+    }
+    // Two full batches of three went out; the seventh is held.
+    let mut firsts = sent.borrow().clone();
+    firsts.sort_unstable();
+    assert_eq!(firsts, [5, 6, 7, 8, 9, 10]);
+    assert!(!order.holds(10), "the engine can still emit up to the held task");
+    assert!(order.holds(11) && order.holds(12), "the engine waits for a held task");
+    order.flush(&mut send);
+    assert!(!order.holds(11));
+    assert_eq!(sent.borrow().len(), 7);
 }
 
 #[test]
