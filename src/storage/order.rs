@@ -21,6 +21,8 @@ use crate::read::OpenMode;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+/// Files in a row without an extent after which a device's are not asked for one.
+const GIVE_UP: u32 = 32;
 /// Files in the first batch.
 const FIRST_BATCH: usize = 256;
 /// Most bytes held in one batch (what a disk reads in a few seconds).
@@ -47,6 +49,8 @@ pub(crate) struct Dispatch<'a, J> {
     parent: Option<(PathBuf, u64)>,
     held: Vec<(u64, Place, J)>,
     bytes: u64,
+    /// Devices and how many of their files in a row had no extent to give.
+    unplaced: Vec<(u64, u32)>,
 }
 
 impl<'a, J> Dispatch<'a, J> {
@@ -66,6 +70,7 @@ impl<'a, J> Dispatch<'a, J> {
             parent: None,
             held: Vec::new(),
             bytes: 0,
+            unplaced: Vec::new(),
         }
     }
 
@@ -114,7 +119,17 @@ impl<'a, J> Dispatch<'a, J> {
         if policy.kind != Kind::Seeking || !policy.cold.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        let (place, size) = place_of(path, mode)?;
+        let asked = self.unplaced.iter().position(|(d, _)| *d == dev);
+        let ask = asked.is_none_or(|i| self.unplaced[i].1 < GIVE_UP);
+        let (place, size) = place_of(path, mode, ask)?;
+        // Count the files of a device whose file system gives no extents (FUSE, NFS):
+        // after `GIVE_UP` in a row it is not asked again (each ask opens the file).
+        match (asked, place.extent == u64::MAX && size > 0) {
+            (Some(i), true) => self.unplaced[i].1 += 1,
+            (None, true) => self.unplaced.push((dev, 1)),
+            (Some(i), false) if ask => self.unplaced[i].1 = 0,
+            _ => {}
+        }
         Some((dev, place, size))
     }
 
@@ -136,11 +151,13 @@ impl<'a, J> Dispatch<'a, J> {
 /// Where the regular file at `path` (opened as `mode` would) has its data, and its size.
 /// Only its metadata is read, never its content; a path confined beneath a directory
 /// (`--confine`) is not opened here, and goes by its inode.
-pub(crate) fn place_of(path: &Path, mode: OpenMode) -> Option<(Place, u64)> {
+/// `extents`: whether to ask for the first extent (a file system known not to say is not
+/// asked again).
+pub(crate) fn place_of(path: &Path, mode: OpenMode, extents: bool) -> Option<(Place, u64)> {
     let nofollow = matches!(mode, OpenMode::Walked { follow: false } | OpenMode::Beneath);
     let md = if nofollow { std::fs::symlink_metadata(path) } else { std::fs::metadata(path) };
     let md = md.ok().filter(|m| m.is_file())?;
-    let extent = if mode == OpenMode::Beneath {
+    let extent = if mode == OpenMode::Beneath || !extents || md.len() == 0 {
         None
     } else {
         let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;

@@ -357,7 +357,8 @@ fn where_the_file_system_gives_no_extents_inode_order_stands_in() {
         return;
     }
     let dir = tempfile::tempdir_in(shm).unwrap();
-    let names = write_reversed(dir.path(), 30, 5000);
+    // More files than are asked for extents before the dispatcher stops asking.
+    let names = write_reversed(dir.path(), 50, 5000);
     let reversed: Vec<String> = names.iter().rev().cloned().collect();
     assert_eq!(dispatched(&decided(Kind::Seeking, dir.path()), dir.path(), &names), reversed);
 }
@@ -431,13 +432,15 @@ fn only_regular_files_are_placed() {
     let made = std::process::Command::new("mkfifo").arg(d.join("fifo")).status().unwrap();
     assert!(made.success());
     let walked = OpenMode::Walked { follow: false };
-    assert_eq!(place_of(&d.join("f"), walked).map(|(_, size)| size), Some(4));
-    assert!(place_of(&d.join("link"), walked).is_none(), "a symlink not followed");
-    assert!(place_of(&d.join("link"), OpenMode::Named).is_some(), "named: followed");
-    assert!(place_of(&d.join("fifo"), OpenMode::Named).is_none(), "never opened");
-    assert!(place_of(d, OpenMode::Named).is_none());
-    let (place, _) = place_of(&d.join("f"), OpenMode::Beneath).unwrap();
+    assert_eq!(place_of(&d.join("f"), walked, true).map(|(_, size)| size), Some(4));
+    assert!(place_of(&d.join("link"), walked, true).is_none(), "a symlink not followed");
+    assert!(place_of(&d.join("link"), OpenMode::Named, true).is_some(), "named: followed");
+    assert!(place_of(&d.join("fifo"), OpenMode::Named, true).is_none(), "never opened");
+    assert!(place_of(d, OpenMode::Named, true).is_none());
+    let (place, _) = place_of(&d.join("f"), OpenMode::Beneath, true).unwrap();
     assert_eq!(place.extent, u64::MAX, "confined paths are not opened, only looked at");
+    let (place, size) = place_of(&d.join("f"), walked, false).unwrap();
+    assert_eq!((place.extent, size), (u64::MAX, 4), "not asked for its extent");
 }
 
 #[test]
