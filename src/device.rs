@@ -145,7 +145,10 @@ pub(crate) struct Mount {
 /// The file system whose files have `st_dev` equal to `dev` (the first mount of it listed
 /// in /proc/self/mountinfo; bind mounts of one file system share the device).
 pub(crate) fn mount_of(dev: u64) -> Option<Mount> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    use std::io::Read;
+    // Room for a usual table at once: a /proc file has no size to go by.
+    let mut info = String::with_capacity(16 << 10);
+    File::open("/proc/self/mountinfo").ok()?.read_to_string(&mut info).ok()?;
     mount_in(&info, libc::major(dev), libc::minor(dev))
 }
 

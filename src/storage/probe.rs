@@ -210,8 +210,21 @@ pub(crate) fn gather(dev: u64, seed: &Path, want: Want) -> Facts {
         |m| m.source.clone(),
     );
     let fs_type = mount.map(|m| m.fs_type);
-    let rotational = device::rotational(dev);
     let fs = fs_type.as_deref().unwrap_or("");
+    // A file whose sampled blocks are all cached, before a run (a warm one-file run, the
+    // way scripts call checksum tools): nothing to decide yet, and nothing more to read.
+    if want == Want::IfCold && !NETWORK.contains(&fs) && !MEMORY.contains(&fs) {
+        let seed_only: Vec<(PathBuf, u64)> = match std::fs::metadata(seed) {
+            Ok(md) if md.is_file() && md.len() > 0 => vec![(seed.to_path_buf(), md.len())],
+            _ => Vec::new(),
+        };
+        let plan = plan(&seed_only);
+        if !plan.is_empty() && all_cached(&seed_only, &plan) {
+            let probe = Probe::Deferred;
+            return Facts { device, fs_type, rotational: None, probe, uncached: Some(false) };
+        }
+    }
+    let rotational = device::rotational(dev);
     let mut uncached = None;
     let probe = if want == Want::Name || NETWORK.contains(&fs) || MEMORY.contains(&fs) {
         Probe::NotRun("not needed".into())
