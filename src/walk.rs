@@ -21,7 +21,7 @@ use crate::device::Stamp;
 /// How many threads list directories ahead of a walk: two per core the process may use
 /// (listing waits on the disk more than on the CPU), at least 4, at most 16.
 pub(crate) fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| 2 * n.get()).clamp(4, 16)
+    (2 * crate::pipeline::cores()).clamp(4, 16)
 }
 
 /// What to walk and how.

@@ -37,8 +37,7 @@ pub(super) fn to_end<H: Hasher + ?Sized>(
     reader: &mut Reader<'_>,
     expect: Option<u64>,
 ) -> io::Result<u64> {
-    let buffer_size = reader.opts.buffer_size;
-    let buf = buffer(reader.buf, buffer_size);
+    let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut total = 0u64;
     loop {
         if expect == Some(total) && total > 0 {
@@ -55,14 +54,27 @@ pub(super) fn to_end<H: Hasher + ?Sized>(
     }
 }
 
-/// The first `size` bytes of `buf`, grown to that if shorter: a fresh zeroed allocation
-/// (calloc: pages zeroed lazily by the kernel), not a byte-by-byte fill; the old contents
-/// are scratch.
-fn buffer(buf: &mut Vec<u8>, size: usize) -> &mut [u8] {
-    if buf.len() < size {
-        *buf = vec![0; size];
+/// The smallest buffer a read uses.
+const MIN_BUFFER: usize = 16 * 1024;
+
+/// A read buffer of `size` bytes, or, for a file of `expect` bytes, only as much of that
+/// as the file needs (whole pages, at least 16 KiB): a run over small files neither
+/// allocates nor faults in the large buffer a large file reads through. `buf` grows when
+/// a larger file needs more, with a fresh zeroed allocation (calloc: pages zeroed lazily
+/// by the kernel, not a byte-by-byte fill); its old contents are scratch.
+fn buffer(buf: &mut Vec<u8>, size: usize, expect: Option<u64>) -> &mut [u8] {
+    let want = match expect {
+        Some(len) => {
+            let pages = usize::try_from(len).unwrap_or(usize::MAX).div_ceil(4096);
+            pages.saturating_mul(4096).clamp(MIN_BUFFER, size.max(MIN_BUFFER))
+        }
+        None => size,
+    };
+    if buf.len() < want {
+        *buf = vec![0; want];
     }
-    &mut buf[..size]
+    let n = buf.len().min(size.max(want));
+    &mut buf[..n]
 }
 
 /// Reads a regular file for a rotational disk. Data already in the page cache is read
@@ -77,8 +89,7 @@ fn serial<H: Hasher + ?Sized>(
     lock: &Mutex<()>,
 ) -> io::Result<u64> {
     use std::os::unix::fs::FileExt;
-    let buffer_size = reader.opts.buffer_size;
-    let buf = buffer(reader.buf, buffer_size);
+    let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut guard = None;
     let mut off = 0u64;
     loop {

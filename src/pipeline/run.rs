@@ -1,0 +1,208 @@
+//! The engine's run: the calling thread produces the tasks, hands results to the sink in
+//! the producer's order, and hashes too when it has nothing else to do; worker threads
+//! are started only as queued work outgrows the threads already there, so a run over one
+//! file starts none.
+//!
+//! Hand-offs go through lock-free queues. A thread that runs out of work waits at a
+//! [`Gate`]: a short spin, then a block on a condition variable; waking it costs the
+//! waker a system call only when someone is really blocked, so a steady stream of small
+//! files makes none, and no thread ever sleeps for a fixed time.
+
+use super::gate::Gate;
+use super::{Config, Outcome, Task, Work, hash_path};
+use crossbeam_queue::SegQueue;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A task with work, numbered in the producer's order.
+type Job<T> = (u64, T, Work);
+
+/// What the calling thread and the workers share.
+struct Shared<T> {
+    /// Work not yet taken: at most the tasks alive, which the window bounds. Grows in
+    /// small blocks, so a run over a few files allocates little.
+    jobs: SegQueue<Job<T>>,
+    /// Work done, in the order it finished.
+    results: SegQueue<(u64, T, Outcome)>,
+    /// The producer pushed its last task.
+    done: AtomicBool,
+    /// The sink asked to stop: workers leave at their next task.
+    stop: AtomicBool,
+    /// Where workers wait for jobs.
+    idle: Gate,
+    /// Where the calling thread waits for a result.
+    waiting: Gate,
+}
+
+/// The calling thread's reorder buffer: slot i holds the outcome of task `next + i`.
+struct Order<T> {
+    pending: VecDeque<Option<(T, Outcome)>>,
+    next: u64,
+}
+
+impl<T> Order<T> {
+    fn put(&mut self, seq: u64, payload: T, outcome: Outcome) {
+        let idx = (seq - self.next) as usize;
+        if self.pending.len() <= idx {
+            self.pending.resize_with(idx + 1, || None);
+        }
+        self.pending[idx] = Some((payload, outcome));
+    }
+
+    /// The next task's outcome, if it is in.
+    fn pop_ready(&mut self) -> Option<(T, Outcome)> {
+        match self.pending.front() {
+            Some(Some(_)) => {
+                self.next += 1;
+                self.pending.pop_front().flatten()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Runs `produce` and `sink` on the calling thread and hashes on up to `config.workers`
+/// more threads: `sink` gets every task in producer order, as soon as the task and its
+/// predecessors are done. `sink` returns `false` to stop early (e.g. a closed stdout);
+/// the producer's next push then returns `false`.
+///
+/// At most `config.window` tasks are alive at once (queued, being hashed, or waiting for
+/// a slower predecessor): while the window is full, the producer's push hands results
+/// over and hashes queued work itself until a slot frees.
+pub fn run<T, P, S>(config: &Config, produce: P, mut sink: S)
+where
+    T: Send,
+    P: FnOnce(&mut dyn FnMut(Task<T>) -> bool),
+    S: FnMut(T, Outcome) -> bool,
+{
+    let window = config.window.max(1) as u64;
+    let workers = config.workers.max(1);
+    let shared = Shared {
+        jobs: SegQueue::new(),
+        results: SegQueue::new(),
+        done: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        idle: Gate::new(),
+        waiting: Gate::new(),
+    };
+    let io_lock = Mutex::new(());
+    let serial = config.serial_reads.then_some(&io_lock);
+    let shared = &shared;
+
+    std::thread::scope(|scope| {
+        let mut order = Order { pending: VecDeque::new(), next: 0 };
+        let mut buf = Vec::new();
+        let mut seq = 0u64;
+        let mut spawned = 0usize;
+        let mut live = true;
+        {
+            let mut push = |task: Task<T>| -> bool {
+                live = live && deliver(&mut order, shared, &mut sink);
+                while live && seq >= order.next + window {
+                    live = progress(&mut order, shared, config, serial, &mut buf, &mut sink);
+                }
+                if !live {
+                    return false;
+                }
+                let s = seq;
+                seq += 1;
+                let Some(work) = task.work else {
+                    order.put(s, task.payload, None);
+                    return true;
+                };
+                shared.jobs.push((s, task.payload, work));
+                shared.idle.wake_one();
+                // The first task waits for a second before a thread is started: a run
+                // over one file hashes it on this thread.
+                if s > 0 && spawned < workers && shared.jobs.len() > shared.idle.waiting() {
+                    spawned += 1;
+                    scope.spawn(move || worker(shared, config, serial));
+                }
+                true
+            };
+            produce(&mut push);
+        }
+        shared.done.store(true, Ordering::SeqCst);
+        shared.idle.wake_all();
+        while live && order.next < seq {
+            live = progress(&mut order, shared, config, serial, &mut buf, &mut sink);
+        }
+        if !live {
+            // What the workers finish now is dropped with the queues.
+            shared.stop.store(true, Ordering::SeqCst);
+            shared.idle.wake_all();
+        }
+    });
+}
+
+/// Hands every result that is in, in order, to the sink. False when the sink says stop.
+fn deliver<T, S>(order: &mut Order<T>, shared: &Shared<T>, sink: &mut S) -> bool
+where
+    S: FnMut(T, Outcome) -> bool,
+{
+    while let Some((s, payload, outcome)) = shared.results.pop() {
+        order.put(s, payload, outcome);
+    }
+    while let Some((payload, outcome)) = order.pop_ready() {
+        if !sink(payload, outcome) {
+            return false;
+        }
+    }
+    true
+}
+
+/// One step forward on the calling thread: hand over what is ready; if nothing was, hash
+/// a queued job here; if none is queued, wait for a worker's result. False when the sink
+/// says stop.
+fn progress<T, S>(
+    order: &mut Order<T>,
+    shared: &Shared<T>,
+    config: &Config,
+    serial: Option<&Mutex<()>>,
+    buf: &mut Vec<u8>,
+    sink: &mut S,
+) -> bool
+where
+    S: FnMut(T, Outcome) -> bool,
+{
+    let before = order.next;
+    if !deliver(order, shared, sink) {
+        return false;
+    }
+    if order.next > before {
+        return true;
+    }
+    if let Some((s, payload, work)) = shared.jobs.pop() {
+        let r = hash_path(&work.path, work.mode, &work.algos, buf, &config.read, serial);
+        order.put(s, payload, Some(r));
+    } else {
+        // Every task not yet handed over is with a worker, which pushes its result.
+        shared.waiting.wait(|| !shared.results.is_empty());
+    }
+    true
+}
+
+/// A worker thread: takes jobs until the producer is done and the queue is empty.
+fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&Mutex<()>>) {
+    let mut buf = Vec::new();
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        match shared.jobs.pop() {
+            Some((s, payload, work)) => {
+                let r =
+                    hash_path(&work.path, work.mode, &work.algos, &mut buf, &config.read, serial);
+                shared.results.push((s, payload, Some(r)));
+                shared.waiting.wake_one();
+            }
+            None if shared.done.load(Ordering::SeqCst) => return,
+            None => shared.idle.wait(|| {
+                !shared.jobs.is_empty()
+                    || shared.done.load(Ordering::SeqCst)
+                    || shared.stop.load(Ordering::SeqCst)
+            }),
+        }
+    }
+}
