@@ -56,6 +56,11 @@ pub fn compress_one(name: &str, state: &mut [u32; 8], data: &[u8]) {
     super::compress_one(family(name), state, data)
 }
 
+/// The digest of a message of `total` bytes, `tail` its last bytes (see `finish`).
+pub fn finish(name: &str, state: [u32; 8], tail: &[u8], total: u64) -> Vec<u8> {
+    super::finish(family(name), state, tail, total)
+}
+
 /// The digest of `message` as the RustCrypto crate computes it.
 pub fn reference(name: &str, message: &[u8]) -> Vec<u8> {
     use sha2::Digest;

@@ -57,12 +57,14 @@ pub(super) fn block_of(lane: &[[u8; 64]], b: usize) -> &[u8; 64] {
 pub(super) fn load_state<V: Vector, const N: usize>(cpu: V::Cpu, states: &[State]) -> [V; N] {
     assert_eq!(states.len(), V::LANES);
     let mut column = [0u32; 16];
-    std::array::from_fn(|k| {
+    let mut out = [V::splat(cpu, 0); N];
+    for (k, v) in out.iter_mut().enumerate() {
         for (c, s) in column.iter_mut().zip(states) {
             *c = s[k];
         }
-        V::from_lanes(cpu, &column[..V::LANES])
-    })
+        *v = V::from_lanes(cpu, &column[..V::LANES]);
+    }
+    out
 }
 
 /// Writes the vectors back into the states of the active lanes (those with blocks);

@@ -102,7 +102,11 @@ impl Vector for Avx2 {
             (lo[i], hi[i]) = (l, h);
         }
         let (lo, hi) = (transpose8(lo), transpose8(hi));
-        std::array::from_fn(|j| Avx2(if j < 8 { lo[j] } else { hi[j - 8] }))
+        let mut out = [Avx2(lo[0]); 16];
+        for j in 0..8 {
+            (out[j], out[8 + j]) = (Avx2(lo[j]), Avx2(hi[j]));
+        }
+        out
     }
     #[inline(always)]
     fn add(self, o: Avx2) -> Avx2 {
@@ -150,34 +154,32 @@ impl Vector for Avx2 {
 /// Transposes an 8x8 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
 #[inline(always)]
 fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
-    // Within each 128-bit half: pairs of rows interleaved by word, then by word pair, so
-    // that half `c` of `q[g][m]` holds word 4c+m of rows 4g..4g+4.
-    let t: [__m256i; 8] = std::array::from_fn(|k| {
-        let (a, b) = (r[k & !1], r[k | 1]);
-        if k & 1 == 0 {
-            avx2!(_mm256_unpacklo_epi32(a, b))
-        } else {
-            avx2!(_mm256_unpackhi_epi32(a, b))
-        }
-    });
-    let q: [[__m256i; 4]; 2] = std::array::from_fn(|g| {
+    // (Plain loops: `array::from_fn` is not always inlined, and a call loses the
+    // target features.) Within each 128-bit half: pairs of rows interleaved by word, then
+    // by word pair, so that half `c` of `q[g][m]` holds word 4c+m of rows 4g..4g+4.
+    let mut t = r;
+    for k in 0..4 {
+        let (a, b) = (r[2 * k], r[2 * k + 1]);
+        t[2 * k] = avx2!(_mm256_unpacklo_epi32(a, b));
+        t[2 * k + 1] = avx2!(_mm256_unpackhi_epi32(a, b));
+    }
+    let mut q = [[r[0]; 4]; 2];
+    for (g, q) in q.iter_mut().enumerate() {
         let t = &t[4 * g..4 * g + 4];
-        avx2!([
+        *q = avx2!([
             _mm256_unpacklo_epi64(t[0], t[2]),
             _mm256_unpackhi_epi64(t[0], t[2]),
             _mm256_unpacklo_epi64(t[1], t[3]),
             _mm256_unpackhi_epi64(t[1], t[3]),
-        ])
-    });
+        ]);
+    }
     // Word 4c+m: half c of q[0][m] then half c of q[1][m].
-    std::array::from_fn(|j| {
-        let (c, m) = (j / 4, j % 4);
-        if c == 0 {
-            avx2!(_mm256_permute2x128_si256::<0x20>(q[0][m], q[1][m]))
-        } else {
-            avx2!(_mm256_permute2x128_si256::<0x31>(q[0][m], q[1][m]))
-        }
-    })
+    let mut out = r;
+    for m in 0..4 {
+        out[m] = avx2!(_mm256_permute2x128_si256::<0x20>(q[0][m], q[1][m]));
+        out[4 + m] = avx2!(_mm256_permute2x128_si256::<0x31>(q[0][m], q[1][m]));
+    }
+    out
 }
 
 impl Vector for Avx512 {
@@ -206,12 +208,20 @@ impl Vector for Avx512 {
         let swap = avx512!(_mm512_broadcast_i32x4(_mm_setr_epi8(
             3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12
         )));
-        let rows: [__m512i; 16] = std::array::from_fn(|i| {
+        let mut rows = [swap; 16];
+        for (row, lane) in rows.iter_mut().zip(lanes) {
             // The pointer is that of a 64-byte block.
-            let row = avx512!(_mm512_loadu_si512(block_of(lanes[i], b).as_ptr().cast()));
-            if BE { avx512!(_mm512_shuffle_epi8(row, swap)) } else { row }
-        });
-        transpose16(rows).map(Avx512)
+            *row = avx512!(_mm512_loadu_si512(block_of(lane, b).as_ptr().cast()));
+            if BE {
+                *row = avx512!(_mm512_shuffle_epi8(*row, swap));
+            }
+        }
+        let t = transpose16(rows);
+        let mut out = [Avx512(swap); 16];
+        for (o, t) in out.iter_mut().zip(t) {
+            *o = Avx512(t);
+        }
+        out
     }
     #[inline(always)]
     fn add(self, o: Avx512) -> Avx512 {
@@ -254,28 +264,28 @@ impl Vector for Avx512 {
 /// Transposes a 16x16 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
 #[inline(always)]
 fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
-    // Within each 128-bit quarter: pairs of rows interleaved by word, then by word pair,
-    // so that quarter `c` of `q[g][m]` holds word 4c+m of rows 4g..4g+4.
-    let t: [__m512i; 16] = std::array::from_fn(|k| {
-        let (a, b) = (r[k & !1], r[k | 1]);
-        if k & 1 == 0 {
-            avx512!(_mm512_unpacklo_epi32(a, b))
-        } else {
-            avx512!(_mm512_unpackhi_epi32(a, b))
-        }
-    });
-    let q: [[__m512i; 4]; 4] = std::array::from_fn(|g| {
+    // (Plain loops, as in `transpose8`.) Within each 128-bit quarter: pairs of rows
+    // interleaved by word, then by word pair, so that quarter `c` of `q[g][m]` holds word
+    // 4c+m of rows 4g..4g+4.
+    let mut t = r;
+    for k in 0..8 {
+        let (a, b) = (r[2 * k], r[2 * k + 1]);
+        t[2 * k] = avx512!(_mm512_unpacklo_epi32(a, b));
+        t[2 * k + 1] = avx512!(_mm512_unpackhi_epi32(a, b));
+    }
+    let mut q = [[r[0]; 4]; 4];
+    for (g, q) in q.iter_mut().enumerate() {
         let t = &t[4 * g..4 * g + 4];
-        avx512!([
+        *q = avx512!([
             _mm512_unpacklo_epi64(t[0], t[2]),
             _mm512_unpackhi_epi64(t[0], t[2]),
             _mm512_unpacklo_epi64(t[1], t[3]),
             _mm512_unpackhi_epi64(t[1], t[3]),
-        ])
-    });
+        ]);
+    }
     // Word 4c+m gathers quarter c of q[0..4][m]: first the even and odd quarters of two
     // groups side by side, then those halves paired again.
-    let mut out = [avx512!(_mm512_setzero_si512()); 16];
+    let mut out = r;
     for m in 0..4 {
         let [g0, g1, g2, g3] = [q[0][m], q[1][m], q[2][m], q[3][m]];
         let (even01, odd01, even23, odd23) = avx512!((
