@@ -14,10 +14,15 @@ mod has160;
 mod imohash;
 mod impls;
 mod lookup;
+#[allow(unsafe_code)]
+pub(crate) mod multibuf;
 mod murmur3;
 mod snefru;
 mod sum;
 mod tth;
+
+#[doc(hidden)]
+pub use multibuf::harness as multibuf_harness;
 
 use crate::digest::{Digest, Encoding};
 pub(crate) use access::Access;

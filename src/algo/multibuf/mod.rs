@@ -1,0 +1,262 @@
+//! Multi-buffer hashing: MD5, SHA-1 and SHA-256 of 8 or 16 independent messages at once,
+//! one message per SIMD lane.
+//!
+//! **Why.** The three are serial within one message: each 64-byte block's compression
+//! needs the previous block's result, so one stream cannot use more than one core's
+//! scalar pipeline (SHA-NI helps SHA-1 and SHA-256, nothing helps MD5). A tree of files
+//! has many messages, though, and the same compression applied to 16 of them in the 16
+//! 32-bit lanes of an AVX-512 register (8 in AVX2) costs about what one costs in scalar
+//! code. The lane engine of the pipeline keeps the lanes fed with blocks of different
+//! files; this module is the arithmetic.
+//!
+//! **What.** A [`Kernel`] compresses `blocks` blocks of each of its lanes' messages into
+//! per-lane chaining states ([`State`]); lanes whose data is too short are idle and keep
+//! their state. [`initial`], [`compress_one`] (the single-stream scalar code, for when
+//! few lanes are busy) and [`finish`] (the tail and the padding) complete a digest. The
+//! kernels are written from the specifications (RFC 1321, FIPS 180-4), not ported, and
+//! checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz target).
+//!
+//! **Design.**
+//! - The rounds are written once (`md5.rs`, `sha1.rs`, `sha256.rs`), generic over a small
+//!   [`vector::Vector`] trait of lane-wise operations; `x86.rs` implements it for AVX2
+//!   (`__m256i`, rotations as two shifts) and AVX-512F/BW (`__m512i`, one-instruction
+//!   rotations and three-input logic), and compiles each family's rounds for each width
+//!   inside a `#[target_feature]` entry point, where every helper inlines.
+//! - Message words are loaded one block per lane and transposed in registers (unpacks
+//!   and 128-bit shuffles), byte-swapped for SHA's big-endian words. An idle lane reads a
+//!   static zero block, so every load is in bounds; its result is not written back.
+//! - The CPU is asked once (`is_x86_feature_detected!` caches it); [`Kernel::best`] hands
+//!   out the widest kernel this CPU runs, and a kernel exists only for a CPU that runs it:
+//!   each vector type's constructors take a token that only detection makes, which is
+//!   the soundness argument of every `unsafe` block (see `x86.rs`).
+//! - Everything here is safe to call with any slices: data are borrowed as
+//!   `&[[u8; 64]]` chunks, never as raw pointers.
+
+#[cfg(target_arch = "x86_64")]
+mod md5;
+#[cfg(target_arch = "x86_64")]
+mod sha1;
+#[cfg(target_arch = "x86_64")]
+mod sha256;
+#[cfg(target_arch = "x86_64")]
+mod vector;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub mod harness;
+
+use std::sync::OnceLock;
+
+/// The algorithms with multi-buffer kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    Md5,
+    Sha1,
+    Sha256,
+}
+
+impl Family {
+    /// Every family, in this order.
+    pub(crate) const ALL: [Family; 3] = [Family::Md5, Family::Sha1, Family::Sha256];
+
+    /// The registry's name of the algorithm (`md5`, `sha1`, `sha256`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Family::Md5 => "md5",
+            Family::Sha1 => "sha1",
+            Family::Sha256 => "sha256",
+        }
+    }
+
+    /// How many words of [`State`] the family uses (4, 5, 8).
+    fn words(self) -> usize {
+        match self {
+            Family::Md5 => 4,
+            Family::Sha1 => 5,
+            Family::Sha256 => 8,
+        }
+    }
+}
+
+/// The most lanes a kernel has.
+pub(crate) const MAX_LANES: usize = 16;
+
+/// One lane's chaining state: MD5 uses words 0..4, SHA-1 0..5, SHA-256 0..8.
+pub(crate) type State = [u32; 8];
+
+/// A kernel's code: compresses `blocks` blocks of each lane with blocks (`lanes[i]` is
+/// either exactly `blocks` blocks long or empty, for an idle lane) into `states`.
+type Run = fn(states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize);
+
+/// A multi-buffer compression function for one family and one vector width.
+pub(crate) struct Kernel {
+    family: Family,
+    lanes: usize,
+    name: &'static str,
+    run: Run,
+}
+
+/// Every kernel, whatever the CPU; [`Kernel::with_lanes`] hands out only those it runs.
+#[cfg(target_arch = "x86_64")]
+static KERNELS: [Kernel; 6] = {
+    const fn k(family: Family, lanes: usize, run: Run) -> Kernel {
+        let name = if lanes == 16 { "avx512x16" } else { "avx2x8" };
+        Kernel { family, lanes, name, run }
+    }
+    [
+        k(Family::Md5, 8, x86::md5_x8),
+        k(Family::Sha1, 8, x86::sha1_x8),
+        k(Family::Sha256, 8, x86::sha256_x8),
+        k(Family::Md5, 16, x86::md5_x16),
+        k(Family::Sha1, 16, x86::sha1_x16),
+        k(Family::Sha256, 16, x86::sha256_x16),
+    ]
+};
+#[cfg(not(target_arch = "x86_64"))]
+static KERNELS: [Kernel; 0] = [];
+
+/// Which vector widths this CPU runs, asked once.
+fn widths() -> &'static [usize] {
+    static WIDTHS: OnceLock<Vec<usize>> = OnceLock::new();
+    WIDTHS.get_or_init(|| {
+        let mut w = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if x86::Avx512Cpu::detect().is_some() {
+                w.push(16);
+            }
+            if x86::Avx2Cpu::detect().is_some() {
+                w.push(8);
+            }
+        }
+        w
+    })
+}
+
+impl Kernel {
+    /// The widest kernel this CPU runs for `family` (AVX-512 x16 with AVX-512F and BW,
+    /// else AVX2 x8), or `None` (no AVX2, or not x86-64).
+    pub(crate) fn best(family: Family) -> Option<&'static Kernel> {
+        widths().iter().find_map(|&l| Kernel::with_lanes(family, l))
+    }
+
+    /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs it.
+    pub(crate) fn with_lanes(family: Family, lanes: usize) -> Option<&'static Kernel> {
+        if !widths().contains(&lanes) {
+            return None;
+        }
+        KERNELS.iter().find(|k| k.family == family && k.lanes == lanes)
+    }
+
+    /// How many messages it compresses at once.
+    pub(crate) fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// The algorithm it computes.
+    pub(crate) fn family(&self) -> Family {
+        self.family
+    }
+
+    /// `avx512x16` or `avx2x8`, for `--verbose` and benchmarks.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Compresses `blocks` 64-byte blocks of every active lane. `states.len()` and
+    /// `data.len()` are both [`Kernel::lanes`]. Lane `i` is active when
+    /// `data[i].len() >= blocks * 64`: its first `blocks * 64` bytes are compressed into
+    /// `states[i]`. A lane with a shorter slice (typically empty) is idle: its state is
+    /// left exactly as it was. The cost is that of all lanes busy, whatever the number
+    /// active. Panics only when `states` or `data` do not have one entry per lane.
+    pub(crate) fn compress(&self, states: &mut [State], data: &[&[u8]], blocks: usize) {
+        assert_eq!(states.len(), self.lanes, "one state per lane");
+        assert_eq!(data.len(), self.lanes, "one slice per lane");
+        // No slice is longer than isize::MAX bytes: with an overflowing length, all idle.
+        let Some(bytes) = blocks.checked_mul(64) else { return };
+        if blocks == 0 {
+            return;
+        }
+        let mut lanes: [&[[u8; 64]]; MAX_LANES] = [&[]; MAX_LANES];
+        let mut active = false;
+        for (lane, d) in lanes.iter_mut().zip(data) {
+            if d.len() >= bytes {
+                *lane = d[..bytes].as_chunks::<64>().0;
+                active = true;
+            }
+        }
+        if active {
+            (self.run)(states, &lanes[..self.lanes], blocks);
+        }
+    }
+}
+
+/// The initial chaining value of `family` (unused words zero): RFC 1321 section 3.3,
+/// FIPS 180-4 sections 5.3.1 and 5.3.3.
+pub(crate) fn initial(family: Family) -> State {
+    let mut s = [0; 8];
+    let h: &[u32] = match family {
+        Family::Md5 => &[0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476],
+        Family::Sha1 => &[0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0],
+        Family::Sha256 => &[
+            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+            0x5be0cd19,
+        ],
+    };
+    s[..h.len()].copy_from_slice(h);
+    s
+}
+
+/// The single-stream code for one lane: compresses `data`, a whole number of 64-byte
+/// blocks (panics otherwise), into `state`, with the scalar code the registry uses:
+/// `md5_asm` for MD5 on x86-64 (else the `md-5` crate), the `sha1` and `sha2` crates'
+/// compression functions (which pick SHA-NI at run time).
+pub(crate) fn compress_one(family: Family, state: &mut State, data: &[u8]) {
+    let (blocks, rest) = data.as_chunks::<64>();
+    assert!(rest.is_empty(), "compress_one takes whole 64-byte blocks");
+    compress_blocks(family, state, blocks);
+}
+
+fn compress_blocks(family: Family, state: &mut State, blocks: &[[u8; 64]]) {
+    match family {
+        Family::Md5 => {
+            let st: &mut [u32; 4] = (&mut state[..4]).try_into().expect("4 words");
+            #[cfg(target_arch = "x86_64")]
+            md5_asm::compress(st, blocks);
+            #[cfg(not(target_arch = "x86_64"))]
+            ::md5::block_api::compress(st, blocks);
+        }
+        Family::Sha1 => {
+            let st: &mut [u32; 5] = (&mut state[..5]).try_into().expect("5 words");
+            ::sha1::block_api::compress(st, blocks);
+        }
+        Family::Sha256 => ::sha2::block_api::compress256(state, blocks),
+    }
+}
+
+/// Finishes a message of `total` bytes whose first `total - tail.len()` bytes (a
+/// multiple of 64) are already compressed into `state`: compresses `tail` (any length,
+/// whole blocks first) and the padding (RFC 1321 section 3.1-3.2, FIPS 180-4 section
+/// 5.1.1: a 1 bit, zeros, the length in bits in 64 bits, little-endian for MD5 and
+/// big-endian for SHA), and returns the digest as the RustCrypto crates give it.
+pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) -> Vec<u8> {
+    debug_assert!(
+        (tail.len() as u64) <= total && (total - tail.len() as u64).is_multiple_of(64),
+        "the bytes before the tail are whole blocks"
+    );
+    let (blocks, rest) = tail.as_chunks::<64>();
+    compress_blocks(family, &mut state, blocks);
+    let mut last = [0u8; 128];
+    last[..rest.len()].copy_from_slice(rest);
+    last[rest.len()] = 0x80;
+    let n = if rest.len() < 56 { 64 } else { 128 };
+    let bits = total.wrapping_mul(8);
+    let le = family == Family::Md5;
+    last[n - 8..n].copy_from_slice(&if le { bits.to_le_bytes() } else { bits.to_be_bytes() });
+    compress_blocks(family, &mut state, last[..n].as_chunks::<64>().0);
+    let words = &state[..family.words()];
+    words.iter().flat_map(|w| if le { w.to_le_bytes() } else { w.to_be_bytes() }).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,326 @@
+//! The x86-64 vector types: [`Avx2`] (8 lanes of `__m256i`) and [`Avx512`] (16 lanes of
+//! `__m512i`, with AVX-512F's rotations and three-input logic, and AVX-512BW's byte
+//! shuffle), their CPU tokens, and the six kernel entry points, compiled with the
+//! instructions enabled (`#[target_feature]`) so that the generic rounds inline into
+//! straight vector code.
+//!
+//! Soundness: a vector value can only be made through a constructor that takes the CPU
+//! token of its type, and a token only comes out of `detect`, which asks the CPU
+//! (`is_x86_feature_detected!`). Every intrinsic below therefore runs on a CPU that has
+//! it, which is what each `unsafe` block relies on.
+
+use super::vector::{Vector, block_of};
+use super::{State, md5, sha1, sha256};
+use std::arch::x86_64::*;
+
+/// Proof that the CPU has AVX2.
+#[derive(Clone, Copy)]
+pub(super) struct Avx2Cpu(());
+
+impl Avx2Cpu {
+    /// The token, if this CPU has AVX2.
+    pub(super) fn detect() -> Option<Avx2Cpu> {
+        is_x86_feature_detected!("avx2").then_some(Avx2Cpu(()))
+    }
+}
+
+/// Proof that the CPU has AVX-512F and AVX-512BW.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512Cpu(());
+
+impl Avx512Cpu {
+    /// The token, if this CPU has AVX-512F and AVX-512BW.
+    pub(super) fn detect() -> Option<Avx512Cpu> {
+        (is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"))
+            .then_some(Avx512Cpu(()))
+    }
+}
+
+/// 8 lanes in an AVX2 register.
+#[derive(Clone, Copy)]
+pub(super) struct Avx2(__m256i);
+
+/// 16 lanes in an AVX-512 register.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512(__m512i);
+
+/// Runs AVX2 intrinsics.
+macro_rules! avx2 {
+    ($e:expr) => {
+        // SAFETY: only reached through a value or token of this module's AVX2 types,
+        // which exist only when `Avx2Cpu::detect` found AVX2 on this CPU (module doc).
+        unsafe { $e }
+    };
+}
+
+/// Runs AVX-512F/BW intrinsics.
+macro_rules! avx512 {
+    ($e:expr) => {
+        // SAFETY: only reached through a value or token of this module's AVX-512 types,
+        // which exist only when `Avx512Cpu::detect` found AVX-512F and BW on this CPU.
+        unsafe { $e }
+    };
+}
+
+impl Vector for Avx2 {
+    type Cpu = Avx2Cpu;
+    const LANES: usize = 8;
+
+    #[inline(always)]
+    fn splat(_: Avx2Cpu, x: u32) -> Avx2 {
+        Avx2(avx2!(_mm256_set1_epi32(x as i32)))
+    }
+    #[inline(always)]
+    fn from_lanes(_: Avx2Cpu, src: &[u32]) -> Avx2 {
+        let src: &[u32; 8] = src.try_into().expect("8 lanes");
+        // The pointer is that of a 32-byte array; loadu allows any alignment.
+        Avx2(avx2!(_mm256_loadu_si256(src.as_ptr().cast())))
+    }
+    #[inline(always)]
+    fn to_lanes(self, dst: &mut [u32]) {
+        let dst: &mut [u32; 8] = dst.try_into().expect("8 lanes");
+        // The pointer is that of a 32-byte array; storeu allows any alignment.
+        avx2!(_mm256_storeu_si256(dst.as_mut_ptr().cast(), self.0))
+    }
+    #[inline(always)]
+    fn load_words<const BE: bool>(_: Avx2Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx2; 16] {
+        let lanes: &[&[[u8; 64]]; 8] = lanes.try_into().expect("8 lanes");
+        let swap = avx2!(_mm256_setr_epi8(
+            3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10,
+            9, 8, 15, 14, 13, 12
+        ));
+        let mut lo = [avx2!(_mm256_setzero_si256()); 8];
+        let mut hi = lo;
+        for i in 0..8 {
+            let p = block_of(lanes[i], b).as_ptr();
+            // `p` points to a 64-byte block: both 32-byte loads are inside it.
+            let (mut l, mut h) =
+                avx2!((_mm256_loadu_si256(p.cast()), _mm256_loadu_si256(p.add(32).cast())));
+            if BE {
+                (l, h) = avx2!((_mm256_shuffle_epi8(l, swap), _mm256_shuffle_epi8(h, swap)));
+            }
+            (lo[i], hi[i]) = (l, h);
+        }
+        let (lo, hi) = (transpose8(lo), transpose8(hi));
+        let mut out = [Avx2(lo[0]); 16];
+        for j in 0..8 {
+            (out[j], out[8 + j]) = (Avx2(lo[j]), Avx2(hi[j]));
+        }
+        out
+    }
+    #[inline(always)]
+    fn add(self, o: Avx2) -> Avx2 {
+        Avx2(avx2!(_mm256_add_epi32(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn xor(self, o: Avx2) -> Avx2 {
+        Avx2(avx2!(_mm256_xor_si256(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn rol<const L: i32, const R: i32>(self) -> Avx2 {
+        const { assert!(L + R == 32 && L > 0 && R > 0) };
+        Avx2(avx2!(_mm256_or_si256(_mm256_slli_epi32::<L>(self.0), _mm256_srli_epi32::<R>(self.0))))
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self) -> Avx2 {
+        Avx2(avx2!(_mm256_srli_epi32::<N>(self.0)))
+    }
+    #[inline(always)]
+    fn xor3(x: Avx2, y: Avx2, z: Avx2) -> Avx2 {
+        x.xor(y).xor(z)
+    }
+    #[inline(always)]
+    fn ch(x: Avx2, y: Avx2, z: Avx2) -> Avx2 {
+        // z ^ (x & (y ^ z)): where x is set, y; elsewhere z.
+        Avx2(avx2!(_mm256_xor_si256(z.0, _mm256_and_si256(x.0, _mm256_xor_si256(y.0, z.0)))))
+    }
+    #[inline(always)]
+    fn maj(x: Avx2, y: Avx2, z: Avx2) -> Avx2 {
+        // (x & y) | (z & (x | y))
+        Avx2(avx2!(_mm256_or_si256(
+            _mm256_and_si256(x.0, y.0),
+            _mm256_and_si256(z.0, _mm256_or_si256(x.0, y.0))
+        )))
+    }
+    #[inline(always)]
+    fn md5_i(x: Avx2, y: Avx2, z: Avx2) -> Avx2 {
+        Avx2(avx2!(_mm256_xor_si256(
+            y.0,
+            _mm256_or_si256(x.0, _mm256_xor_si256(z.0, _mm256_set1_epi32(-1)))
+        )))
+    }
+}
+
+/// Transposes an 8x8 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
+#[inline(always)]
+fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
+    // (Plain loops: `array::from_fn` is not always inlined, and a call loses the
+    // target features.) Within each 128-bit half: pairs of rows interleaved by word, then
+    // by word pair, so that half `c` of `q[g][m]` holds word 4c+m of rows 4g..4g+4.
+    let mut t = r;
+    for k in 0..4 {
+        let (a, b) = (r[2 * k], r[2 * k + 1]);
+        t[2 * k] = avx2!(_mm256_unpacklo_epi32(a, b));
+        t[2 * k + 1] = avx2!(_mm256_unpackhi_epi32(a, b));
+    }
+    let mut q = [[r[0]; 4]; 2];
+    for (g, q) in q.iter_mut().enumerate() {
+        let t = &t[4 * g..4 * g + 4];
+        *q = avx2!([
+            _mm256_unpacklo_epi64(t[0], t[2]),
+            _mm256_unpackhi_epi64(t[0], t[2]),
+            _mm256_unpacklo_epi64(t[1], t[3]),
+            _mm256_unpackhi_epi64(t[1], t[3]),
+        ]);
+    }
+    // Word 4c+m: half c of q[0][m] then half c of q[1][m].
+    let mut out = r;
+    for m in 0..4 {
+        out[m] = avx2!(_mm256_permute2x128_si256::<0x20>(q[0][m], q[1][m]));
+        out[4 + m] = avx2!(_mm256_permute2x128_si256::<0x31>(q[0][m], q[1][m]));
+    }
+    out
+}
+
+impl Vector for Avx512 {
+    type Cpu = Avx512Cpu;
+    const LANES: usize = 16;
+
+    #[inline(always)]
+    fn splat(_: Avx512Cpu, x: u32) -> Avx512 {
+        Avx512(avx512!(_mm512_set1_epi32(x as i32)))
+    }
+    #[inline(always)]
+    fn from_lanes(_: Avx512Cpu, src: &[u32]) -> Avx512 {
+        let src: &[u32; 16] = src.try_into().expect("16 lanes");
+        // The pointer is that of a 64-byte array; loadu allows any alignment.
+        Avx512(avx512!(_mm512_loadu_si512(src.as_ptr().cast())))
+    }
+    #[inline(always)]
+    fn to_lanes(self, dst: &mut [u32]) {
+        let dst: &mut [u32; 16] = dst.try_into().expect("16 lanes");
+        // The pointer is that of a 64-byte array; storeu allows any alignment.
+        avx512!(_mm512_storeu_si512(dst.as_mut_ptr().cast(), self.0))
+    }
+    #[inline(always)]
+    fn load_words<const BE: bool>(_: Avx512Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx512; 16] {
+        let lanes: &[&[[u8; 64]]; 16] = lanes.try_into().expect("16 lanes");
+        let swap = avx512!(_mm512_broadcast_i32x4(_mm_setr_epi8(
+            3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12
+        )));
+        let mut rows = [swap; 16];
+        for (row, lane) in rows.iter_mut().zip(lanes) {
+            // The pointer is that of a 64-byte block.
+            *row = avx512!(_mm512_loadu_si512(block_of(lane, b).as_ptr().cast()));
+            if BE {
+                *row = avx512!(_mm512_shuffle_epi8(*row, swap));
+            }
+        }
+        let t = transpose16(rows);
+        let mut out = [Avx512(swap); 16];
+        for (o, t) in out.iter_mut().zip(t) {
+            *o = Avx512(t);
+        }
+        out
+    }
+    #[inline(always)]
+    fn add(self, o: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_add_epi32(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn xor(self, o: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_xor_si512(self.0, o.0)))
+    }
+    #[inline(always)]
+    fn rol<const L: i32, const R: i32>(self) -> Avx512 {
+        const { assert!(L + R == 32 && L > 0 && R > 0) };
+        Avx512(avx512!(_mm512_rol_epi32::<L>(self.0)))
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self) -> Avx512 {
+        // A shift by a constant splat: the immediate form once compiled.
+        Avx512(avx512!(_mm512_srlv_epi32(self.0, _mm512_set1_epi32(N))))
+    }
+    // Three-input logic in one instruction: the immediate is the function's truth table
+    // over x = 0xF0, y = 0xCC, z = 0xAA.
+    #[inline(always)]
+    fn xor3(x: Avx512, y: Avx512, z: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_ternarylogic_epi32::<0x96>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn ch(x: Avx512, y: Avx512, z: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_ternarylogic_epi32::<0xCA>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn maj(x: Avx512, y: Avx512, z: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_ternarylogic_epi32::<0xE8>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn md5_i(x: Avx512, y: Avx512, z: Avx512) -> Avx512 {
+        Avx512(avx512!(_mm512_ternarylogic_epi32::<0x39>(x.0, y.0, z.0)))
+    }
+}
+
+/// Transposes a 16x16 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
+#[inline(always)]
+fn transpose16(r: [__m512i; 16]) -> [__m512i; 16] {
+    // (Plain loops, as in `transpose8`.) Within each 128-bit quarter: pairs of rows
+    // interleaved by word, then by word pair, so that quarter `c` of `q[g][m]` holds word
+    // 4c+m of rows 4g..4g+4.
+    let mut t = r;
+    for k in 0..8 {
+        let (a, b) = (r[2 * k], r[2 * k + 1]);
+        t[2 * k] = avx512!(_mm512_unpacklo_epi32(a, b));
+        t[2 * k + 1] = avx512!(_mm512_unpackhi_epi32(a, b));
+    }
+    let mut q = [[r[0]; 4]; 4];
+    for (g, q) in q.iter_mut().enumerate() {
+        let t = &t[4 * g..4 * g + 4];
+        *q = avx512!([
+            _mm512_unpacklo_epi64(t[0], t[2]),
+            _mm512_unpackhi_epi64(t[0], t[2]),
+            _mm512_unpacklo_epi64(t[1], t[3]),
+            _mm512_unpackhi_epi64(t[1], t[3]),
+        ]);
+    }
+    // Word 4c+m gathers quarter c of q[0..4][m]: first the even and odd quarters of two
+    // groups side by side, then those halves paired again.
+    let mut out = r;
+    for m in 0..4 {
+        let [g0, g1, g2, g3] = [q[0][m], q[1][m], q[2][m], q[3][m]];
+        let (even01, odd01, even23, odd23) = avx512!((
+            _mm512_shuffle_i32x4::<0x88>(g0, g1),
+            _mm512_shuffle_i32x4::<0xDD>(g0, g1),
+            _mm512_shuffle_i32x4::<0x88>(g2, g3),
+            _mm512_shuffle_i32x4::<0xDD>(g2, g3)
+        ));
+        out[m] = avx512!(_mm512_shuffle_i32x4::<0x88>(even01, even23));
+        out[8 + m] = avx512!(_mm512_shuffle_i32x4::<0xDD>(even01, even23));
+        out[4 + m] = avx512!(_mm512_shuffle_i32x4::<0x88>(odd01, odd23));
+        out[12 + m] = avx512!(_mm512_shuffle_i32x4::<0xDD>(odd01, odd23));
+    }
+    out
+}
+
+/// A kernel entry point: compiles the generic rounds of module `$m` for `$v` with `$features`
+/// enabled, behind a plain `fn` that takes the token from the (cached) CPU detection.
+macro_rules! entry {
+    ($name:ident, $inner:ident, $features:literal, $v:ty, $cpu:ty, $m:ident) => {
+        #[target_feature(enable = $features)]
+        fn $inner(cpu: $cpu, states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize) {
+            $m::compress::<$v>(cpu, states, lanes, blocks)
+        }
+        pub(super) fn $name(states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize) {
+            let cpu = <$cpu>::detect().expect("a kernel is only handed out for a CPU that runs it");
+            // SAFETY: `cpu` exists, so this CPU has the features `$inner` is compiled for.
+            unsafe { $inner(cpu, states, lanes, blocks) }
+        }
+    };
+}
+
+entry!(md5_x8, md5_avx2, "avx2", Avx2, Avx2Cpu, md5);
+entry!(sha1_x8, sha1_avx2, "avx2", Avx2, Avx2Cpu, sha1);
+entry!(sha256_x8, sha256_avx2, "avx2", Avx2, Avx2Cpu, sha256);
+entry!(md5_x16, md5_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, md5);
+entry!(sha1_x16, sha1_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha1);
+entry!(sha256_x16, sha256_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha256);
