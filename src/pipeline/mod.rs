@@ -89,12 +89,33 @@ pub fn hash_path(
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     let plan = plan_for(algos, opts);
     let got = Reader { buf, opts, serial }.read_path(path, mode, &plan, &mut hashers)?;
-    Ok(Hashed {
+    Ok(finished(got, &hashers))
+}
+
+/// [`hash_path`] for a file already opened from `path` (with [`crate::read::open`]).
+fn hash_file(
+    file: &std::fs::File,
+    path: &Path,
+    mode: OpenMode,
+    algos: &[&'static Algorithm],
+    buf: &mut Vec<u8>,
+    opts: &ReadOptions,
+) -> Result<Hashed, ReadError> {
+    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
+    let plan = plan_for(algos, opts);
+    let got =
+        Reader { buf, opts, serial: None }.read_file(file, path, mode, &plan, &mut hashers)?;
+    Ok(finished(got, &hashers))
+}
+
+/// The digests of `hashers`, which have read all of `got`.
+fn finished(got: crate::read::Fetched, hashers: &[Box<dyn Hasher>]) -> Hashed {
+    Hashed {
         size: got.size,
         mtime_ns: got.mtime_ns,
         digests: hashers.iter().map(|h| h.finish()).collect(),
         file_id: got.file_id,
-    })
+    }
 }
 
 /// The cores this process may use (its CPU affinity and cgroup quota), asked of the
@@ -186,6 +207,7 @@ impl Config {
 }
 
 mod gate;
+mod lanes;
 mod run;
 pub use run::run;
 

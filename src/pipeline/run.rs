@@ -9,6 +9,7 @@
 //! files makes none, and no thread ever sleeps for a fixed time.
 
 use super::gate::Gate;
+use super::lanes::{self, Lanes};
 use super::{Config, Outcome, Task, Work, hash_path};
 use crossbeam_queue::SegQueue;
 use std::collections::VecDeque;
@@ -95,12 +96,16 @@ where
         let mut buf = Vec::new();
         let mut seq = 0u64;
         let mut spawned = 0usize;
+        // Set at the first job: the most workers, and whether this thread hashes too.
+        let mut limit = workers;
+        let mut lane_run = false;
         let mut live = true;
         {
             let mut push = |task: Task<T>| -> bool {
                 live = live && deliver(&mut order, shared, &mut sink);
                 while live && seq >= order.next + window {
-                    live = progress(&mut order, shared, config, serial, &mut buf, &mut sink);
+                    let help = spawned == 0 || !lane_run;
+                    live = progress(&mut order, shared, config, serial, help, &mut buf, &mut sink);
                 }
                 if !live {
                     return false;
@@ -111,11 +116,18 @@ where
                     order.put(s, task.payload, None);
                     return true;
                 };
+                if s == 0 && serial.is_none() && lanes::family_for(&work).is_some() {
+                    // Lanes are fed from one thread per core: more threads would split
+                    // the files among more lanes, each emptier. Reads stay many in flight
+                    // (see `lanes`), and this thread leaves the hashing to the lanes.
+                    lane_run = true;
+                    limit = workers.min(super::cores());
+                }
                 shared.jobs.push((s, task.payload, work));
                 shared.idle.wake_one();
                 // The first task waits for a second before a thread is started: a run
                 // over one file hashes it on this thread.
-                if s > 0 && spawned < workers && shared.jobs.len() > shared.idle.waiting() {
+                if s > 0 && spawned < limit && shared.jobs.len() > shared.idle.waiting() {
                     spawned += 1;
                     scope.spawn(move || worker(shared, config, serial));
                 }
@@ -125,8 +137,9 @@ where
         }
         shared.done.store(true, Ordering::SeqCst);
         shared.idle.wake_all();
+        let help = spawned == 0 || !lane_run;
         while live && order.next < seq {
-            live = progress(&mut order, shared, config, serial, &mut buf, &mut sink);
+            live = progress(&mut order, shared, config, serial, help, &mut buf, &mut sink);
         }
         if !live {
             // What the workers finish now is dropped with the queues.
@@ -153,13 +166,14 @@ where
 }
 
 /// One step forward on the calling thread: hand over what is ready; if nothing was, hash
-/// a queued job here; if none is queued, wait for a worker's result. False when the sink
+/// a queued job here (when `help`); else wait for a worker's result. False when the sink
 /// says stop.
 fn progress<T, S>(
     order: &mut Order<T>,
     shared: &Shared<T>,
     config: &Config,
     serial: Option<&Mutex<()>>,
+    help: bool,
     buf: &mut Vec<u8>,
     sink: &mut S,
 ) -> bool
@@ -173,36 +187,61 @@ where
     if order.next > before {
         return true;
     }
-    if let Some((s, payload, work)) = shared.jobs.pop() {
+    if let Some((s, payload, work)) = help.then(|| shared.jobs.pop()).flatten() {
         let r = hash_path(&work.path, work.mode, &work.algos, buf, &config.read, serial);
         order.put(s, payload, Some(r));
     } else {
-        // Every task not yet handed over is with a worker, which pushes its result.
+        // Every task not yet handed over is queued or with a worker, which pushes its
+        // result.
         shared.waiting.wait(|| !shared.results.is_empty());
     }
     true
 }
 
-/// A worker thread: takes jobs until the producer is done and the queue is empty.
+/// A worker thread: takes jobs until the producer is done and the queue is empty. Jobs
+/// a multi-buffer kernel can hash go into the worker's lanes ([`Lanes`]), which it keeps
+/// full while jobs are queued; others are hashed one at a time.
 fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&Mutex<()>>) {
     let mut buf = Vec::new();
+    let mut lanes: Option<Lanes<T>> = None;
+    let mut post = |s: u64, payload: T, outcome: Outcome| {
+        shared.results.push((s, payload, outcome));
+        shared.waiting.wake_one();
+    };
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             return;
         }
-        match shared.jobs.pop() {
-            Some((s, payload, work)) => {
-                let r =
-                    hash_path(&work.path, work.mode, &work.algos, &mut buf, &config.read, serial);
-                shared.results.push((s, payload, Some(r)));
-                shared.waiting.wake_one();
+        if lanes.as_ref().is_none_or(|l| l.has_free())
+            && let Some((s, payload, work)) = shared.jobs.pop()
+        {
+            // Lanes only where reads need no serializing (a seeking disk is read one
+            // file at a time, front to back).
+            let family = serial.is_none().then(|| lanes::family_for(&work)).flatten();
+            if let Some(f) = family {
+                if lanes.is_none() {
+                    lanes = Lanes::new(f);
+                }
+                if let Some(l) = lanes.as_mut().filter(|l| l.family() == f) {
+                    l.admit(s, payload, work, &config.read, &mut post);
+                    continue;
+                }
             }
-            None if shared.done.load(Ordering::SeqCst) => return,
-            None => shared.idle.wait(|| {
-                !shared.jobs.is_empty()
-                    || shared.done.load(Ordering::SeqCst)
-                    || shared.stop.load(Ordering::SeqCst)
-            }),
+            let r = hash_path(&work.path, work.mode, &work.algos, &mut buf, &config.read, serial);
+            post(s, payload, Some(r));
+            continue;
         }
+        if let Some(l) = lanes.as_mut().filter(|l| l.busy() > 0) {
+            l.step(&config.read, &mut post);
+            continue;
+        }
+        if shared.done.load(Ordering::SeqCst) && shared.jobs.is_empty() {
+            return;
+        }
+        shared.idle.wait(|| {
+            !shared.jobs.is_empty()
+                || shared.done.load(Ordering::SeqCst)
+                || shared.stop.load(Ordering::SeqCst)
+        });
     }
 }

@@ -119,7 +119,7 @@ fn serial<H: Hasher + ?Sized>(
 
 /// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
 /// `WouldBlock` if getting them would wait for the device.
-fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
@@ -129,8 +129,23 @@ fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
+/// Asks the kernel to read `len` bytes of `file` from `off` into the page cache, without
+/// waiting for them (`POSIX_FADV_WILLNEED`).
+pub(crate) fn advise_willneed(file: &File, off: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            off as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_WILLNEED,
+        );
+    }
+}
+
 /// Tells the kernel a file larger than 256 KiB is read front to back (more read-ahead).
-fn advise_sequential(file: &File, len: u64) {
+pub(crate) fn advise_sequential(file: &File, len: u64) {
     use std::os::fd::AsRawFd;
     if len > 256 * 1024 {
         // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
