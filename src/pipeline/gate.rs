@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex};
 /// Rounds of polling before a waiter blocks: the first few with a CPU pause, then
 /// yielding the core. Long enough to ride out a producer's pause between two pushes,
 /// short enough that an idle worker stops taking CPU time from the busy ones.
-const SPINS: u32 = 64;
+const SPINS: u32 = 32;
 const PAUSES: u32 = 16;
 
 /// A place to wait for a condition that other threads make true.

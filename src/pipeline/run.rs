@@ -14,7 +14,7 @@ use super::{Config, Outcome, Task, Work, hash_path};
 use crossbeam_queue::SegQueue;
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A task with work, numbered in the producer's order.
 type Job<T> = (u64, T, Work);
@@ -32,9 +32,17 @@ struct Shared<T> {
     stop: AtomicBool,
     /// Where workers wait for jobs.
     idle: Gate,
-    /// Where the calling thread waits for a result.
+    /// Where the calling thread waits for the result it must hand over next.
     waiting: Gate,
+    /// The task whose result the calling thread waits for.
+    head: AtomicU64,
+    /// That result has come (set by the worker that pushed it).
+    head_in: AtomicBool,
 }
+
+/// Jobs queued before idle workers are woken: one wake-up per batch, not per file, when
+/// the workers outrun the producer. The first jobs of a run wake them one by one.
+const WAKE_BATCH: usize = 16;
 
 /// The calling thread's reorder buffer: slot i holds the outcome of task `next + i`.
 struct Order<T> {
@@ -86,6 +94,8 @@ where
         stop: AtomicBool::new(false),
         idle: Gate::new(),
         waiting: Gate::new(),
+        head: AtomicU64::new(u64::MAX),
+        head_in: AtomicBool::new(false),
     };
     let io_lock = Mutex::new(());
     let serial = config.serial_reads.then_some(&io_lock);
@@ -104,6 +114,8 @@ where
             let mut push = |task: Task<T>| -> bool {
                 live = live && deliver(&mut order, shared, &mut sink);
                 while live && seq >= order.next + window {
+                    // Whatever is queued goes to the workers before this thread waits.
+                    shared.idle.wake_all();
                     let help = spawned == 0 || !lane_run;
                     live = progress(&mut order, shared, config, serial, help, &mut buf, &mut sink);
                 }
@@ -124,7 +136,9 @@ where
                     limit = workers.min(super::cores());
                 }
                 shared.jobs.push((s, task.payload, work));
-                shared.idle.wake_one();
+                if s < WAKE_BATCH as u64 || shared.jobs.len() >= WAKE_BATCH {
+                    shared.idle.wake_all();
+                }
                 // The first task waits for a second before a thread is started: a run
                 // over one file hashes it on this thread.
                 if s > 0 && spawned < limit && shared.jobs.len() > shared.idle.waiting() {
@@ -192,8 +206,17 @@ where
         order.put(s, payload, Some(r));
     } else {
         // Every task not yet handed over is queued or with a worker, which pushes its
-        // result.
-        shared.waiting.wait(|| !shared.results.is_empty());
+        // result. Only the result of the task due next is worth a wake-up: the worker
+        // that pushes it says so.
+        shared.head.store(order.next, Ordering::SeqCst);
+        shared.head_in.store(false, Ordering::SeqCst);
+        let before = order.next;
+        if !deliver(order, shared, sink) {
+            return false;
+        }
+        if order.next == before {
+            shared.waiting.wait(|| shared.head_in.load(Ordering::SeqCst));
+        }
     }
     true
 }
@@ -206,7 +229,10 @@ fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&Mutex<()
     let mut lanes: Option<Lanes<T>> = None;
     let mut post = |s: u64, payload: T, outcome: Outcome| {
         shared.results.push((s, payload, outcome));
-        shared.waiting.wake_one();
+        if s == shared.head.load(Ordering::SeqCst) {
+            shared.head_in.store(true, Ordering::SeqCst);
+            shared.waiting.wake_one();
+        }
     };
     loop {
         if shared.stop.load(Ordering::Relaxed) {
