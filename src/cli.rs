@@ -287,8 +287,11 @@ pub struct ReadArgs {
     /// (to 64K each at least), then workers, to fit. Suffixes K, M, G.
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub buffer_memory: Option<u64>,
-    /// Storage kind: `auto` reads /sys/block/*/queue/rotational for the first path;
-    /// `ssd` keeps many reads in flight; `hdd` reads one file at a time, in order.
+    /// Storage policy: `auto` decides per device from a few timed 4 KiB reads of the files
+    /// being read (milliseconds: a seeking disk; less: flash; NFS, SMB, sshfs ...: network),
+    /// the kernel's rotational flag when it cannot time any; `ssd` keeps many reads in
+    /// flight everywhere; `hdd` reads one file at a time per device, in physical order.
+    /// `--verbose` shows each device's decision and why.
     #[arg(long, value_enum, default_value = "auto")]
     pub storage: Storage,
     /// Never map files into memory; always read with a buffer.
@@ -300,6 +303,10 @@ pub struct ReadArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Say how the files are read (each device's storage policy and why) on stderr; with
+    /// `check --audit`, also list the files matched.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 /// See [`ReadArgs::storage`].
@@ -455,9 +462,6 @@ pub struct CheckArgs {
     /// A hashdeep file of known hashes for --audit (repeat for several).
     #[arg(short = 'k', long = "known", value_name = "FILE", requires = "audit")]
     pub known: Vec<PathBuf>,
-    /// With --audit: also list matched files.
-    #[arg(short = 'v', long, requires = "audit")]
-    pub verbose: bool,
     /// Verify the CRC32 embedded in each FILE's name (`name [1A2B3C4D].ext`), as
     /// `rhash --check-embedded` does: the arguments are the files, not manifests.
     #[arg(long)]

@@ -1,9 +1,9 @@
 //! What the device and the file system say about a file, without reading its content:
 //! its [`Stamp`] (size and modification time), the kind of a special file, the type of
-//! the file system holding it, whether its disk spins, how much of it the page cache
-//! holds, and how to drop it from there. The reader asks these; so do the walk, the
-//! catalogs, the storage policy and the benchmarks. With `unsafe` for `fstatfs`,
-//! `mincore` and `posix_fadvise`.
+//! the file system holding it, whether its disk spins, where its data starts on the
+//! device, how much of it the page cache holds, and how to drop it from there. The reader
+//! asks these; so do the walk, the catalogs, the storage policy and the benchmarks. With
+//! `unsafe` for `fstatfs`, `mincore`, `posix_fadvise`, `preadv2` and `ioctl(FIEMAP)`.
 
 use crate::mapping::Mapping;
 use std::fs::{File, Metadata};
@@ -118,16 +118,122 @@ pub(crate) fn fs_type(path: &Path) -> Option<String> {
 /// Whether the block device holding `path` is rotational (a spinning disk), from
 /// /sys/dev/block/MAJ:MIN[/..]/queue/rotational. Unknown devices count as not rotational.
 pub fn is_rotational(path: &Path) -> bool {
-    let Ok(md) = std::fs::metadata(path) else { return false };
-    let dev = md.dev();
+    std::fs::metadata(path).ok().and_then(|md| rotational(md.dev())).unwrap_or(false)
+}
+
+/// What the kernel says of the device `dev` (an `st_dev`): rotational or not, from
+/// /sys/dev/block/MAJ:MIN[/..]/queue/rotational (a partition asks its disk); `None` when
+/// it has no block device there (tmpfs, NFS, btrfs's anonymous devices, overlayfs).
+pub(crate) fn rotational(dev: u64) -> Option<bool> {
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let base = format!("/sys/dev/block/{major}:{minor}");
-    for rel in ["queue/rotational", "../queue/rotational"] {
-        if let Ok(s) = std::fs::read_to_string(format!("{base}/{rel}")) {
-            return s.trim() == "1";
-        }
+    ["queue/rotational", "../queue/rotational"]
+        .iter()
+        .find_map(|rel| std::fs::read_to_string(format!("{base}/{rel}")).ok())
+        .map(|s| s.trim() == "1")
+}
+
+/// A mounted file system, as /proc/self/mountinfo lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Mount {
+    /// What is mounted: `/dev/vda1`, `server:/export`, `tmpfs`.
+    pub source: String,
+    /// The file system type: `ext4`, `nfs4`, `fuse.sshfs`.
+    pub fs_type: String,
+}
+
+/// The file system whose files have `st_dev` equal to `dev` (the first mount of it listed
+/// in /proc/self/mountinfo; bind mounts of one file system share the device).
+pub(crate) fn mount_of(dev: u64) -> Option<Mount> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mount_in(&info, libc::major(dev), libc::minor(dev))
+}
+
+/// [`mount_of`] over the text of a mountinfo file.
+fn mount_in(info: &str, major: u32, minor: u32) -> Option<Mount> {
+    let want = format!("{major}:{minor}");
+    info.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let sep = fields.iter().position(|f| *f == "-")?;
+        (fields.get(2) == Some(&want.as_str())).then(|| Mount {
+            source: fields.get(sep + 2).unwrap_or(&"").replace("\\040", " "),
+            fs_type: fields.get(sep + 1).unwrap_or(&"").to_string(),
+        })
+    })
+}
+
+/// Where the data of `file` starts on its device: the physical byte offset of its first
+/// extent (`ioctl(FS_IOC_FIEMAP)`). `None` when the file system does not say (tmpfs,
+/// FUSE, NFS), the file has no data on disk (empty, inline in its inode), or its
+/// blocks are not allocated yet (delayed allocation of data still being written).
+pub fn first_extent(file: &File) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    // struct fiemap and struct fiemap_extent, from linux/fiemap.h.
+    #[repr(C)]
+    #[derive(Default)]
+    struct Extent {
+        logical: u64,
+        physical: u64,
+        length: u64,
+        reserved64: [u64; 2],
+        flags: u32,
+        reserved: [u32; 3],
     }
-    false
+    #[repr(C)]
+    #[derive(Default)]
+    struct Fiemap {
+        start: u64,
+        length: u64,
+        flags: u32,
+        mapped_extents: u32,
+        extent_count: u32,
+        reserved: u32,
+        extents: [Extent; 1],
+    }
+    // _IOWR('f', 11, struct fiemap): the size field is the 32-byte header's.
+    const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
+    // An extent whose place is not known yet, or not a place on the device.
+    const NOT_PLACED: u32 = 0x2 /* UNKNOWN */ | 0x4 /* DELALLOC */ | 0x8 /* ENCODED */
+        | 0x100 /* DATA_INLINE */ | 0x200 /* DATA_TAIL */;
+    let mut map = Fiemap { length: u64::MAX, extent_count: 1, ..Fiemap::default() };
+    // SAFETY: `map` is a struct fiemap followed by room for the one extent it asks for
+    // (extent_count = 1); the descriptor is open for the duration of the call.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), FS_IOC_FIEMAP as _, &mut map as *mut Fiemap) };
+    let e = &map.extents[0];
+    (r == 0 && map.mapped_extents >= 1 && e.flags & NOT_PLACED == 0).then_some(e.physical)
+}
+
+/// Whether the page at `offset` of `file` is in the page cache, by a one-byte
+/// `preadv2(RWF_NOWAIT)`; `None` when the file system cannot say (`EOPNOTSUPP`) or the
+/// offset is past the end.
+pub(crate) fn cached_at(file: &File, offset: u64) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    let iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+    // SAFETY: one iovec describing one writable byte; the descriptor is open.
+    let n = unsafe {
+        libc::preadv2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT)
+    };
+    match n {
+        1 => Some(true),
+        _ if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock => Some(false),
+        _ => None,
+    }
+}
+
+/// Asks the kernel to drop the clean pages of `len` bytes at `offset` of `file` from the
+/// page cache (`POSIX_FADV_DONTNEED`; a memory file system keeps them).
+pub(crate) fn drop_range(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on a descriptor we own; failure is harmless.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        );
+    }
 }
 
 /// The share of a mapping's pages in the page cache. Up to 16,384 pages (64 MiB) are

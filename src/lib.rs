@@ -27,6 +27,8 @@
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
 //! - [`sources`]: the one producer: command-line paths become the files to read, in order.
 //! - [`device`]: what the device and file system say of a file: stamp, disk kind, cache.
+//! - [`storage`]: the storage policy per device: a probe tells seeking disks from flash
+//!   and network storage; one reader and physical order for the first, many reads for the rest.
 //! - [`read`]: carry out a read plan: read a file once, feed every sink, detect changes.
 //! - `mapping`: memory maps whose faults (EIO, truncation) become errors, not SIGBUS.
 //! - [`pipeline`]: ordered parallel hashing with bounded memory, shared by every job;
@@ -69,5 +71,6 @@ pub mod read;
 pub mod resolve;
 pub mod scrub;
 pub mod sources;
+pub mod storage;
 pub mod units;
 pub mod walk;

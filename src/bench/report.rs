@@ -70,14 +70,15 @@ fn cells(r: &Row) -> [String; 10] {
 /// The facts above the table, one per line.
 fn header_lines(r: &Report) -> Vec<String> {
     let m = &r.machine;
-    let mut v = vec![
-        format!(
-            "data: {} ({} files, {:.1} MB, file system {})",
-            r.path,
-            r.files,
-            r.bytes as f64 / 1e6,
-            r.fs_type.as_deref().unwrap_or("unknown")
-        ),
+    let mut v = vec![format!(
+        "data: {} ({} files, {:.1} MB, file system {})",
+        r.path,
+        r.files,
+        r.bytes as f64 / 1e6,
+        r.fs_type.as_deref().unwrap_or("unknown")
+    )];
+    v.extend(r.storage.iter().map(|s| format!("storage: {s}")));
+    v.extend([
         format!(
             "cpu: {} ({} cores; features: {})",
             m.cpu,
@@ -91,7 +92,7 @@ fn header_lines(r: &Report) -> Vec<String> {
             m.busy_before.map_or("?".into(), |b| format!("{:.0}%", b * 100.0)),
             m.kernel
         ),
-    ];
+    ]);
     let runs = r.ceiling.seconds.runs;
     v.push(match (r.cache, r.eviction, r.eviction_verified) {
         ("cold", Some(how), Some(true)) => {
@@ -403,6 +404,7 @@ mod tests {
         Report {
             path: "D1".into(),
             fs_type: Some("ext4".into()),
+            storage: vec!["/dev/vda: flash-like: many reads in flight (--storage ssd)".into()],
             files: 10,
             bytes: 100_000_000,
             cache: "warm",
@@ -428,6 +430,9 @@ mod tests {
         assert!(t.contains("read ceiling: 200 MB/s"), "{t}");
         assert!(t.contains("not installed: b3sum (xargs) (b3sum)"));
         assert!(t.contains("cache: warm"));
+        assert!(
+            t.contains("\nstorage: /dev/vda: flash-like: many reads in flight (--storage ssd)\n")
+        );
         let lines: Vec<&str> =
             t.lines().filter(|l| l.starts_with("fixity") || l.starts_with("sha256sum")).collect();
         assert_eq!(lines.len(), 2, "{t}");

@@ -203,6 +203,9 @@ pub struct Report {
     pub path: String,
     /// Its file system type.
     pub fs_type: Option<String>,
+    /// The storage policy fixity's runs used, per device, with the evidence (see
+    /// [`crate::storage`]).
+    pub storage: Vec<String>,
     /// Files and bytes in it.
     pub files: u64,
     /// Total bytes.
@@ -396,6 +399,7 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
     Ok(Report {
         path: path_text,
         fs_type: device::fs_type(path),
+        storage: storage_notes(&opts.engine),
         files,
         bytes,
         // A cold run whose eviction did not take is not reported as cold.
@@ -412,6 +416,16 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
         not_installed,
         warnings,
     })
+}
+
+/// What the engine's storage policy was, a line per device: the decisions made for the
+/// devices the runs met, or the one setting of an engine without a per-device policy.
+fn storage_notes(engine: &Config) -> Vec<String> {
+    match &engine.storage {
+        Some(devices) => devices.notes(),
+        None if engine.serial_reads => vec!["one reader at a time for every file".into()],
+        None => vec!["many reads in flight".into()],
+    }
 }
 
 #[cfg(test)]

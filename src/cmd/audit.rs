@@ -85,7 +85,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             Event::Examined { name, size, class } => {
                 examined += 1;
                 progress.file_done(size, examined);
-                if *class != Class::Matched || args.verbose {
+                if *class != Class::Matched || args.read.verbose {
                     if args.json {
                         let (moved, note) = match class {
                             Class::Moved { from } => (Some(from.as_slice()), None),

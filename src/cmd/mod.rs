@@ -16,12 +16,13 @@ mod status;
 mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
-use fixity::device::is_rotational;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::Config;
 use fixity::read::{OpenMode, io_message};
 use fixity::sources::{Source, Sources};
+use fixity::storage::{Devices, Kind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Exit statuses, as coreutils uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -57,16 +58,26 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
     }
 }
 
-/// Engine settings for data under `first` (its device decides SSD-style parallel reads or
-/// one sequential reader for a spinning disk), adjusted by the user's options.
+/// Engine settings for data under `first` and wherever the run goes, adjusted by the
+/// user's options. The storage policy is decided per device (`--storage auto`: by
+/// probing; `ssd`, `hdd`: as told); `first`'s device is decided now, so that the number
+/// of workers fits it, the others when the run meets them. Under `--verbose` each
+/// decision is said on stderr as it is made.
 fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
-    let rotational = match args.storage {
-        Storage::Auto => first.is_some_and(is_rotational),
-        Storage::Ssd => false,
-        Storage::Hdd => true,
+    let forced = match args.storage {
+        Storage::Auto => None,
+        Storage::Ssd => Some(Kind::Flash),
+        Storage::Hdd => Some(Kind::Seeking),
     };
+    let mut devices = Devices::new(forced);
+    if args.verbose {
+        devices = devices.observe(|note| crate::ui::error(&format!("storage: {note}")));
+    }
+    if let Some(first) = first {
+        devices.survey(first);
+    }
     let budget = args.buffer_memory.unwrap_or(fixity::pipeline::DEFAULT_BUFFER_BUDGET);
-    let (mut cfg, note) = Config::for_storage(rotational).bounded(args.jobs, budget);
+    let (mut cfg, note) = Config::for_devices(Arc::new(devices)).bounded(args.jobs, budget);
     if let Some(note) = note {
         eprintln!("fixity: {note}");
     }

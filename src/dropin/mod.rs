@@ -248,6 +248,7 @@ pub(super) fn read_defaults() -> ReadArgs {
         no_mmap: false,
         progress: false,
         no_progress: true,
+        verbose: false,
     }
 }
 

@@ -17,9 +17,10 @@
 use super::{Hashed, Outcome, Work, hash_file};
 use crate::algo::multibuf::{self, Family, Kernel, State};
 use crate::digest::Digest;
-use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions};
+use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions, Serial};
 use std::fs::{File, Metadata};
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::Ordering;
 
 /// The most bytes a lane reads at once: large enough for few system calls, small enough
@@ -122,13 +123,16 @@ impl<T> Lanes<T> {
 
     /// Opens the file of task `seq` and gives it a free lane. A file that cannot be
     /// opened or is refused gets its outcome at once through `done`, as does an input
-    /// read as a stream (a FIFO named by the user), which is hashed here on the spot.
+    /// read as a stream (a FIFO named by the user) or a file on a device whose reads the
+    /// storage policy may serialize (`serial`: a seeking disk), which are hashed here on
+    /// the spot, one at a time.
     pub(super) fn admit(
         &mut self,
         seq: u64,
         payload: T,
         work: Work,
         opts: &ReadOptions,
+        serial: Option<&dyn Serial>,
         done: &mut dyn FnMut(u64, T, Outcome),
     ) {
         let file = match read::open(&work.path, work.mode) {
@@ -136,10 +140,12 @@ impl<T> Lanes<T> {
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
         let before = match read::admit(&file, work.mode, None, opts) {
-            Ok(Admitted::Regular(before)) => before,
-            Ok(Admitted::Stream) => {
-                let r =
-                    hash_file(&file, &work.path, work.mode, &work.algos, &mut self.scratch, opts);
+            Ok(Admitted::Regular(before)) if serial.is_none_or(|s| s.parallel(before.dev())) => {
+                before
+            }
+            Ok(_) => {
+                let (path, algos) = (&work.path, &work.algos);
+                let r = hash_file(&file, path, work.mode, algos, &mut self.scratch, opts, serial);
                 return done(seq, payload, Some(r));
             }
             Err(e) => return done(seq, payload, Some(Err(e))),
@@ -451,7 +457,7 @@ mod tests {
         let mut lanes = Lanes::new(algo.lanes.unwrap()).expect("a kernel on this CPU");
         let work = Work { path: path.into(), mode: OpenMode::Named, algos: Arc::from(vec![algo]) };
         let mut out = Vec::new();
-        lanes.admit(0, (), work, &ReadOptions::default(), &mut |_, _, o| out.push(o));
+        lanes.admit(0, (), work, &ReadOptions::default(), None, &mut |_, _, o| out.push(o));
         assert!(out.is_empty() && lanes.busy() == 1);
         (lanes, out)
     }
@@ -487,7 +493,8 @@ mod tests {
                         mode: OpenMode::Named,
                         algos: Arc::from(vec![algo]),
                     };
-                    lanes.admit(next as u64, (), work, &opts, &mut |s, _, o| out.push((s, o)));
+                    lanes
+                        .admit(next as u64, (), work, &opts, None, &mut |s, _, o| out.push((s, o)));
                     next += 1;
                 }
                 lanes.step(&opts, &mut |s, _, o| out.push((s, o)));

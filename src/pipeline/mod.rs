@@ -4,17 +4,19 @@
 //!
 //! Memory is bounded: at most `window` tasks exist at once (queued, being hashed, or
 //! waiting for a slower predecessor), whatever the size of the tree. Many workers keep
-//! many reads in flight, which is what small files on a cold cache need; a rotational disk
-//! gets one worker, so the head moves in one sequential sweep.
+//! many reads in flight, which is what small files on a cold cache need; a seeking disk
+//! gets one reader at a time, so the head moves in one sequential sweep, and its files
+//! are read in physical order (the storage policy, [`crate::storage`], decides per device).
 //!
 //! Each worker hashes a file with [`hash_path`]: the engine picks the file's read plan
 //! from the algorithms' registry rows (`plan_for`) and the reader carries it out.
 
 use crate::algo::{Access, Algorithm, Hasher};
 use crate::digest::Digest;
-use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader};
+use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader, Serial};
+use crate::storage::Devices;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What a worker does for a task.
 #[derive(Clone, Debug)]
@@ -76,15 +78,15 @@ pub(crate) fn plan_for(algos: &[&'static Algorithm], opts: &ReadOptions) -> Read
 }
 
 /// Opens, reads and hashes `path` with every algorithm in `algos`: what each worker does
-/// for a task. `buf` is the caller's reusable read buffer; `serial` the lock of a
-/// rotational disk (see [`Reader`]).
+/// for a task. `buf` is the caller's reusable read buffer; `serial` the storage policy
+/// that may let one reader at a time at a seeking disk (see [`Reader`]).
 pub fn hash_path(
     path: &Path,
     mode: OpenMode,
     algos: &[&'static Algorithm],
     buf: &mut Vec<u8>,
     opts: &ReadOptions,
-    serial: Option<&Mutex<()>>,
+    serial: Option<&dyn Serial>,
 ) -> Result<Hashed, ReadError> {
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     let plan = plan_for(algos, opts);
@@ -100,11 +102,11 @@ fn hash_file(
     algos: &[&'static Algorithm],
     buf: &mut Vec<u8>,
     opts: &ReadOptions,
+    serial: Option<&dyn Serial>,
 ) -> Result<Hashed, ReadError> {
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     let plan = plan_for(algos, opts);
-    let got =
-        Reader { buf, opts, serial: None }.read_file(file, path, mode, &plan, &mut hashers)?;
+    let got = Reader { buf, opts, serial }.read_file(file, path, mode, &plan, &mut hashers)?;
     Ok(finished(got, &hashers))
 }
 
@@ -134,9 +136,14 @@ pub struct Config {
     pub window: usize,
     /// Read settings.
     pub read: ReadOptions,
-    /// One reader at a time (a rotational disk): reads happen in producer order, one
-    /// file after another, while hashing of small files still uses every worker.
+    /// One reader at a time for every file, whatever its device: reads happen in
+    /// producer order, one file after another, while hashing of small files still uses
+    /// every worker. Without it, `storage` decides per device.
     pub serial_reads: bool,
+    /// The storage policy per device (see [`crate::storage`]): which devices get one
+    /// reader at a time and their files in physical order. `None`: every read in parallel
+    /// (unless `serial_reads`).
+    pub storage: Option<Arc<Devices>>,
 }
 
 /// Most worker threads a run starts, whatever `-j` asks: enough reads in flight for any
@@ -183,9 +190,11 @@ impl Config {
             // One sequential reader: seeking between files in flight would cost more than
             // any parallel hashing gains. Files are mapped only when already cached: page
             // faults from several threads come in random order.
+            // A wide window: files are read in physical order in batches of up to half of
+            // it (`storage::Dispatch`), and a denser batch is a shorter sweep.
             Config {
                 workers: cores,
-                window: 4096,
+                window: 32768,
                 read: ReadOptions {
                     buffer_size: 4 * 1024 * 1024,
                     mmap_threshold: Some(64 * 1024),
@@ -194,6 +203,7 @@ impl Config {
                     advise: true,
                 },
                 serial_reads: true,
+                storage: None,
             }
         } else {
             Config {
@@ -201,8 +211,23 @@ impl Config {
                 window: 8192,
                 read: ReadOptions::default(),
                 serial_reads: false,
+                storage: None,
             }
         }
+    }
+
+    /// Defaults for a run whose storage decisions are `devices`: one sequential reader's
+    /// settings when every device decided is seeking, many reads in flight otherwise (more
+    /// for network storage); each device's reads are serialized, or not, as its decision
+    /// says.
+    pub fn for_devices(devices: Arc<Devices>) -> Config {
+        let mut c = Config::for_storage(devices.all_seeking());
+        if devices.any_network() {
+            c.workers = c.workers.max(32);
+        }
+        c.serial_reads = false;
+        c.storage = Some(devices);
+        c
     }
 }
 
@@ -274,7 +299,7 @@ mod tests {
             paths.push(p);
         }
         let cfg =
-            Config { workers: 8, window: 16, read: ReadOptions::default(), serial_reads: false };
+            Config { workers: 8, window: 16, serial_reads: false, ..Config::for_storage(false) };
         let mut seen = Vec::new();
         run(
             &cfg,
@@ -305,7 +330,7 @@ mod tests {
     #[test]
     fn sink_can_stop_early() {
         let cfg =
-            Config { workers: 2, window: 4, read: ReadOptions::default(), serial_reads: true };
+            Config { workers: 2, window: 4, serial_reads: true, ..Config::for_storage(false) };
         let mut count = 0;
         run(
             &cfg,

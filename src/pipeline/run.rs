@@ -11,6 +11,8 @@
 use super::gate::Gate;
 use super::lanes::{self, Lanes};
 use super::{Config, Outcome, Task, Work, hash_path};
+use crate::read::Serial;
+use crate::storage::Dispatch;
 use crossbeam_queue::SegQueue;
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -98,7 +100,11 @@ where
         head_in: AtomicBool::new(false),
     };
     let io_lock = Mutex::new(());
-    let serial = config.serial_reads.then_some(&io_lock);
+    let serial: Option<&dyn Serial> = match (&config.storage, config.serial_reads) {
+        (_, true) => Some(&io_lock),
+        (Some(devices), false) => Some(&**devices),
+        (None, false) => None,
+    };
     let shared = &shared;
 
     std::thread::scope(|scope| {
@@ -110,11 +116,22 @@ where
         let mut limit = workers;
         let mut lane_run = false;
         let mut live = true;
+        // Tasks of files on a seeking disk may be held back, to go out in physical order.
+        let mut dispatch =
+            Dispatch::new(config.storage.as_deref(), (window / 2) as usize, |job: &Job<T>| {
+                (job.0, job.2.path.as_path(), job.2.mode)
+            });
+        let mut send = |job: Job<T>| shared.jobs.push(job);
         {
             let mut push = |task: Task<T>| -> bool {
                 live = live && deliver(&mut order, shared, &mut sink);
                 while live && seq >= order.next + window {
-                    // Whatever is queued goes to the workers before this thread waits.
+                    // Held tasks count in the window: they go out if the one due next is
+                    // among them; whatever is queued goes to the workers before this
+                    // thread waits.
+                    if dispatch.holds(order.next) {
+                        dispatch.flush(&mut send);
+                    }
                     shared.idle.wake_all();
                     let help = spawned == 0 || !lane_run;
                     live = progress(&mut order, shared, config, serial, help, &mut buf, &mut sink);
@@ -128,14 +145,14 @@ where
                     order.put(s, task.payload, None);
                     return true;
                 };
-                if s == 0 && serial.is_none() && lanes::family_for(&work).is_some() {
+                if s == 0 && !config.serial_reads && lanes::family_for(&work).is_some() {
                     // Lanes are fed from one thread per core: more threads would split
                     // the files among more lanes, each emptier. Reads stay many in flight
                     // (see `lanes`), and this thread leaves the hashing to the lanes.
                     lane_run = true;
                     limit = workers.min(super::cores());
                 }
-                shared.jobs.push((s, task.payload, work));
+                dispatch.admit((s, task.payload, work), &mut send);
                 if s < WAKE_BATCH as u64 || shared.jobs.len() >= WAKE_BATCH {
                     shared.idle.wake_all();
                 }
@@ -149,6 +166,7 @@ where
             };
             produce(&mut push);
         }
+        dispatch.flush(&mut send);
         shared.done.store(true, Ordering::SeqCst);
         shared.idle.wake_all();
         let help = spawned == 0 || !lane_run;
@@ -186,7 +204,7 @@ fn progress<T, S>(
     order: &mut Order<T>,
     shared: &Shared<T>,
     config: &Config,
-    serial: Option<&Mutex<()>>,
+    serial: Option<&dyn Serial>,
     help: bool,
     buf: &mut Vec<u8>,
     sink: &mut S,
@@ -224,7 +242,7 @@ where
 /// A worker thread: takes jobs until the producer is done and the queue is empty. Jobs
 /// a multi-buffer kernel can hash go into the worker's lanes ([`Lanes`]), which it keeps
 /// full while jobs are queued; others are hashed one at a time.
-fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&Mutex<()>>) {
+fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&dyn Serial>) {
     let mut buf = Vec::new();
     let mut lanes: Option<Lanes<T>> = None;
     let mut post = |s: u64, payload: T, outcome: Outcome| {
@@ -241,15 +259,15 @@ fn worker<T: Send>(shared: &Shared<T>, config: &Config, serial: Option<&Mutex<()
         if lanes.as_ref().is_none_or(|l| l.has_free())
             && let Some((s, payload, work)) = shared.jobs.pop()
         {
-            // Lanes only where reads need no serializing (a seeking disk is read one
-            // file at a time, front to back).
-            let family = serial.is_none().then(|| lanes::family_for(&work)).flatten();
+            // Lanes only where reads are not all serialized; a file on a seeking disk is
+            // read alone even so (see `Lanes::admit`).
+            let family = (!config.serial_reads).then(|| lanes::family_for(&work)).flatten();
             if let Some(f) = family {
                 if lanes.is_none() {
                     lanes = Lanes::new(f);
                 }
                 if let Some(l) = lanes.as_mut().filter(|l| l.family() == f) {
-                    l.admit(s, payload, work, &config.read, &mut post);
+                    l.admit(s, payload, work, &config.read, serial, &mut post);
                     continue;
                 }
             }

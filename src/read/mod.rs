@@ -5,8 +5,8 @@
 //! Reading knows bytes, not algorithms: the caller (the engine, `pipeline::hash_path`, or
 //! a drop-in) picks the plan from what its sinks need, and this module carries it out.
 //! Each way of fetching a regular file's bytes is a [`Fetch`] variant executed by a file
-//! of its own: `stream` (a reused buffer, or one reader at a time on a rotational
-//! disk), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
+//! of its own: `stream` (a reused buffer, or one reader at a time on a seeking disk,
+//! as the [`Serial`] policy says), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
 //! ranges a sampled hasher asks for). With `unsafe` for `madvise`, `posix_fadvise` and
 //! `preadv2`.
 
@@ -293,17 +293,57 @@ pub(crate) fn settle(
     })
 }
 
-/// One reader's working state: its reusable buffer, the tuning, and, on a rotational disk,
-/// the lock that lets one reader at a time at the device. A small file is read whole under
-/// that lock and hashed after it is released (hashing stays parallel); a large one is read
-/// and hashed under it, front to back.
+/// The storage policy as the reader sees it: which files are read one at a time. On a
+/// seeking disk, one reader at a time makes the head serve one file after another, front
+/// to back; elsewhere reads run in parallel. The engine's per-device policy
+/// (`storage::Devices`) answers by device; a plain `Mutex<()>` serializes every file.
+pub trait Serial: Sync {
+    /// Whether files on `dev` (an `st_dev`) are known to be read in parallel, so the
+    /// reader need not ask [`Serial::wait`].
+    fn parallel(&self, dev: u64) -> bool;
+    /// Asked at the first read of `path` (on `dev`) that would wait for the device (the
+    /// page cache does not hold it): the lock to read the rest under, or `None` when
+    /// reads of that device may run in parallel after all.
+    fn wait(&self, dev: u64, path: &Path) -> Option<&Mutex<()>>;
+}
+
+impl Serial for Mutex<()> {
+    fn parallel(&self, _dev: u64) -> bool {
+        false
+    }
+    fn wait(&self, _dev: u64, _path: &Path) -> Option<&Mutex<()>> {
+        Some(self)
+    }
+}
+
+/// A file whose reads may have to go one at a time: what the reader asks [`Serial::wait`]
+/// about once a read would wait for the device.
+#[derive(Clone, Copy)]
+struct Turn<'a> {
+    serial: &'a dyn Serial,
+    dev: u64,
+    path: &'a Path,
+}
+
+impl<'a> Turn<'a> {
+    /// The lock to take now that a read would wait, if any.
+    fn lock(self) -> Option<&'a Mutex<()>> {
+        self.serial.wait(self.dev, self.path)
+    }
+}
+
+/// One reader's working state: its reusable buffer, the tuning, and the storage policy,
+/// which may let one reader at a time at a seeking device. A small file is read whole
+/// under that device's lock and hashed after it is released (hashing stays parallel); a
+/// large one is read under it, front to back, the next chunk asked of the device before
+/// the current one is hashed.
 pub struct Reader<'a> {
     /// The read buffer, grown to `opts.buffer_size` on first use and reused.
     pub buf: &'a mut Vec<u8>,
     /// Buffer size, files to skip, the progress counter.
     pub opts: &'a ReadOptions,
-    /// The rotational disk's lock, if reads are serialized.
-    pub serial: Option<&'a Mutex<()>>,
+    /// The storage policy, if reads of some files are serialized.
+    pub serial: Option<&'a dyn Serial>,
 }
 
 impl Reader<'_> {
@@ -352,26 +392,31 @@ impl Reader<'_> {
         };
         let len = before.len();
         begin(sinks, &Input::for_path(path_bytes, Some(len)));
-        let size = self.fetch(file, len, plan, sinks)?;
+        let dev = before.dev();
+        let turn =
+            self.serial.filter(|s| !s.parallel(dev)).map(|serial| Turn { serial, dev, path });
+        let size = self.fetch(file, len, plan, sinks, turn)?;
         settle(file, &before, size, plan.on_change)
     }
 
     /// Fetches the `len` bytes (by its stat) of the regular `file` as `plan` says; returns
-    /// how many were read. Adding a way of fetching: a module beside this one, a [`Fetch`]
-    /// variant, and its arm here.
+    /// how many were read; `turn` is set when its reads may have to go one at a time.
+    /// Adding a way of fetching: a module beside this one, a [`Fetch`] variant, and its
+    /// arm here.
     fn fetch<H: Hasher + ?Sized>(
         &mut self,
         file: &File,
         len: u64,
         plan: &ReadPlan,
         sinks: &mut [Box<H>],
+        turn: Option<Turn<'_>>,
     ) -> Result<u64, ReadError> {
         match plan.fetch {
             Fetch::Samples => return samples::read(file, len, sinks, self),
             Fetch::Mapped { from, parallel } if len >= from => {
-                // On a rotational disk only a file already cached is mapped: page faults
+                // On a seeking disk only a file already cached is mapped: page faults
                 // from several threads come in random order and make the head seek.
-                let only_if_cached = self.serial.is_some();
+                let only_if_cached = turn.is_some();
                 let progress = self.opts.progress;
                 if let Some(r) = mapped::read(file, len, sinks, parallel, only_if_cached, progress)
                 {
@@ -383,7 +428,7 @@ impl Reader<'_> {
         // Stopping at the stat's size saves the `read` that would return 0 (a third of
         // the syscalls for a small file); growth is caught by the stat after the read.
         let expect = (plan.on_change == OnChange::Refuse).then_some(len);
-        stream::whole(file, len, expect, sinks, self).map_err(ReadError::Io)
+        stream::whole(file, len, expect, sinks, self, turn).map_err(ReadError::Io)
     }
 }
 

@@ -1,27 +1,26 @@
 //! [`Fetch::Whole`](super::Fetch::Whole) and streams: every byte, front to back, through
-//! the reader's reused buffer. On a rotational disk, one reader at a time (see
-//! [`serial`]).
+//! the reader's reused buffer. On a seeking disk, one reader at a time (see [`serial`]).
 
-use super::{Reader, feed};
+use super::{Reader, Turn, feed};
 use crate::algo::Hasher;
 use std::fs::File;
 use std::io::{self, Read};
-use std::sync::Mutex;
 
 /// Reads the regular `file` (`len` bytes by its stat) to the end, or up to `expect`
-/// bytes, feeding every sink; serialized when the reader holds a rotational disk's lock.
+/// bytes, feeding every sink; serialized when the storage policy may want it (`turn`).
 pub(super) fn whole<H: Hasher + ?Sized>(
     file: &File,
     len: u64,
     expect: Option<u64>,
     sinks: &mut [Box<H>],
     reader: &mut Reader<'_>,
+    turn: Option<Turn<'_>>,
 ) -> io::Result<u64> {
     if reader.opts.advise {
         advise_sequential(file, len);
     }
-    match reader.serial {
-        Some(lock) => serial(file, expect, sinks, reader, lock),
+    match turn {
+        Some(turn) => serial(file, expect, sinks, reader, turn),
         None => to_end(&mut &*file, sinks, reader, expect),
     }
 }
@@ -77,43 +76,55 @@ fn buffer(buf: &mut Vec<u8>, size: usize, expect: Option<u64>) -> &mut [u8] {
     &mut buf[..n]
 }
 
-/// Reads a regular file for a rotational disk. Data already in the page cache is read
-/// without waiting (`preadv2(RWF_NOWAIT)`) and without the lock, so a warm tree hashes on
-/// every core; the first read that would wait for the disk takes the lock, and the rest
-/// of the file is read under it, so the disk serves one file at a time, front to back.
+/// Reads a regular file that may be on a seeking disk. Data already in the page cache is
+/// read without waiting (`preadv2(RWF_NOWAIT)`) and without the lock, so a warm tree
+/// hashes on every core; at the first read that would wait for the disk the policy is
+/// asked ([`Turn`]): on a seeking disk its lock is taken and the rest of the file is read
+/// under it, so the disk serves one file at a time, front to back. Under the lock, the
+/// next chunk is asked of the disk (`POSIX_FADV_WILLNEED`) before the current one is
+/// hashed, and the lock is let go before the last chunk is hashed: the disk keeps reading
+/// while the CPU hashes.
 fn serial<H: Hasher + ?Sized>(
     file: &File,
     expect: Option<u64>,
     sinks: &mut [Box<H>],
     reader: &mut Reader<'_>,
-    lock: &Mutex<()>,
+    turn: Turn<'_>,
 ) -> io::Result<u64> {
     use std::os::unix::fs::FileExt;
     let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut guard = None;
+    let mut waiting = false;
     let mut off = 0u64;
     loop {
         if expect == Some(off) && off > 0 {
             return Ok(off);
         }
-        let r = if guard.is_none() { pread_nowait(file, buf, off) } else { file.read_at(buf, off) };
+        let r = if waiting { file.read_at(buf, off) } else { pread_nowait(file, buf, off) };
         let n = match r {
             Ok(0) => return Ok(off),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e)
-                if guard.is_none()
+                if !waiting
                     && (e.kind() == io::ErrorKind::WouldBlock
                         || e.raw_os_error() == Some(libc::EOPNOTSUPP)
                         || e.raw_os_error() == Some(libc::EINVAL)) =>
             {
-                guard = Some(lock.lock().unwrap_or_else(|e| e.into_inner()));
+                waiting = true;
+                guard = turn.lock().map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
                 continue;
             }
             Err(e) => return Err(e),
         };
-        feed(sinks, &buf[..n], reader.opts.progress);
         off += n as u64;
+        if expect == Some(off) {
+            // The last chunk: the next file may have the disk while this one is hashed.
+            guard = None;
+        } else if guard.is_some() {
+            advise_willneed(file, off, buf.len() as u64);
+        }
+        feed(sinks, &buf[..n], reader.opts.progress);
     }
 }
 

@@ -224,6 +224,7 @@ fn options(mode: Mode, max_bytes: Option<u64>) -> Options {
         window: 8,
         read: Default::default(),
         serial_reads: false,
+        storage: None,
     };
     Options {
         mode,

@@ -1,0 +1,72 @@
+//! The storage policy as the user sees it: `--verbose` says each device's decision and
+//! its evidence on stderr, and changes nothing else; `--storage` overrides the probe.
+
+use crate::util::{run, tempdir, write};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A small tree whose files are not in the page cache (on a file system that keeps pages
+/// only as a cache), so that `auto` has something to time.
+fn uncached_tree(d: &std::path::Path) {
+    for i in 0..6 {
+        let f = write(d, format!("t/f{i}"), &vec![i as u8; 64 << 10]);
+        std::fs::File::open(&f).unwrap().sync_all().unwrap();
+        // dd's nocache flag asks the kernel to drop the file's pages.
+        let dropped = std::process::Command::new("dd")
+            .args([format!("if={}", f.display()).as_str(), "iflag=nocache", "count=0"])
+            .arg("status=none")
+            .status()
+            .unwrap();
+        assert!(dropped.success());
+    }
+}
+
+#[test]
+fn verbose_says_the_storage_decision_and_changes_nothing_else() {
+    let d = tempdir();
+    uncached_tree(d.path());
+    let plain = run(d.path(), ["hash", "-a", "md5", "t"]);
+    assert!(plain.status.success() && plain.stderr.is_empty(), "{}", text(&plain.stderr));
+    uncached_tree(d.path());
+    let verbose = run(d.path(), ["hash", "-v", "-a", "md5", "t"]);
+    assert!(verbose.status.success());
+    assert_eq!(verbose.stdout, plain.stdout);
+    let err = text(&verbose.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one device, one line: {err}");
+    let line = lines[0];
+    assert!(line.starts_with("fixity: storage: "), "{line}");
+    // Timed where the file system keeps pages only as a cache; known by type in memory.
+    let timed = line.contains("(median random 4 KiB read ") && line.contains(" ms over ");
+    let memory = line.ends_with("many reads in flight (file system tmpfs, in memory)");
+    assert!(timed || memory, "{line}");
+    let kinds = ["seeking: one reader at a time", "flash-like: many reads in flight"];
+    assert!(kinds.iter().any(|k| line.contains(k)), "{line}");
+}
+
+#[test]
+fn storage_overrides_the_probe_and_verbose_says_so() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    for (flag, said) in [
+        ("hdd", "seeking: one reader at a time, files in physical order (--storage hdd)"),
+        ("ssd", "flash-like: many reads in flight (--storage ssd)"),
+    ] {
+        let out = run(d.path(), ["hash", "--verbose", "--storage", flag, "t"]);
+        assert!(out.status.success());
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("fixity: storage: ") && err.ends_with(&format!("{said}\n")),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // check -v says it too; the manifest's device is the one decided first.
+    let m = run(d.path(), ["hash", "-a", "md5", "-o", "m.md5", "t"]);
+    assert!(m.status.success());
+    let out = run(d.path(), ["check", "-v", "--storage", "hdd", "m.md5"]);
+    assert_eq!(text(&out.stdout), "t/a: OK\n");
+    assert!(text(&out.stderr).ends_with("(--storage hdd)\n"), "{}", text(&out.stderr));
+}
