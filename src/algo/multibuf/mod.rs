@@ -12,7 +12,8 @@
 //! **What.** A [`Kernel`] compresses `blocks` blocks of each of its lanes' messages into
 //! per-lane chaining states ([`State`]); lanes whose data is too short are idle and keep
 //! their state. [`initial`], [`compress_one`] (the single-stream scalar code, for when
-//! few lanes are busy) and [`finish`] (the tail and the padding) complete a digest. The
+//! few lanes are busy) and [`finish`] (the tail and the padding) complete a digest; or,
+//! to run the padding in the lanes too, [`final_blocks`] and [`digest`]. The
 //! kernels are written from the specifications (RFC 1321, FIPS 180-4), not ported, and
 //! checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz target).
 //!
@@ -236,9 +237,8 @@ fn compress_blocks(family: Family, state: &mut State, blocks: &[[u8; 64]]) {
 
 /// Finishes a message of `total` bytes whose first `total - tail.len()` bytes (a
 /// multiple of 64) are already compressed into `state`: compresses `tail` (any length,
-/// whole blocks first) and the padding (RFC 1321 section 3.1-3.2, FIPS 180-4 section
-/// 5.1.1: a 1 bit, zeros, the length in bits in 64 bits, little-endian for MD5 and
-/// big-endian for SHA), and returns the digest as the RustCrypto crates give it.
+/// whole blocks first) and the padding ([`final_blocks`]) with the single-stream code,
+/// and returns the digest as the RustCrypto crates give it ([`digest`]).
 pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) -> Vec<u8> {
     debug_assert!(
         (tail.len() as u64) <= total && (total - tail.len() as u64).is_multiple_of(64),
@@ -246,16 +246,38 @@ pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) 
     );
     let (blocks, rest) = tail.as_chunks::<64>();
     compress_blocks(family, &mut state, blocks);
+    let (last, n) = final_blocks(family, rest, total);
+    compress_blocks(family, &mut state, last[..n].as_chunks::<64>().0);
+    digest(family, &state)
+}
+
+/// The last block or two of a message of `total` bytes whose bytes before `rest` are
+/// whole blocks: `rest` (fewer than 64 bytes; panics otherwise) and the padding (RFC 1321
+/// sections 3.1-3.2, FIPS 180-4 section 5.1.1: a 1 bit, zeros, the length in bits in 64
+/// bits, little-endian for MD5 and big-endian for SHA). Returns the buffer and how many
+/// of its bytes are the blocks (64 or 128). A lane engine can compress them in the
+/// lanes (a kernel reads any slice), then take the [`digest`] of the state.
+pub(crate) fn final_blocks(family: Family, rest: &[u8], total: u64) -> ([u8; 128], usize) {
+    assert!(rest.len() < 64, "the tail after the whole blocks is under 64 bytes");
     let mut last = [0u8; 128];
     last[..rest.len()].copy_from_slice(rest);
     last[rest.len()] = 0x80;
     let n = if rest.len() < 56 { 64 } else { 128 };
     let bits = total.wrapping_mul(8);
-    let le = family == Family::Md5;
-    last[n - 8..n].copy_from_slice(&if le { bits.to_le_bytes() } else { bits.to_be_bytes() });
-    compress_blocks(family, &mut state, last[..n].as_chunks::<64>().0);
+    let len = if family == Family::Md5 { bits.to_le_bytes() } else { bits.to_be_bytes() };
+    last[n - 8..n].copy_from_slice(&len);
+    (last, n)
+}
+
+/// The digest bytes (16, 20 or 32) of a state that has compressed a whole message and
+/// its padding: the state words, little-endian for MD5, big-endian for SHA.
+pub(crate) fn digest(family: Family, state: &State) -> Vec<u8> {
     let words = &state[..family.words()];
-    words.iter().flat_map(|w| if le { w.to_le_bytes() } else { w.to_be_bytes() }).collect()
+    if family == Family::Md5 {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    } else {
+        words.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
 }
 
 #[cfg(test)]

@@ -99,10 +99,10 @@ fn known_answers_through_every_kernel() {
         for k in kernels(family) {
             // All at once (the vectors share the lanes), and one at a time in lane 0.
             let got: Vec<String> =
-                run_engine(k, &messages, usize::MAX).iter().map(|d| hex(d)).collect();
+                run_engine(k, &messages, usize::MAX, false).iter().map(|d| hex(d)).collect();
             assert_eq!(got, want, "{family:?} {}", k.name());
             for (m, d) in &vectors {
-                assert_eq!(hex(&run_engine(k, &[m], 1)[0]), *d, "{family:?} {}", k.name());
+                assert_eq!(hex(&run_engine(k, &[m], 1, true)[0]), *d, "{family:?} {}", k.name());
             }
         }
     }
@@ -115,7 +115,7 @@ fn a_million_a_in_every_lane_of_every_kernel() {
         assert_eq!(million.len(), 1_000_000);
         for k in kernels(family) {
             // Every lane busy with the same message: each lane must come out right.
-            let got = run_engine(k, &vec![million.as_slice(); k.lanes()], usize::MAX);
+            let got = run_engine(k, &vec![million.as_slice(); k.lanes()], usize::MAX, true);
             for (lane, d) in got.iter().enumerate() {
                 assert_eq!(hex(d), want, "{family:?} {} lane {lane}", k.name());
             }
@@ -169,14 +169,14 @@ fn random_messages(rng: &mut Rng, count: usize, max: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn assert_matches_crates(k: &Kernel, messages: &[Vec<u8>], max_step: usize) {
+fn assert_matches_crates(k: &Kernel, messages: &[Vec<u8>], max_step: usize, pad_in_lanes: bool) {
     let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
-    let got = run_engine(k, &refs, max_step);
+    let got = run_engine(k, &refs, max_step, pad_in_lanes);
     for (i, (m, d)) in messages.iter().zip(got).enumerate() {
         assert_eq!(
             hex(&d),
             hex(&reference(k.family().name(), m)),
-            "{:?} {}: message {i} of {} bytes (step {max_step})",
+            "{:?} {}: message {i} of {} bytes (step {max_step}, padding in lanes: {pad_in_lanes})",
             k.family(),
             k.name(),
             m.len()
@@ -191,16 +191,16 @@ fn random_lengths_match_the_crates() {
         for k in kernels(family) {
             // Many small and mid-sized messages, lanes finishing at different times and
             // refilled, in steps of every size.
-            for max_step in [1, 5, usize::MAX] {
+            for (max_step, pad_in_lanes) in [(1, true), (5, false), (usize::MAX, true)] {
                 let messages = random_messages(&mut rng, 3 * k.lanes() + 5, 20_000);
-                assert_matches_crates(k, &messages, max_step);
+                assert_matches_crates(k, &messages, max_step, pad_in_lanes);
             }
             // Messages of hundreds of KiB beside small ones (megabytes: the ignored test).
             let mut messages = random_messages(&mut rng, k.lanes(), 20_000);
             let (at, extra) = (rng.below(k.lanes()), rng.below(64));
             messages[at] = rng.bytes(200_000 + extra);
             messages.push(rng.bytes((256 << 10) + 64));
-            assert_matches_crates(k, &messages, usize::MAX);
+            assert_matches_crates(k, &messages, usize::MAX, false);
         }
     }
 }
@@ -211,9 +211,9 @@ fn many_large_random_messages_match_the_crates() {
     let mut rng = Rng(0xb16);
     for family in Family::ALL {
         for k in kernels(family) {
-            for max_step in [7, usize::MAX] {
+            for (max_step, pad_in_lanes) in [(7, true), (usize::MAX, false)] {
                 let messages = random_messages(&mut rng, 4 * k.lanes(), 6 << 20);
-                assert_matches_crates(k, &messages, max_step);
+                assert_matches_crates(k, &messages, max_step, pad_in_lanes);
             }
         }
     }
@@ -231,7 +231,7 @@ fn every_count_of_busy_lanes() {
                         rng.bytes(n)
                     })
                     .collect();
-                assert_matches_crates(k, &messages, usize::MAX);
+                assert_matches_crates(k, &messages, usize::MAX, busy % 2 == 0);
             }
         }
     }
@@ -342,6 +342,7 @@ proptest! {
         wide in any::<bool>(),
         lens in prop::collection::vec(0..3000usize, 1..24),
         max_step in 1..40usize,
+        pad_in_lanes in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let family = Family::ALL[family];
@@ -351,7 +352,7 @@ proptest! {
         let mut rng = Rng(seed | 1);
         let messages: Vec<Vec<u8>> = lens.iter().map(|&n| rng.bytes(n)).collect();
         let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
-        let got = run_engine(k, &refs, max_step);
+        let got = run_engine(k, &refs, max_step, pad_in_lanes);
         for (m, d) in messages.iter().zip(got) {
             prop_assert_eq!(hex(&d), hex(&reference(family.name(), m)));
         }
