@@ -74,36 +74,36 @@ fn lanes(k: Lanes, family: &str, data: &[u8], size: usize) -> f64 {
 fn main() {
     let data: Vec<u8> =
         (0..TOTAL as u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
-    println!(
-        "{:<7} {:>8} {:>11} {:>11} {:>14} {:>18}",
-        "family", "message", "scalar GB/s", "avx2x8 GB/s", "avx512x16 GB/s", "break-even x8/x16"
-    );
+    const KERNELS: [&str; 3] = ["avx2x8", "avx512x8", "avx512x16"];
+    let mut head = format!("{:<7} {:>7} {:>7}", "family", "message", "scalar");
+    for k in KERNELS {
+        head += &format!(" {k:>10}");
+    }
+    println!("{head}   (GB/s; break-even: busy lanes to beat scalar)");
     let only = std::env::args().nth(1);
     for family in ["md5", "sha1", "sha256"] {
         if only.as_deref().is_some_and(|o| o != family) {
             continue;
         }
         let picked = Lanes::best(family).map_or("none", |k| k.name());
+        let every = Lanes::every(family);
         for (size, label) in [(4096, "4 KiB"), (1 << 20, "1 MiB")] {
             let s = scalar(family, &data, size);
-            let mut row = format!("{family:<7} {label:>8} {s:>11.2}");
+            let mut row = format!("{family:<7} {label:>7} {s:>7.2}");
             let mut even = Vec::new();
-            for (n, width) in [(8, 11), (16, 14)] {
-                match Lanes::new(family, n) {
-                    Some(k) => {
-                        let v = lanes(k, family, &data, size);
-                        row += &format!(" {v:>width$.2}");
-                        // Busy lanes needed: the least k with k/n * v > s.
-                        let k_min = (s / v * n as f64).floor() as usize + 1;
-                        even.push(if k_min > n { "never".to_string() } else { k_min.to_string() });
-                    }
-                    None => {
-                        row += &format!(" {:>width$}", "n/a");
-                        even.push("n/a".into());
-                    }
-                }
+            for name in KERNELS {
+                let Some(&k) = every.iter().find(|k| k.name() == name) else {
+                    row += &format!(" {:>10}", "n/a");
+                    continue;
+                };
+                let v = lanes(k, family, &data, size);
+                row += &format!(" {v:>10.2}");
+                // Busy lanes needed: the least b with b/n * v > s.
+                let n = k.lanes();
+                let b = (s / v * n as f64).floor() as usize + 1;
+                even.push(if b > n { format!("{name} never") } else { format!("{name} {b}") });
             }
-            println!("{row} {:>18}   (dispatch: {picked})", even.join("/"));
+            println!("{row}   break-even: {}; dispatch: {picked}", even.join(", "));
         }
     }
 }

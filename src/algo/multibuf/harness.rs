@@ -30,12 +30,17 @@ impl Lanes {
         Kernel::best(family(name)).map(Lanes)
     }
 
+    /// Every kernel this CPU runs for the family named `name`, the preferred first.
+    pub fn every(name: &str) -> Vec<Lanes> {
+        Kernel::every(family(name)).map(Lanes).collect()
+    }
+
     /// How many lanes.
     pub fn lanes(&self) -> usize {
         self.0.lanes()
     }
 
-    /// `avx512x16` or `avx2x8`.
+    /// `avx512x16`, `avx512x8` or `avx2x8`.
     pub fn name(&self) -> &'static str {
         self.0.name()
     }

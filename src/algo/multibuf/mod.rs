@@ -89,64 +89,91 @@ pub(crate) type State = [u32; 8];
 /// either exactly `blocks` blocks long or empty, for an idle lane) into `states`.
 type Run = fn(states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize);
 
-/// A multi-buffer compression function for one family and one vector width.
+/// The instruction sets kernels are written for, in the order dispatch prefers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    /// AVX-512F and BW on 512-bit registers: 16 lanes.
+    Avx512,
+    /// AVX-512F and VL on 256-bit registers: 8 lanes with AVX-512's rotations and
+    /// three-input logic.
+    Avx512Vl,
+    /// AVX2: 8 lanes.
+    Avx2,
+}
+
+/// A multi-buffer compression function for one family and one instruction set.
 pub(crate) struct Kernel {
     family: Family,
     lanes: usize,
     name: &'static str,
+    isa: Isa,
     run: Run,
 }
 
-/// Every kernel, whatever the CPU; [`Kernel::with_lanes`] hands out only those it runs.
+/// Every kernel, whatever the CPU, in the order of preference; [`Kernel::with_lanes`]
+/// and [`Kernel::best`] hand out only those the CPU runs.
 #[cfg(target_arch = "x86_64")]
-static KERNELS: [Kernel; 6] = {
-    const fn k(family: Family, lanes: usize, run: Run) -> Kernel {
-        let name = if lanes == 16 { "avx512x16" } else { "avx2x8" };
-        Kernel { family, lanes, name, run }
+static KERNELS: [Kernel; 9] = {
+    const fn k(family: Family, isa: Isa, run: Run) -> Kernel {
+        let (lanes, name) = match isa {
+            Isa::Avx512 => (16, "avx512x16"),
+            Isa::Avx512Vl => (8, "avx512x8"),
+            Isa::Avx2 => (8, "avx2x8"),
+        };
+        Kernel { family, lanes, name, isa, run }
     }
     [
-        k(Family::Md5, 8, x86::md5_x8),
-        k(Family::Sha1, 8, x86::sha1_x8),
-        k(Family::Sha256, 8, x86::sha256_x8),
-        k(Family::Md5, 16, x86::md5_x16),
-        k(Family::Sha1, 16, x86::sha1_x16),
-        k(Family::Sha256, 16, x86::sha256_x16),
+        k(Family::Md5, Isa::Avx512, x86::md5_x16),
+        k(Family::Sha1, Isa::Avx512, x86::sha1_x16),
+        k(Family::Sha256, Isa::Avx512, x86::sha256_x16),
+        k(Family::Md5, Isa::Avx512Vl, x86::md5_x8vl),
+        k(Family::Sha1, Isa::Avx512Vl, x86::sha1_x8vl),
+        k(Family::Sha256, Isa::Avx512Vl, x86::sha256_x8vl),
+        k(Family::Md5, Isa::Avx2, x86::md5_x8),
+        k(Family::Sha1, Isa::Avx2, x86::sha1_x8),
+        k(Family::Sha256, Isa::Avx2, x86::sha256_x8),
     ]
 };
 #[cfg(not(target_arch = "x86_64"))]
 static KERNELS: [Kernel; 0] = [];
 
-/// Which vector widths this CPU runs, asked once.
-fn widths() -> &'static [usize] {
-    static WIDTHS: OnceLock<Vec<usize>> = OnceLock::new();
-    WIDTHS.get_or_init(|| {
-        let mut w = Vec::new();
+/// The instruction sets this CPU has, asked once.
+fn supported() -> &'static [Isa] {
+    static SUPPORTED: OnceLock<Vec<Isa>> = OnceLock::new();
+    SUPPORTED.get_or_init(|| {
+        let mut isas = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
             if x86::Avx512Cpu::detect().is_some() {
-                w.push(16);
+                isas.push(Isa::Avx512);
+            }
+            if x86::Avx512VlCpu::detect().is_some() {
+                isas.push(Isa::Avx512Vl);
             }
             if x86::Avx2Cpu::detect().is_some() {
-                w.push(8);
+                isas.push(Isa::Avx2);
             }
         }
-        w
+        isas
     })
 }
 
 impl Kernel {
     /// The widest kernel this CPU runs for `family` (AVX-512 x16 with AVX-512F and BW,
-    /// else AVX2 x8), or `None` (no AVX2, or not x86-64).
+    /// else x8: with AVX-512VL, else AVX2), or `None` (no AVX2, or not x86-64).
     pub(crate) fn best(family: Family) -> Option<&'static Kernel> {
-        widths().iter().find_map(|&l| Kernel::with_lanes(family, l))
+        Kernel::every(family).next()
     }
 
-    /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs it.
+    /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs one
+    /// (of 8 lanes, the AVX-512VL one where the CPU has it: it is the faster).
     pub(crate) fn with_lanes(family: Family, lanes: usize) -> Option<&'static Kernel> {
-        if !widths().contains(&lanes) {
-            return None;
-        }
-        KERNELS.iter().find(|k| k.family == family && k.lanes == lanes)
+        Kernel::every(family).find(|k| k.lanes == lanes)
+    }
+
+    /// Every kernel this CPU runs for `family`, the preferred first (tests, benchmarks).
+    pub(crate) fn every(family: Family) -> impl Iterator<Item = &'static Kernel> {
+        KERNELS.iter().filter(move |k| k.family == family && supported().contains(&k.isa))
     }
 
     /// How many messages it compresses at once.
@@ -159,7 +186,7 @@ impl Kernel {
         self.family
     }
 
-    /// `avx512x16` or `avx2x8`, for `--verbose` and benchmarks.
+    /// `avx512x16`, `avx512x8` (AVX-512VL) or `avx2x8`, for `--verbose` and benchmarks.
     pub(crate) fn name(&self) -> &'static str {
         self.name
     }

@@ -36,9 +36,28 @@ impl Avx512Cpu {
     }
 }
 
+/// Proof that the CPU has AVX2, AVX-512F and AVX-512VL (the AVX-512 instructions on
+/// 256-bit registers).
+#[derive(Clone, Copy)]
+pub(super) struct Avx512VlCpu(Avx2Cpu);
+
+impl Avx512VlCpu {
+    /// The token, if this CPU has AVX2, AVX-512F and AVX-512VL.
+    pub(super) fn detect() -> Option<Avx512VlCpu> {
+        let vl = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl");
+        Avx2Cpu::detect().filter(|_| vl).map(Avx512VlCpu)
+    }
+}
+
 /// 8 lanes in an AVX2 register.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(__m256i);
+
+/// 8 lanes in an AVX2 register, with AVX-512VL's one-instruction rotations and
+/// three-input logic: on CPUs that split 512-bit operations in two (AMD Zen 4), about
+/// the speed per lane of [`Avx512`] at half the lanes, for when fewer lanes are busy.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512Vl(__m256i);
 
 /// 16 lanes in an AVX-512 register.
 #[derive(Clone, Copy)]
@@ -49,6 +68,15 @@ macro_rules! avx2 {
     ($e:expr) => {
         // SAFETY: only reached through a value or token of this module's AVX2 types,
         // which exist only when `Avx2Cpu::detect` found AVX2 on this CPU (module doc).
+        unsafe { $e }
+    };
+}
+
+/// Runs AVX-512F/VL intrinsics on 256-bit registers.
+macro_rules! avx512vl {
+    ($e:expr) => {
+        // SAFETY: only reached through a value of `Avx512Vl`, which exists only when
+        // `Avx512VlCpu::detect` found AVX2, AVX-512F and AVX-512VL on this CPU.
         unsafe { $e }
     };
 }
@@ -180,6 +208,72 @@ fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
         out[4 + m] = avx2!(_mm256_permute2x128_si256::<0x31>(q[0][m], q[1][m]));
     }
     out
+}
+
+impl Vector for Avx512Vl {
+    type Cpu = Avx512VlCpu;
+    const LANES: usize = 8;
+
+    // Loads, stores, additions and shifts are AVX2's (the token carries AVX2's).
+    #[inline(always)]
+    fn splat(cpu: Avx512VlCpu, x: u32) -> Avx512Vl {
+        Avx512Vl(Avx2::splat(cpu.0, x).0)
+    }
+    #[inline(always)]
+    fn from_lanes(cpu: Avx512VlCpu, src: &[u32]) -> Avx512Vl {
+        Avx512Vl(Avx2::from_lanes(cpu.0, src).0)
+    }
+    #[inline(always)]
+    fn to_lanes(self, dst: &mut [u32]) {
+        Avx2(self.0).to_lanes(dst)
+    }
+    #[inline(always)]
+    fn load_words<const BE: bool>(
+        cpu: Avx512VlCpu,
+        lanes: &[&[[u8; 64]]],
+        b: usize,
+    ) -> [Avx512Vl; 16] {
+        let words = Avx2::load_words::<BE>(cpu.0, lanes, b);
+        let mut out = [Avx512Vl(words[0].0); 16];
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = Avx512Vl(w.0);
+        }
+        out
+    }
+    #[inline(always)]
+    fn add(self, o: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).add(Avx2(o.0)).0)
+    }
+    #[inline(always)]
+    fn xor(self, o: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).xor(Avx2(o.0)).0)
+    }
+    #[inline(always)]
+    fn rol<const L: i32, const R: i32>(self) -> Avx512Vl {
+        const { assert!(L + R == 32 && L > 0 && R > 0) };
+        Avx512Vl(avx512vl!(_mm256_rol_epi32::<L>(self.0)))
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).shr::<N>().0)
+    }
+    // The truth tables of `Avx512`'s.
+    #[inline(always)]
+    fn xor3(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0x96>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn ch(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0xCA>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn maj(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0xE8>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn md5_i(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0x39>(x.0, y.0, z.0)))
+    }
 }
 
 impl Vector for Avx512 {
@@ -321,6 +415,9 @@ macro_rules! entry {
 entry!(md5_x8, md5_avx2, "avx2", Avx2, Avx2Cpu, md5);
 entry!(sha1_x8, sha1_avx2, "avx2", Avx2, Avx2Cpu, sha1);
 entry!(sha256_x8, sha256_avx2, "avx2", Avx2, Avx2Cpu, sha256);
+entry!(md5_x8vl, md5_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, md5);
+entry!(sha1_x8vl, sha1_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, sha1);
+entry!(sha256_x8vl, sha256_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, sha256);
 entry!(md5_x16, md5_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, md5);
 entry!(sha1_x16, sha1_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha1);
 entry!(sha256_x16, sha256_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha256);
