@@ -137,32 +137,44 @@ static KERNELS: [Kernel; 9] = {
 #[cfg(not(target_arch = "x86_64"))]
 static KERNELS: [Kernel; 0] = [];
 
-/// The instruction sets this CPU has, asked once.
-fn supported() -> &'static [Isa] {
-    static SUPPORTED: OnceLock<Vec<Isa>> = OnceLock::new();
-    SUPPORTED.get_or_init(|| {
-        let mut isas = Vec::new();
+/// What dispatch knows of this CPU, asked once.
+struct Cpu {
+    /// The instruction sets it has, in the order of preference.
+    isas: Vec<Isa>,
+    /// Whether it runs 512-bit operations as two 256-bit halves (`x86::halves_512`).
+    halves_512: bool,
+}
+
+fn cpu() -> &'static Cpu {
+    static CPU: OnceLock<Cpu> = OnceLock::new();
+    CPU.get_or_init(|| {
+        let mut cpu = Cpu { isas: Vec::new(), halves_512: false };
         #[cfg(target_arch = "x86_64")]
         {
             if x86::Avx512Cpu::detect().is_some() {
-                isas.push(Isa::Avx512);
+                cpu.isas.push(Isa::Avx512);
             }
             if x86::Avx512VlCpu::detect().is_some() {
-                isas.push(Isa::Avx512Vl);
+                cpu.isas.push(Isa::Avx512Vl);
             }
             if x86::Avx2Cpu::detect().is_some() {
-                isas.push(Isa::Avx2);
+                cpu.isas.push(Isa::Avx2);
             }
+            cpu.halves_512 = x86::halves_512();
         }
-        isas
+        cpu
     })
 }
 
 impl Kernel {
-    /// The widest kernel this CPU runs for `family` (AVX-512 x16 with AVX-512F and BW,
-    /// else x8: with AVX-512VL, else AVX2), or `None` (no AVX2, or not x86-64).
+    /// The kernel this CPU computes `family` fastest with, every lane busy, or `None`
+    /// (no AVX2, or not x86-64): AVX-512 x16 (AVX-512F and BW), else x8 with AVX-512VL,
+    /// else AVX2 x8; but x8 with AVX-512VL for SHA-1 and SHA-256 on a CPU that splits
+    /// 512-bit operations in two (AMD Zen 4), where it is the faster (see the module doc).
     pub(crate) fn best(family: Family) -> Option<&'static Kernel> {
-        Kernel::every(family).next()
+        let narrow = cpu().halves_512 && family != Family::Md5;
+        let vl = || Kernel::every(family).find(|k| k.isa == Isa::Avx512Vl);
+        narrow.then(vl).flatten().or_else(|| Kernel::every(family).next())
     }
 
     /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs one
@@ -173,7 +185,7 @@ impl Kernel {
 
     /// Every kernel this CPU runs for `family`, the preferred first (tests, benchmarks).
     pub(crate) fn every(family: Family) -> impl Iterator<Item = &'static Kernel> {
-        KERNELS.iter().filter(move |k| k.family == family && supported().contains(&k.isa))
+        KERNELS.iter().filter(move |k| k.family == family && cpu().isas.contains(&k.isa))
     }
 
     /// How many messages it compresses at once.

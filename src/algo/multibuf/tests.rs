@@ -110,17 +110,24 @@ fn known_answers_through_every_kernel() {
     }
 }
 
+/// The million 'a' in every lane of `k` at once: each lane must come out right.
+fn assert_a_million_a(k: &Kernel) {
+    let (million, want) = known_answers(k.family()).pop().expect("the million 'a' last");
+    assert_eq!(million.len(), 1_000_000);
+    let got = run_engine(k, &vec![million.as_slice(); k.lanes()], usize::MAX, true);
+    for (lane, d) in got.iter().enumerate() {
+        assert_eq!(hex(d), want, "{:?} {} lane {lane}", k.family(), k.name());
+    }
+}
+
+// Through the kernel dispatch picks (seconds in a debug build); every kernel in
+// `many_large_random_messages_match_the_crates`.
 #[test]
-fn a_million_a_in_every_lane_of_every_kernel() {
+fn a_million_a_in_every_lane_of_the_dispatched_kernel() {
     for family in Family::ALL {
-        let (million, want) = known_answers(family).pop().expect("the million 'a' last");
-        assert_eq!(million.len(), 1_000_000);
-        for k in kernels(family) {
-            // Every lane busy with the same message: each lane must come out right.
-            let got = run_engine(k, &vec![million.as_slice(); k.lanes()], usize::MAX, true);
-            for (lane, d) in got.iter().enumerate() {
-                assert_eq!(hex(d), want, "{family:?} {} lane {lane}", k.name());
-            }
+        match Kernel::best(family) {
+            Some(k) => assert_a_million_a(k),
+            None => assert!(kernels(family).is_empty()),
         }
     }
 }
@@ -197,11 +204,11 @@ fn random_lengths_match_the_crates() {
                 let messages = random_messages(&mut rng, 3 * k.lanes() + 5, 20_000);
                 assert_matches_crates(k, &messages, max_step, pad_in_lanes);
             }
-            // Messages of hundreds of KiB beside small ones (megabytes: the ignored test).
+            // Messages of a hundred KiB beside small ones (megabytes: the ignored test).
             let mut messages = random_messages(&mut rng, k.lanes(), 20_000);
             let (at, extra) = (rng.below(k.lanes()), rng.below(64));
-            messages[at] = rng.bytes(200_000 + extra);
-            messages.push(rng.bytes((256 << 10) + 64));
+            messages[at] = rng.bytes(100_000 + extra);
+            messages.push(rng.bytes((128 << 10) + 64));
             assert_matches_crates(k, &messages, usize::MAX, false);
         }
     }
@@ -213,6 +220,7 @@ fn many_large_random_messages_match_the_crates() {
     let mut rng = Rng(0xb16);
     for family in Family::ALL {
         for k in kernels(family) {
+            assert_a_million_a(k);
             for (max_step, pad_in_lanes) in [(7, true), (usize::MAX, false)] {
                 let messages = random_messages(&mut rng, 4 * k.lanes(), 6 << 20);
                 assert_matches_crates(k, &messages, max_step, pad_in_lanes);
@@ -323,7 +331,10 @@ fn dispatch_hands_out_what_the_cpu_runs() {
         let order = ["avx512x16", "avx512x8", "avx2x8"];
         let expected: Vec<&str> = order.into_iter().filter(|n| names.contains(n)).collect();
         assert_eq!(names, expected, "{family:?}");
-        assert_eq!(Kernel::best(family).map(Kernel::name), names.first().copied());
+        // The widest, but the AVX-512VL one for SHA on a CPU that halves 512-bit work.
+        let narrow = cpu().halves_512 && family != Family::Md5 && names.contains(&"avx512x8");
+        let best = if narrow { Some("avx512x8") } else { names.first().copied() };
+        assert_eq!(Kernel::best(family).map(Kernel::name), best);
         for k in &every {
             assert_eq!(k.family(), family);
             assert_eq!(k.lanes(), if k.name() == "avx512x16" { 16 } else { 8 });

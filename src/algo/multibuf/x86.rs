@@ -49,6 +49,18 @@ impl Avx512VlCpu {
     }
 }
 
+/// Whether this CPU runs 512-bit operations as two 256-bit halves: AMD family 19h
+/// (Zen 4; Zen 3, also 19h, has no AVX-512). There the 8-lane AVX-512VL kernels of
+/// SHA-1 and SHA-256 outrun the 16-lane ones (MD5's 16 lanes still win: its chain of
+/// dependent steps leaves room for the second half).
+pub(super) fn halves_512() -> bool {
+    let vendor = __cpuid(0);
+    let amd = [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+    let eax = __cpuid(1).eax;
+    let family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);
+    amd && family == 0x19
+}
+
 /// 8 lanes in an AVX2 register.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(__m256i);
