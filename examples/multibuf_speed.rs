@@ -79,7 +79,7 @@ fn main() {
     for k in KERNELS {
         head += &format!(" {k:>10}");
     }
-    println!("{head}   (GB/s; break-even: busy lanes to beat scalar)");
+    println!("{head}   (GB/s; break-even: busy lanes to beat scalar, (the estimate in use))");
     let only = std::env::args().nth(1);
     for family in ["md5", "sha1", "sha256"] {
         if only.as_deref().is_some_and(|o| o != family) {
@@ -101,7 +101,9 @@ fn main() {
                 // Busy lanes needed: the least b with b/n * v > s.
                 let n = k.lanes();
                 let b = (s / v * n as f64).floor() as usize + 1;
-                even.push(if b > n { format!("{name} never") } else { format!("{name} {b}") });
+                let b = if b > n { "never".to_string() } else { b.to_string() };
+                let table = k.break_even().map_or("never".to_string(), |b| b.to_string());
+                even.push(format!("{name} {b} ({table})"));
             }
             println!("{row}   break-even: {}; dispatch: {picked}", even.join(", "));
         }

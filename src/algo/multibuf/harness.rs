@@ -45,6 +45,11 @@ impl Lanes {
         self.0.name()
     }
 
+    /// See `Kernel::break_even`.
+    pub fn break_even(&self) -> Option<usize> {
+        self.0.break_even()
+    }
+
     /// See `Kernel::compress`.
     pub fn compress(&self, states: &mut [[u32; 8]], data: &[&[u8]], blocks: usize) {
         self.0.compress(states, data, blocks)

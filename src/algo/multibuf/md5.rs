@@ -40,7 +40,7 @@ fn i<V: Vector>(x: V, y: V, z: V) -> V {
 }
 
 /// Four operations of one round, `[abcd k s i]` in the RFC's notation:
-/// a = b + ((a + FN(b, c, d) + X[k] + T[i]) <<< s), each with the next k, and the roles
+/// `a = b + ((a + FN(b, c, d) + X[k] + T[i]) <<< s)`, each with the next k, and the roles
 /// of a, b, c, d rotating.
 macro_rules! four {
     ($cpu:ident, $tab:ident, $fn:ident, $a:ident, $b:ident, $c:ident, $d:ident, $x:ident, $i:expr,

@@ -5,33 +5,55 @@
 //! needs the previous block's result, so one stream cannot use more than one core's
 //! scalar pipeline (SHA-NI helps SHA-1 and SHA-256, nothing helps MD5). A tree of files
 //! has many messages, though, and the same compression applied to 16 of them in the 16
-//! 32-bit lanes of an AVX-512 register (8 in AVX2) costs about what one costs in scalar
-//! code. The lane engine of the pipeline keeps the lanes fed with blocks of different
-//! files; this module is the arithmetic.
+//! 32-bit lanes of an AVX-512 register (8 in a 256-bit one) costs about what one costs
+//! in scalar code. The pipeline's lane engine keeps the lanes fed with blocks of
+//! different files; this module is the arithmetic.
 //!
 //! **What.** A [`Kernel`] compresses `blocks` blocks of each of its lanes' messages into
 //! per-lane chaining states ([`State`]); lanes whose data is too short are idle and keep
 //! their state. [`initial`], [`compress_one`] (the single-stream scalar code, for when
-//! few lanes are busy) and [`finish`] (the tail and the padding) complete a digest; or,
-//! to run the padding in the lanes too, [`final_blocks`] and [`digest`]. The
-//! kernels are written from the specifications (RFC 1321, FIPS 180-4), not ported, and
-//! checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz target).
+//! few lanes are busy: [`Kernel::break_even`]) and [`finish`] (the tail and the padding)
+//! complete a digest; or, to run the padding in the lanes too, [`final_blocks`] and
+//! [`digest`]. The kernels are written from the specifications (RFC 1321, FIPS 180-4),
+//! not ported, and checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz
+//! target), driven as an engine drives them (`harness.rs`).
 //!
 //! **Design.**
 //! - The rounds are written once (`md5.rs`, `sha1.rs`, `sha256.rs`), generic over a small
-//!   [`vector::Vector`] trait of lane-wise operations; `x86.rs` implements it for AVX2
-//!   (`__m256i`, rotations as two shifts) and AVX-512F/BW (`__m512i`, one-instruction
-//!   rotations and three-input logic), and compiles each family's rounds for each width
-//!   inside a `#[target_feature]` entry point, where every helper inlines.
+//!   `vector::Vector` trait of lane-wise operations. `x86.rs` implements it three times:
+//!   AVX2 (`__m256i`, rotations as two shifts, logic functions as two or three
+//!   operations), AVX-512VL (`__m256i` with one-instruction rotations and three-input
+//!   logic) and AVX-512F/BW (`__m512i`, likewise), and compiles each family's rounds for
+//!   each inside a `#[target_feature]` entry point, where every helper inlines (no
+//!   `array::from_fn` in the hot code: LLVM called it out of line, without the features).
 //! - Message words are loaded one block per lane and transposed in registers (unpacks
-//!   and 128-bit shuffles), byte-swapped for SHA's big-endian words. An idle lane reads a
+//!   and 128-bit shuffles), byte-swapped for SHA's big-endian words. Gathers were
+//!   measured too: half the speed (MD5 x16: 3.0 against 6.4 GB/s). An idle lane reads a
 //!   static zero block, so every load is in bounds; its result is not written back.
-//! - The CPU is asked once (`is_x86_feature_detected!` caches it); [`Kernel::best`] hands
-//!   out the widest kernel this CPU runs, and a kernel exists only for a CPU that runs it:
-//!   each vector type's constructors take a token that only detection makes, which is
-//!   the soundness argument of every `unsafe` block (see `x86.rs`).
+//! - Round constants are added through an opaque reference (`black_box`): as constants,
+//!   LLVM moves them to the end of each sum, onto the chain of dependent operations.
+//! - The CPU is asked once. [`Kernel::best`] hands out the fastest kernel of a family with
+//!   all lanes busy, and a kernel exists only for a CPU that runs it: each vector type's
+//!   constructors take a token that only detection makes, which is the soundness
+//!   argument of every `unsafe` block (see `x86.rs`).
 //! - Everything here is safe to call with any slices: data are borrowed as
 //!   `&[[u8; 64]]` chunks, never as raw pointers.
+//!
+//! **Speed** (`examples/multibuf_speed.rs`, one thread, CPU time, 1 MiB messages per
+//! lane, 4 KiB in brackets; AMD EPYC Zen 4 VM, best of three runs on a busy machine):
+//!
+//! | GB/s    | scalar      | avx2x8      | avx512x8    | avx512x16   |
+//! |---------|-------------|-------------|-------------|-------------|
+//! | MD5     | 0.62 (0.61) | 4.57 (3.92) | 5.40 (4.53) | 6.90 (5.89) |
+//! | SHA-1   | 1.93 (1.86) | 4.15 (3.62) | 6.75 (5.50) | 5.66 (5.04) |
+//! | SHA-256 | 1.80 (1.75) | 1.83 (1.69) | 3.50 (3.07) | 3.21 (2.95) |
+//!
+//! Scalar is `md5_asm` and SHA-NI. This CPU runs 512-bit operations as two 256-bit
+//! halves: the 16-lane kernels do no more work per cycle than the 8-lane AVX-512VL ones,
+//! and for SHA-1 and SHA-256 (throughput-bound) less, so dispatch takes the 8-lane ones
+//! there; MD5 (bound by its chain of dependent steps) gains from the 16 lanes. Four
+//! SHA-NI streams interleaved were measured too: no faster than one (the SHA unit is
+//! the limit, not the chain), so SHA-NI stays the single-stream code.
 
 #[cfg(target_arch = "x86_64")]
 mod md5;
@@ -143,12 +165,14 @@ struct Cpu {
     isas: Vec<Isa>,
     /// Whether it runs 512-bit operations as two 256-bit halves (`x86::halves_512`).
     halves_512: bool,
+    /// Whether it has the SHA extensions (which `compress_one` uses for SHA-1 and SHA-256).
+    sha_ni: bool,
 }
 
 fn cpu() -> &'static Cpu {
     static CPU: OnceLock<Cpu> = OnceLock::new();
     CPU.get_or_init(|| {
-        let mut cpu = Cpu { isas: Vec::new(), halves_512: false };
+        let mut cpu = Cpu { isas: Vec::new(), halves_512: false, sha_ni: false };
         #[cfg(target_arch = "x86_64")]
         {
             if x86::Avx512Cpu::detect().is_some() {
@@ -161,6 +185,7 @@ fn cpu() -> &'static Cpu {
                 cpu.isas.push(Isa::Avx2);
             }
             cpu.halves_512 = x86::halves_512();
+            cpu.sha_ni = is_x86_feature_detected!("sha");
         }
         cpu
     })
@@ -186,6 +211,30 @@ impl Kernel {
     /// Every kernel this CPU runs for `family`, the preferred first (tests, benchmarks).
     pub(crate) fn every(family: Family) -> impl Iterator<Item = &'static Kernel> {
         KERNELS.iter().filter(move |k| k.family == family && cpu().isas.contains(&k.isa))
+    }
+
+    /// From how many busy lanes this kernel hashes faster than [`compress_one`] on each
+    /// of them in turn, or `None` if never: a kernel costs the same whatever the number
+    /// of busy lanes, so with `b` of `n` lanes busy it runs at `b / n` of its speed, and
+    /// it wins from the least `b` with `b / n * kernel > scalar`. Estimated from the
+    /// speeds `examples/multibuf_speed.rs` measured on an AMD EPYC (Zen 4; see the module
+    /// doc; the example prints these estimates beside its own measure) and, without
+    /// SHA-NI, from the portable code's speed (about half SHA-NI's for SHA-1, a quarter
+    /// for SHA-256).
+    pub(crate) fn break_even(&self) -> Option<usize> {
+        let sha_ni = cpu().sha_ni;
+        let lanes = match (self.family, self.isa, sha_ni) {
+            (Family::Md5, _, _) => 2,
+            (Family::Sha1, Isa::Avx512Vl, true) => 3,
+            (Family::Sha1, Isa::Avx2, true) => 5,
+            (Family::Sha1, Isa::Avx512, true) => 6,
+            (Family::Sha256, Isa::Avx512Vl, true) => 5,
+            (Family::Sha256, Isa::Avx512, true) => 10,
+            (Family::Sha256, Isa::Avx2, true) => return None,
+            (Family::Sha256, Isa::Avx2, false) | (_, Isa::Avx512, false) => 3,
+            (_, _, false) => 2,
+        };
+        Some(lanes)
     }
 
     /// How many messages it compresses at once.

@@ -7,8 +7,8 @@ use super::vector::{Vector, add_all, load_state, store_state};
 /// The constants of rounds 0-19, 20-39, 40-59 and 60-79, section 4.2.1.
 const K: [u32; 4] = [0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6];
 
-/// W[t] of the message schedule, kept in a ring of the last 16 words: for t >= 16,
-/// W[t] = ROTL1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16]) replaces W[t-16].
+/// `W[t]` of the message schedule, kept in a ring of the last 16 words: for t >= 16,
+/// `W[t] = ROTL1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])` replaces `W[t-16]`.
 #[inline(always)]
 fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     if t >= 16 {
@@ -25,7 +25,7 @@ fn parity<V: Vector>(x: V, y: V, z: V) -> V {
 }
 
 /// Five rounds from `t` with the function `$f` and constant `$k`. One round is
-/// T = ROTL5(a) + f(b, c, d) + e + K + W[t]; e = d; d = c; c = ROTL30(b); b = a; a = T:
+/// `T = ROTL5(a) + f(b, c, d) + e + K + W[t]; e = d; d = c; c = ROTL30(b); b = a; a = T`:
 /// here the new value is written over `e` and the names rotate, so five rounds bring them
 /// back to where they started.
 macro_rules! five {

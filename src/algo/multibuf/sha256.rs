@@ -41,8 +41,8 @@ fn small_sigma1<V: Vector>(x: V) -> V {
     V::xor3(x.rol::<15, 17>(), x.rol::<13, 19>(), x.shr::<10>())
 }
 
-/// W[t] of the message schedule, kept in a ring of the last 16 words: for t >= 16,
-/// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16] replaces W[t-16].
+/// `W[t]` of the message schedule, kept in a ring of the last 16 words: for t >= 16,
+/// `W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]` replaces `W[t-16]`.
 #[inline(always)]
 fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     if t >= 16 {
@@ -54,9 +54,9 @@ fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     w[t % 16]
 }
 
-/// Eight rounds from `t`. One round is T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t],
-/// T2 = Σ0(a) + Maj(a, b, c); h = g; g = f; f = e; e = d + T1; d = c; c = b; b = a;
-/// a = T1 + T2: here d and h are written in place and the names rotate, so eight rounds
+/// Eight rounds from `t`. One round is `T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t]`,
+/// `T2 = Σ0(a) + Maj(a, b, c)`; `h = g; g = f; f = e; e = d + T1; d = c; c = b; b = a;
+/// a = T1 + T2`: here d and h are written in place and the names rotate, so eight rounds
 /// bring them back to where they started.
 macro_rules! eight {
     ($cpu:ident, $k:ident, $w:ident, $t:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {

@@ -347,6 +347,18 @@ fn dispatch_hands_out_what_the_cpu_runs() {
 }
 
 #[test]
+fn break_even_is_a_lane_count_and_never_for_avx2_sha256_against_sha_ni() {
+    for family in Family::ALL {
+        for k in kernels(family) {
+            match k.break_even() {
+                Some(n) => assert!((1..=k.lanes()).contains(&n), "{family:?} {}", k.name()),
+                None => assert!(family == Family::Sha256 && k.isa == Isa::Avx2 && cpu().sha_ni),
+            }
+        }
+    }
+}
+
+#[test]
 #[should_panic(expected = "whole 64-byte blocks")]
 fn compress_one_refuses_a_partial_block() {
     compress_one(Family::Sha256, &mut initial(Family::Sha256), &[0; 65]);
