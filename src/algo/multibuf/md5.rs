@@ -72,7 +72,7 @@ pub(super) fn compress<V: Vector>(
     // The constants through an opaque reference: as constants, LLVM would add them last
     // (it moves constants to the end of a sum), on the chain that waits for b, c, d.
     let t = std::hint::black_box(&T);
-    let mut s: [V; 4] = load_state(cpu, states);
+    let (mut s, all) = load_state::<V, 4>(cpu, states);
     for blk in 0..blocks {
         let x = V::load_words::<false>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d] = s;
@@ -98,5 +98,5 @@ pub(super) fn compress<V: Vector>(
         four!(cpu, t, i, a, b, c, d, x, 60, [4, 11, 2, 9], [6, 10, 15, 21]);
         add_all(&mut s, [a, b, c, d]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

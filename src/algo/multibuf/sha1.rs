@@ -58,7 +58,7 @@ pub(super) fn compress<V: Vector>(
     // The constants through an opaque reference: as constants, LLVM would add them last
     // (it moves constants to the end of a sum), on the chain that waits for a.
     let k = std::hint::black_box(&K);
-    let mut s: [V; 5] = load_state(cpu, states);
+    let (mut s, all) = load_state::<V, 5>(cpu, states);
     for blk in 0..blocks {
         let mut w = V::load_words::<true>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d, mut e] = s;
@@ -80,5 +80,5 @@ pub(super) fn compress<V: Vector>(
         five!(cpu, parity, k[3], w, 75, a, b, c, d, e);
         add_all(&mut s, [a, b, c, d, e]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

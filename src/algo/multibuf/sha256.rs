@@ -93,7 +93,7 @@ pub(super) fn compress<V: Vector>(
     // The constants through an opaque reference: as constants, LLVM would add them last
     // (it moves constants to the end of a sum), on the chain that waits for e.
     let k = std::hint::black_box(&K);
-    let mut s: [V; 8] = load_state(cpu, states);
+    let (mut s, all) = load_state::<V, 8>(cpu, states);
     for blk in 0..blocks {
         let mut w = V::load_words::<true>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
@@ -107,5 +107,5 @@ pub(super) fn compress<V: Vector>(
         eight!(cpu, k, w, 56, a, b, c, d, e, f, g, h);
         add_all(&mut s, [a, b, c, d, e, f, g, h]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

@@ -1,13 +1,15 @@
-//! The x86-64 vector types: [`Avx2`] (8 lanes of `__m256i`) and [`Avx512`] (16 lanes of
-//! `__m512i`, with AVX-512F's rotations and three-input logic, and AVX-512BW's byte
-//! shuffle), their CPU tokens, and the six kernel entry points, compiled with the
+//! The x86-64 vector types: [`Avx2`] (8 lanes of `__m256i`), [`Avx512Vl`] (8 lanes of
+//! `__m256i` with AVX-512VL's rotations and three-input logic) and [`Avx512`] (16 lanes
+//! of `__m512i`, with AVX-512F's rotations and three-input logic and AVX-512BW's byte
+//! shuffle), their CPU tokens, and the nine kernel entry points, compiled with the
 //! instructions enabled (`#[target_feature]`) so that the generic rounds inline into
 //! straight vector code.
 //!
 //! Soundness: a vector value can only be made through a constructor that takes the CPU
 //! token of its type, and a token only comes out of `detect`, which asks the CPU
-//! (`is_x86_feature_detected!`). Every intrinsic below therefore runs on a CPU that has
-//! it, which is what each `unsafe` block relies on.
+//! (`is_x86_feature_detected!`). `Avx512Vl` borrows `Avx2`'s operations: its token holds
+//! an `Avx2Cpu`, and it makes `Avx2` values only from its own. Every intrinsic below
+//! therefore runs on a CPU that has it, which is what each `unsafe` block relies on.
 
 use super::vector::{Vector, block_of};
 use super::{State, md5, sha1, sha256};
@@ -24,15 +26,16 @@ impl Avx2Cpu {
     }
 }
 
-/// Proof that the CPU has AVX-512F and AVX-512BW.
+/// Proof that the CPU has AVX-512F and AVX-512BW, and AVX2 (which every such CPU has;
+/// the state transposes use it).
 #[derive(Clone, Copy)]
-pub(super) struct Avx512Cpu(());
+pub(super) struct Avx512Cpu(Avx2Cpu);
 
 impl Avx512Cpu {
-    /// The token, if this CPU has AVX-512F and AVX-512BW.
+    /// The token, if this CPU has AVX2, AVX-512F and AVX-512BW.
     pub(super) fn detect() -> Option<Avx512Cpu> {
-        (is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"))
-            .then_some(Avx512Cpu(()))
+        let bw = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+        Avx2Cpu::detect().filter(|_| bw).map(Avx512Cpu)
     }
 }
 
@@ -78,8 +81,9 @@ pub(super) struct Avx512(__m512i);
 /// Runs AVX2 intrinsics.
 macro_rules! avx2 {
     ($e:expr) => {
-        // SAFETY: only reached through a value or token of this module's AVX2 types,
-        // which exist only when `Avx2Cpu::detect` found AVX2 on this CPU (module doc).
+        // SAFETY: only reached through a value or token of this module's types, which
+        // exist only when detection found AVX2 on this CPU (each token holds or implies
+        // an `Avx2Cpu`; module doc).
         unsafe { $e }
     };
 }
@@ -111,16 +115,13 @@ impl Vector for Avx2 {
         Avx2(avx2!(_mm256_set1_epi32(x as i32)))
     }
     #[inline(always)]
-    fn from_lanes(_: Avx2Cpu, src: &[u32]) -> Avx2 {
-        let src: &[u32; 8] = src.try_into().expect("8 lanes");
-        // The pointer is that of a 32-byte array; loadu allows any alignment.
-        Avx2(avx2!(_mm256_loadu_si256(src.as_ptr().cast())))
+    fn load_states(_: Avx2Cpu, states: &[State]) -> [Avx2; 8] {
+        let states: &[State; 8] = states.try_into().expect("8 lanes");
+        transpose8(load_rows(states)).map(Avx2)
     }
     #[inline(always)]
-    fn to_lanes(self, dst: &mut [u32]) {
-        let dst: &mut [u32; 8] = dst.try_into().expect("8 lanes");
-        // The pointer is that of a 32-byte array; storeu allows any alignment.
-        avx2!(_mm256_storeu_si256(dst.as_mut_ptr().cast(), self.0))
+    fn store_states(v: [Avx2; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        store_rows(transpose8(v.map(|x| x.0)), states, lanes);
     }
     #[inline(always)]
     fn load_words<const BE: bool>(_: Avx2Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx2; 16] {
@@ -191,6 +192,24 @@ impl Vector for Avx2 {
     }
 }
 
+/// Eight lanes' states, one per register.
+#[inline(always)]
+fn load_rows(states: &[State; 8]) -> [__m256i; 8] {
+    // Each pointer is that of a 32-byte state; loadu allows any alignment.
+    states.map(|s| avx2!(_mm256_loadu_si256(s.as_ptr().cast())))
+}
+
+/// Writes row `i` into `states[i]` where lane `i` is active (has blocks).
+#[inline(always)]
+fn store_rows(rows: [__m256i; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+    for ((row, s), lane) in rows.into_iter().zip(states).zip(lanes) {
+        if !lane.is_empty() {
+            // The pointer is that of a 32-byte state; storeu allows any alignment.
+            avx2!(_mm256_storeu_si256(s.as_mut_ptr().cast(), row));
+        }
+    }
+}
+
 /// Transposes an 8x8 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
 #[inline(always)]
 fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
@@ -232,12 +251,12 @@ impl Vector for Avx512Vl {
         Avx512Vl(Avx2::splat(cpu.0, x).0)
     }
     #[inline(always)]
-    fn from_lanes(cpu: Avx512VlCpu, src: &[u32]) -> Avx512Vl {
-        Avx512Vl(Avx2::from_lanes(cpu.0, src).0)
+    fn load_states(cpu: Avx512VlCpu, states: &[State]) -> [Avx512Vl; 8] {
+        Avx2::load_states(cpu.0, states).map(|x| Avx512Vl(x.0))
     }
     #[inline(always)]
-    fn to_lanes(self, dst: &mut [u32]) {
-        Avx2(self.0).to_lanes(dst)
+    fn store_states(v: [Avx512Vl; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        Avx2::store_states(v.map(|x| Avx2(x.0)), states, lanes)
     }
     #[inline(always)]
     fn load_words<const BE: bool>(
@@ -297,16 +316,26 @@ impl Vector for Avx512 {
         Avx512(avx512!(_mm512_set1_epi32(x as i32)))
     }
     #[inline(always)]
-    fn from_lanes(_: Avx512Cpu, src: &[u32]) -> Avx512 {
-        let src: &[u32; 16] = src.try_into().expect("16 lanes");
-        // The pointer is that of a 64-byte array; loadu allows any alignment.
-        Avx512(avx512!(_mm512_loadu_si512(src.as_ptr().cast())))
+    fn load_states(_: Avx512Cpu, states: &[State]) -> [Avx512; 8] {
+        // Lanes 0-7 in the low halves, 8-15 in the high ones, each half as AVX2's.
+        let states: &[State; 16] = states.try_into().expect("16 lanes");
+        let (lo, hi) = states.split_at(8);
+        let lo = transpose8(load_rows(lo.try_into().expect("8 lanes")));
+        let hi = transpose8(load_rows(hi.try_into().expect("8 lanes")));
+        let mut out = [Avx512(avx512!(_mm512_castsi256_si512(lo[0]))); 8];
+        for (o, (l, h)) in out.iter_mut().zip(lo.into_iter().zip(hi)) {
+            *o = Avx512(avx512!(_mm512_inserti64x4::<1>(_mm512_castsi256_si512(l), h)));
+        }
+        out
     }
     #[inline(always)]
-    fn to_lanes(self, dst: &mut [u32]) {
-        let dst: &mut [u32; 16] = dst.try_into().expect("16 lanes");
-        // The pointer is that of a 64-byte array; storeu allows any alignment.
-        avx512!(_mm512_storeu_si512(dst.as_mut_ptr().cast(), self.0))
+    fn store_states(v: [Avx512; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        assert_eq!((states.len(), lanes.len()), (16, 16), "16 lanes");
+        let lo = v.map(|x| avx512!(_mm512_castsi512_si256(x.0)));
+        let hi = v.map(|x| avx512!(_mm512_extracti64x4_epi64::<1>(x.0)));
+        let (s_lo, s_hi) = states.split_at_mut(8);
+        store_rows(transpose8(lo), s_lo, &lanes[..8]);
+        store_rows(transpose8(hi), s_hi, &lanes[8..]);
     }
     #[inline(always)]
     fn load_words<const BE: bool>(_: Avx512Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx512; 16] {
