@@ -30,14 +30,24 @@ impl Lanes {
         Kernel::best(family(name)).map(Lanes)
     }
 
+    /// Every kernel this CPU runs for the family named `name`, the preferred first.
+    pub fn every(name: &str) -> Vec<Lanes> {
+        Kernel::every(family(name)).map(Lanes).collect()
+    }
+
     /// How many lanes.
     pub fn lanes(&self) -> usize {
         self.0.lanes()
     }
 
-    /// `avx512x16` or `avx2x8`.
+    /// `avx512x16`, `avx512x8` or `avx2x8`.
     pub fn name(&self) -> &'static str {
         self.0.name()
+    }
+
+    /// See `Kernel::break_even`.
+    pub fn break_even(&self) -> Option<usize> {
+        self.0.break_even()
     }
 
     /// See `Kernel::compress`.
@@ -61,6 +71,16 @@ pub fn finish(name: &str, state: [u32; 8], tail: &[u8], total: u64) -> Vec<u8> {
     super::finish(family(name), state, tail, total)
 }
 
+/// The final blocks of a message (see `final_blocks`).
+pub fn final_blocks(name: &str, rest: &[u8], total: u64) -> ([u8; 128], usize) {
+    super::final_blocks(family(name), rest, total)
+}
+
+/// The digest of a finished state (see `digest`).
+pub fn digest(name: &str, state: &[u32; 8]) -> Vec<u8> {
+    super::digest(family(name), state)
+}
+
 /// The digest of `message` as the RustCrypto crate computes it.
 pub fn reference(name: &str, message: &[u8]) -> Vec<u8> {
     use sha2::Digest;
@@ -74,61 +94,103 @@ pub fn reference(name: &str, message: &[u8]) -> Vec<u8> {
 /// The digests of `messages` hashed through `kernel` as a lane engine does: each lane
 /// takes the next message when its own is done; each step compresses, in every busy
 /// lane, as many whole blocks as the busy lane with the fewest left has (at most
-/// `max_step`, at least 1); a lane with less than a block left finishes (`finish`) and
-/// takes the next message, so lanes finish at different times and are refilled. Busy
-/// lanes are handed all the rest of their message (more than the step needs), idle lanes
-/// a slice shorter than the step needs (empty for lane 0). Panics if a step changes an
-/// idle lane's state.
-pub fn engine_digests(kernel: Lanes, messages: &[&[u8]], max_step: usize) -> Vec<Vec<u8>> {
-    run_engine(kernel.0, messages, max_step)
+/// `max_step`, at least 1), so lanes finish at different times and are refilled. A lane
+/// with less than a block of its message left finishes it: with `finish` (the
+/// single-stream code), or with `pad_in_lanes` by compressing its `final_blocks` in the
+/// lane and taking the `digest`. Busy lanes are handed all the rest of their data (more
+/// than the step needs), idle lanes a slice shorter than the step needs (empty for lane
+/// 0). Panics if a step changes an idle lane's state.
+pub fn engine_digests(
+    kernel: Lanes,
+    messages: &[&[u8]],
+    max_step: usize,
+    pad_in_lanes: bool,
+) -> Vec<Vec<u8>> {
+    run_engine(kernel.0, messages, max_step, pad_in_lanes)
 }
 
-pub(super) fn run_engine(kernel: &Kernel, messages: &[&[u8]], max_step: usize) -> Vec<Vec<u8>> {
+/// A busy lane: its message, how much of it is compressed, and once only the padding is
+/// left (with `pad_in_lanes`), the final blocks and how much of them is compressed.
+#[derive(Clone, Copy)]
+struct Busy {
+    message: usize,
+    done: usize,
+    last: Option<([u8; 128], usize, usize)>,
+}
+
+impl Busy {
+    /// The data the lane has left to compress.
+    fn data<'a>(&'a self, messages: &[&'a [u8]]) -> &'a [u8] {
+        match &self.last {
+            Some((blocks, n, done)) => &blocks[*done..*n],
+            None => &messages[self.message][self.done..],
+        }
+    }
+}
+
+pub(super) fn run_engine(
+    kernel: &Kernel,
+    messages: &[&[u8]],
+    max_step: usize,
+    pad_in_lanes: bool,
+) -> Vec<Vec<u8>> {
     let (f, n) = (kernel.family(), kernel.lanes());
     let junk: Vec<u8> = (0..n * 5).map(|i| i as u8).collect();
     // What an idle lane holds: must come back unchanged from every step.
     let marker = |i: usize| -> State { std::array::from_fn(|k| 0x9e3779b9 ^ (i * 8 + k) as u32) };
     let mut out = vec![Vec::new(); messages.len()];
     let mut next = 0;
-    // Per lane: the message and how much of it is compressed.
-    let mut slots: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut lanes: Vec<Option<Busy>> = vec![None; n];
     let mut states: Vec<State> = (0..n).map(marker).collect();
     loop {
-        for (i, (slot, state)) in slots.iter_mut().zip(&mut states).enumerate() {
+        for (i, (lane, state)) in lanes.iter_mut().zip(&mut states).enumerate() {
             loop {
-                if let Some((m, done)) = *slot {
-                    let msg = messages[m];
-                    if msg.len() - done >= 64 {
+                if let Some(busy) = lane {
+                    if busy.data(messages).len() >= 64 {
                         break;
                     }
-                    out[m] = super::finish(f, *state, &msg[done..], msg.len() as u64);
-                    *slot = None;
+                    let msg = messages[busy.message];
+                    let total = msg.len() as u64;
+                    match busy.last {
+                        None if pad_in_lanes => {
+                            busy.last = Some(super::final_blocks(f, &msg[busy.done..], total))
+                                .map(|(blocks, n)| (blocks, n, 0));
+                            break;
+                        }
+                        None => {
+                            out[busy.message] = super::finish(f, *state, &msg[busy.done..], total)
+                        }
+                        Some(_) => out[busy.message] = super::digest(f, state),
+                    }
+                    *lane = None;
                     *state = marker(i);
                 }
                 if next == messages.len() {
                     break;
                 }
-                *slot = Some((next, 0));
+                *lane = Some(Busy { message: next, done: 0, last: None });
                 *state = super::initial(f);
                 next += 1;
             }
         }
-        let fewest = slots.iter().flatten().map(|&(m, done)| (messages[m].len() - done) / 64).min();
+        let fewest = lanes.iter().flatten().map(|b| b.data(messages).len() / 64).min();
         let Some(fewest) = fewest else { break };
         let step = fewest.min(max_step).max(1);
-        let data: Vec<&[u8]> = slots
+        let data: Vec<&[u8]> = lanes
             .iter()
             .enumerate()
-            .map(|(i, s)| match *s {
-                Some((m, done)) => &messages[m][done..],
+            .map(|(i, lane)| match lane {
+                Some(busy) => busy.data(messages),
                 None => &junk[..(i * 5).min(step * 64 - 1)],
             })
             .collect();
         let before = states.clone();
         kernel.compress(&mut states, &data, step);
-        for (i, slot) in slots.iter_mut().enumerate() {
-            match slot {
-                Some((_, done)) => *done += step * 64,
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            match lane {
+                Some(Busy { last: Some((_, _, done)), .. }) | Some(Busy { done, .. }) => {
+                    *done += step * 64
+                }
                 None => assert_eq!(states[i], before[i], "idle lane {i} was changed"),
             }
         }

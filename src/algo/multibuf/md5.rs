@@ -40,22 +40,24 @@ fn i<V: Vector>(x: V, y: V, z: V) -> V {
 }
 
 /// Four operations of one round, `[abcd k s i]` in the RFC's notation:
-/// a = b + ((a + FN(b, c, d) + X[k] + T[i]) <<< s), each with the next k, and the roles
+/// `a = b + ((a + FN(b, c, d) + X[k] + T[i]) <<< s)`, each with the next k, and the roles
 /// of a, b, c, d rotating.
 macro_rules! four {
-    ($cpu:ident, $fn:ident, $a:ident, $b:ident, $c:ident, $d:ident, $x:ident, $i:expr,
+    ($cpu:ident, $tab:ident, $fn:ident, $a:ident, $b:ident, $c:ident, $d:ident, $x:ident, $i:expr,
      [$k0:expr, $k1:expr, $k2:expr, $k3:expr], [$s0:literal, $s1:literal, $s2:literal, $s3:literal]) => {
-        $a = step!($cpu, $fn, $a, $b, $c, $d, $x[$k0], $i, $s0);
-        $d = step!($cpu, $fn, $d, $a, $b, $c, $x[$k1], $i + 1, $s1);
-        $c = step!($cpu, $fn, $c, $d, $a, $b, $x[$k2], $i + 2, $s2);
-        $b = step!($cpu, $fn, $b, $c, $d, $a, $x[$k3], $i + 3, $s3);
+        $a = step!($cpu, $tab, $fn, $a, $b, $c, $d, $x[$k0], $i, $s0);
+        $d = step!($cpu, $tab, $fn, $d, $a, $b, $c, $x[$k1], $i + 1, $s1);
+        $c = step!($cpu, $tab, $fn, $c, $d, $a, $b, $x[$k2], $i + 2, $s2);
+        $b = step!($cpu, $tab, $fn, $b, $c, $d, $a, $x[$k3], $i + 3, $s3);
     };
 }
 
 macro_rules! step {
-    ($cpu:ident, $fn:ident, $a:ident, $b:ident, $c:ident, $d:ident, $xk:expr, $i:expr, $s:literal) => {
+    ($cpu:ident, $tab:ident, $fn:ident, $a:ident, $b:ident, $c:ident, $d:ident, $xk:expr, $i:expr, $s:literal) => {
         // a + X[k] + T[i] does not wait for b, c, d: it comes first, off the chain.
-        $b.add($a.add($xk.add(V::splat($cpu, T[$i]))).add($fn($b, $c, $d)).rol::<$s, { 32 - $s }>())
+        $b.add(
+            $a.add($xk.add(V::splat($cpu, $tab[$i]))).add($fn($b, $c, $d)).rol::<$s, { 32 - $s }>(),
+        )
     };
 }
 
@@ -67,31 +69,34 @@ pub(super) fn compress<V: Vector>(
     lanes: &[&[[u8; 64]]],
     blocks: usize,
 ) {
-    let mut s: [V; 4] = load_state(cpu, states);
+    // The constants through an opaque reference: as constants, LLVM would add them last
+    // (it moves constants to the end of a sum), on the chain that waits for b, c, d.
+    let t = std::hint::black_box(&T);
+    let (mut s, all) = load_state::<V, 4>(cpu, states);
     for blk in 0..blocks {
         let x = V::load_words::<false>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d] = s;
         // Round 1: k = i.
-        four!(cpu, f, a, b, c, d, x, 0, [0, 1, 2, 3], [7, 12, 17, 22]);
-        four!(cpu, f, a, b, c, d, x, 4, [4, 5, 6, 7], [7, 12, 17, 22]);
-        four!(cpu, f, a, b, c, d, x, 8, [8, 9, 10, 11], [7, 12, 17, 22]);
-        four!(cpu, f, a, b, c, d, x, 12, [12, 13, 14, 15], [7, 12, 17, 22]);
+        four!(cpu, t, f, a, b, c, d, x, 0, [0, 1, 2, 3], [7, 12, 17, 22]);
+        four!(cpu, t, f, a, b, c, d, x, 4, [4, 5, 6, 7], [7, 12, 17, 22]);
+        four!(cpu, t, f, a, b, c, d, x, 8, [8, 9, 10, 11], [7, 12, 17, 22]);
+        four!(cpu, t, f, a, b, c, d, x, 12, [12, 13, 14, 15], [7, 12, 17, 22]);
         // Round 2: k = (1 + 5i) mod 16.
-        four!(cpu, g, a, b, c, d, x, 16, [1, 6, 11, 0], [5, 9, 14, 20]);
-        four!(cpu, g, a, b, c, d, x, 20, [5, 10, 15, 4], [5, 9, 14, 20]);
-        four!(cpu, g, a, b, c, d, x, 24, [9, 14, 3, 8], [5, 9, 14, 20]);
-        four!(cpu, g, a, b, c, d, x, 28, [13, 2, 7, 12], [5, 9, 14, 20]);
+        four!(cpu, t, g, a, b, c, d, x, 16, [1, 6, 11, 0], [5, 9, 14, 20]);
+        four!(cpu, t, g, a, b, c, d, x, 20, [5, 10, 15, 4], [5, 9, 14, 20]);
+        four!(cpu, t, g, a, b, c, d, x, 24, [9, 14, 3, 8], [5, 9, 14, 20]);
+        four!(cpu, t, g, a, b, c, d, x, 28, [13, 2, 7, 12], [5, 9, 14, 20]);
         // Round 3: k = (5 + 3i) mod 16.
-        four!(cpu, h, a, b, c, d, x, 32, [5, 8, 11, 14], [4, 11, 16, 23]);
-        four!(cpu, h, a, b, c, d, x, 36, [1, 4, 7, 10], [4, 11, 16, 23]);
-        four!(cpu, h, a, b, c, d, x, 40, [13, 0, 3, 6], [4, 11, 16, 23]);
-        four!(cpu, h, a, b, c, d, x, 44, [9, 12, 15, 2], [4, 11, 16, 23]);
+        four!(cpu, t, h, a, b, c, d, x, 32, [5, 8, 11, 14], [4, 11, 16, 23]);
+        four!(cpu, t, h, a, b, c, d, x, 36, [1, 4, 7, 10], [4, 11, 16, 23]);
+        four!(cpu, t, h, a, b, c, d, x, 40, [13, 0, 3, 6], [4, 11, 16, 23]);
+        four!(cpu, t, h, a, b, c, d, x, 44, [9, 12, 15, 2], [4, 11, 16, 23]);
         // Round 4: k = 7i mod 16.
-        four!(cpu, i, a, b, c, d, x, 48, [0, 7, 14, 5], [6, 10, 15, 21]);
-        four!(cpu, i, a, b, c, d, x, 52, [12, 3, 10, 1], [6, 10, 15, 21]);
-        four!(cpu, i, a, b, c, d, x, 56, [8, 15, 6, 13], [6, 10, 15, 21]);
-        four!(cpu, i, a, b, c, d, x, 60, [4, 11, 2, 9], [6, 10, 15, 21]);
+        four!(cpu, t, i, a, b, c, d, x, 48, [0, 7, 14, 5], [6, 10, 15, 21]);
+        four!(cpu, t, i, a, b, c, d, x, 52, [12, 3, 10, 1], [6, 10, 15, 21]);
+        four!(cpu, t, i, a, b, c, d, x, 56, [8, 15, 6, 13], [6, 10, 15, 21]);
+        four!(cpu, t, i, a, b, c, d, x, 60, [4, 11, 2, 9], [6, 10, 15, 21]);
         add_all(&mut s, [a, b, c, d]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

@@ -5,32 +5,55 @@
 //! needs the previous block's result, so one stream cannot use more than one core's
 //! scalar pipeline (SHA-NI helps SHA-1 and SHA-256, nothing helps MD5). A tree of files
 //! has many messages, though, and the same compression applied to 16 of them in the 16
-//! 32-bit lanes of an AVX-512 register (8 in AVX2) costs about what one costs in scalar
-//! code. The lane engine of the pipeline keeps the lanes fed with blocks of different
-//! files; this module is the arithmetic.
+//! 32-bit lanes of an AVX-512 register (8 in a 256-bit one) costs about what one costs
+//! in scalar code. The pipeline's lane engine keeps the lanes fed with blocks of
+//! different files; this module is the arithmetic.
 //!
 //! **What.** A [`Kernel`] compresses `blocks` blocks of each of its lanes' messages into
 //! per-lane chaining states ([`State`]); lanes whose data is too short are idle and keep
 //! their state. [`initial`], [`compress_one`] (the single-stream scalar code, for when
-//! few lanes are busy) and [`finish`] (the tail and the padding) complete a digest. The
-//! kernels are written from the specifications (RFC 1321, FIPS 180-4), not ported, and
-//! checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz target).
+//! few lanes are busy: [`Kernel::break_even`]) and [`finish`] (the tail and the padding)
+//! complete a digest; or, to run the padding in the lanes too, [`final_blocks`] and
+//! [`digest`]. The kernels are written from the specifications (RFC 1321, FIPS 180-4),
+//! not ported, and checked against the RustCrypto crates (tests.rs, the `multibuf` fuzz
+//! target), driven as an engine drives them (`harness.rs`).
 //!
 //! **Design.**
 //! - The rounds are written once (`md5.rs`, `sha1.rs`, `sha256.rs`), generic over a small
-//!   [`vector::Vector`] trait of lane-wise operations; `x86.rs` implements it for AVX2
-//!   (`__m256i`, rotations as two shifts) and AVX-512F/BW (`__m512i`, one-instruction
-//!   rotations and three-input logic), and compiles each family's rounds for each width
-//!   inside a `#[target_feature]` entry point, where every helper inlines.
+//!   `vector::Vector` trait of lane-wise operations. `x86.rs` implements it three times:
+//!   AVX2 (`__m256i`, rotations as two shifts, logic functions as two or three
+//!   operations), AVX-512VL (`__m256i` with one-instruction rotations and three-input
+//!   logic) and AVX-512F/BW (`__m512i`, likewise), and compiles each family's rounds for
+//!   each inside a `#[target_feature]` entry point, where every helper inlines (no
+//!   `array::from_fn` in the hot code: LLVM called it out of line, without the features).
 //! - Message words are loaded one block per lane and transposed in registers (unpacks
-//!   and 128-bit shuffles), byte-swapped for SHA's big-endian words. An idle lane reads a
+//!   and 128-bit shuffles), byte-swapped for SHA's big-endian words. Gathers were
+//!   measured too: half the speed (MD5 x16: 3.0 against 6.4 GB/s). An idle lane reads a
 //!   static zero block, so every load is in bounds; its result is not written back.
-//! - The CPU is asked once (`is_x86_feature_detected!` caches it); [`Kernel::best`] hands
-//!   out the widest kernel this CPU runs, and a kernel exists only for a CPU that runs it:
-//!   each vector type's constructors take a token that only detection makes, which is
-//!   the soundness argument of every `unsafe` block (see `x86.rs`).
+//! - Round constants are added through an opaque reference (`black_box`): as constants,
+//!   LLVM moves them to the end of each sum, onto the chain of dependent operations.
+//! - The CPU is asked once. [`Kernel::best`] hands out the fastest kernel of a family with
+//!   all lanes busy, and a kernel exists only for a CPU that runs it: each vector type's
+//!   constructors take a token that only detection makes, which is the soundness
+//!   argument of every `unsafe` block (see `x86.rs`).
 //! - Everything here is safe to call with any slices: data are borrowed as
 //!   `&[[u8; 64]]` chunks, never as raw pointers.
+//!
+//! **Speed** (`examples/multibuf_speed.rs`, one thread, CPU time, 1 MiB messages per
+//! lane, 4 KiB in brackets; AMD EPYC Zen 4 VM, best of three runs on a busy machine):
+//!
+//! | GB/s    | scalar      | avx2x8      | avx512x8    | avx512x16   |
+//! |---------|-------------|-------------|-------------|-------------|
+//! | MD5     | 0.62 (0.61) | 4.57 (3.92) | 5.40 (4.53) | 6.90 (5.89) |
+//! | SHA-1   | 1.93 (1.86) | 4.15 (3.62) | 6.75 (5.50) | 5.66 (5.04) |
+//! | SHA-256 | 1.80 (1.75) | 1.83 (1.69) | 3.50 (3.07) | 3.21 (2.95) |
+//!
+//! Scalar is `md5_asm` and SHA-NI. This CPU runs 512-bit operations as two 256-bit
+//! halves: the 16-lane kernels do no more work per cycle than the 8-lane AVX-512VL ones,
+//! and for SHA-1 and SHA-256 (throughput-bound) less, so dispatch takes the 8-lane ones
+//! there; MD5 (bound by its chain of dependent steps) gains from the 16 lanes. Four
+//! SHA-NI streams interleaved were measured too: no faster than one (the SHA unit is
+//! the limit, not the chain), so SHA-NI stays the single-stream code.
 
 #[cfg(target_arch = "x86_64")]
 mod md5;
@@ -88,64 +111,130 @@ pub(crate) type State = [u32; 8];
 /// either exactly `blocks` blocks long or empty, for an idle lane) into `states`.
 type Run = fn(states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize);
 
-/// A multi-buffer compression function for one family and one vector width.
+/// The instruction sets kernels are written for, in the order dispatch prefers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    /// AVX-512F and BW on 512-bit registers: 16 lanes.
+    Avx512,
+    /// AVX-512F and VL on 256-bit registers: 8 lanes with AVX-512's rotations and
+    /// three-input logic.
+    Avx512Vl,
+    /// AVX2: 8 lanes.
+    Avx2,
+}
+
+/// A multi-buffer compression function for one family and one instruction set.
 pub(crate) struct Kernel {
     family: Family,
     lanes: usize,
     name: &'static str,
+    isa: Isa,
     run: Run,
 }
 
-/// Every kernel, whatever the CPU; [`Kernel::with_lanes`] hands out only those it runs.
+/// Every kernel, whatever the CPU, in the order of preference; [`Kernel::with_lanes`]
+/// and [`Kernel::best`] hand out only those the CPU runs.
 #[cfg(target_arch = "x86_64")]
-static KERNELS: [Kernel; 6] = {
-    const fn k(family: Family, lanes: usize, run: Run) -> Kernel {
-        let name = if lanes == 16 { "avx512x16" } else { "avx2x8" };
-        Kernel { family, lanes, name, run }
+static KERNELS: [Kernel; 9] = {
+    const fn k(family: Family, isa: Isa, run: Run) -> Kernel {
+        let (lanes, name) = match isa {
+            Isa::Avx512 => (16, "avx512x16"),
+            Isa::Avx512Vl => (8, "avx512x8"),
+            Isa::Avx2 => (8, "avx2x8"),
+        };
+        Kernel { family, lanes, name, isa, run }
     }
     [
-        k(Family::Md5, 8, x86::md5_x8),
-        k(Family::Sha1, 8, x86::sha1_x8),
-        k(Family::Sha256, 8, x86::sha256_x8),
-        k(Family::Md5, 16, x86::md5_x16),
-        k(Family::Sha1, 16, x86::sha1_x16),
-        k(Family::Sha256, 16, x86::sha256_x16),
+        k(Family::Md5, Isa::Avx512, x86::md5_x16),
+        k(Family::Sha1, Isa::Avx512, x86::sha1_x16),
+        k(Family::Sha256, Isa::Avx512, x86::sha256_x16),
+        k(Family::Md5, Isa::Avx512Vl, x86::md5_x8vl),
+        k(Family::Sha1, Isa::Avx512Vl, x86::sha1_x8vl),
+        k(Family::Sha256, Isa::Avx512Vl, x86::sha256_x8vl),
+        k(Family::Md5, Isa::Avx2, x86::md5_x8),
+        k(Family::Sha1, Isa::Avx2, x86::sha1_x8),
+        k(Family::Sha256, Isa::Avx2, x86::sha256_x8),
     ]
 };
 #[cfg(not(target_arch = "x86_64"))]
 static KERNELS: [Kernel; 0] = [];
 
-/// Which vector widths this CPU runs, asked once.
-fn widths() -> &'static [usize] {
-    static WIDTHS: OnceLock<Vec<usize>> = OnceLock::new();
-    WIDTHS.get_or_init(|| {
-        let mut w = Vec::new();
+/// What dispatch knows of this CPU, asked once.
+struct Cpu {
+    /// The instruction sets it has, in the order of preference.
+    isas: Vec<Isa>,
+    /// Whether it runs 512-bit operations as two 256-bit halves (`x86::halves_512`).
+    halves_512: bool,
+    /// Whether it has the SHA extensions (which `compress_one` uses for SHA-1 and SHA-256).
+    sha_ni: bool,
+}
+
+fn cpu() -> &'static Cpu {
+    static CPU: OnceLock<Cpu> = OnceLock::new();
+    CPU.get_or_init(|| {
+        let mut cpu = Cpu { isas: Vec::new(), halves_512: false, sha_ni: false };
         #[cfg(target_arch = "x86_64")]
         {
             if x86::Avx512Cpu::detect().is_some() {
-                w.push(16);
+                cpu.isas.push(Isa::Avx512);
+            }
+            if x86::Avx512VlCpu::detect().is_some() {
+                cpu.isas.push(Isa::Avx512Vl);
             }
             if x86::Avx2Cpu::detect().is_some() {
-                w.push(8);
+                cpu.isas.push(Isa::Avx2);
             }
+            cpu.halves_512 = x86::halves_512();
+            cpu.sha_ni = is_x86_feature_detected!("sha");
         }
-        w
+        cpu
     })
 }
 
 impl Kernel {
-    /// The widest kernel this CPU runs for `family` (AVX-512 x16 with AVX-512F and BW,
-    /// else AVX2 x8), or `None` (no AVX2, or not x86-64).
+    /// The kernel this CPU computes `family` fastest with, every lane busy, or `None`
+    /// (no AVX2, or not x86-64): AVX-512 x16 (AVX-512F and BW), else x8 with AVX-512VL,
+    /// else AVX2 x8; but x8 with AVX-512VL for SHA-1 and SHA-256 on a CPU that splits
+    /// 512-bit operations in two (AMD Zen 4), where it is the faster (see the module doc).
     pub(crate) fn best(family: Family) -> Option<&'static Kernel> {
-        widths().iter().find_map(|&l| Kernel::with_lanes(family, l))
+        let narrow = cpu().halves_512 && family != Family::Md5;
+        let vl = || Kernel::every(family).find(|k| k.isa == Isa::Avx512Vl);
+        narrow.then(vl).flatten().or_else(|| Kernel::every(family).next())
     }
 
-    /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs it.
+    /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs one
+    /// (of 8 lanes, the AVX-512VL one where the CPU has it: it is the faster).
     pub(crate) fn with_lanes(family: Family, lanes: usize) -> Option<&'static Kernel> {
-        if !widths().contains(&lanes) {
-            return None;
-        }
-        KERNELS.iter().find(|k| k.family == family && k.lanes == lanes)
+        Kernel::every(family).find(|k| k.lanes == lanes)
+    }
+
+    /// Every kernel this CPU runs for `family`, the preferred first (tests, benchmarks).
+    pub(crate) fn every(family: Family) -> impl Iterator<Item = &'static Kernel> {
+        KERNELS.iter().filter(move |k| k.family == family && cpu().isas.contains(&k.isa))
+    }
+
+    /// From how many busy lanes this kernel hashes faster than [`compress_one`] on each
+    /// of them in turn, or `None` if never: a kernel costs the same whatever the number
+    /// of busy lanes, so with `b` of `n` lanes busy it runs at `b / n` of its speed, and
+    /// it wins from the least `b` with `b / n * kernel > scalar`. Estimated from the
+    /// speeds `examples/multibuf_speed.rs` measured on an AMD EPYC (Zen 4; see the module
+    /// doc; the example prints these estimates beside its own measure) and, without
+    /// SHA-NI, from the portable code's speed (about half SHA-NI's for SHA-1, a quarter
+    /// for SHA-256).
+    pub(crate) fn break_even(&self) -> Option<usize> {
+        let sha_ni = cpu().sha_ni;
+        let lanes = match (self.family, self.isa, sha_ni) {
+            (Family::Md5, _, _) => 2,
+            (Family::Sha1, Isa::Avx512Vl, true) => 3,
+            (Family::Sha1, Isa::Avx2, true) => 5,
+            (Family::Sha1, Isa::Avx512, true) => 6,
+            (Family::Sha256, Isa::Avx512Vl, true) => 5,
+            (Family::Sha256, Isa::Avx512, true) => 10,
+            (Family::Sha256, Isa::Avx2, true) => return None,
+            (Family::Sha256, Isa::Avx2, false) | (_, Isa::Avx512, false) => 3,
+            (_, _, false) => 2,
+        };
+        Some(lanes)
     }
 
     /// How many messages it compresses at once.
@@ -158,7 +247,7 @@ impl Kernel {
         self.family
     }
 
-    /// `avx512x16` or `avx2x8`, for `--verbose` and benchmarks.
+    /// `avx512x16`, `avx512x8` (AVX-512VL) or `avx2x8`, for `--verbose` and benchmarks.
     pub(crate) fn name(&self) -> &'static str {
         self.name
     }
@@ -236,9 +325,8 @@ fn compress_blocks(family: Family, state: &mut State, blocks: &[[u8; 64]]) {
 
 /// Finishes a message of `total` bytes whose first `total - tail.len()` bytes (a
 /// multiple of 64) are already compressed into `state`: compresses `tail` (any length,
-/// whole blocks first) and the padding (RFC 1321 section 3.1-3.2, FIPS 180-4 section
-/// 5.1.1: a 1 bit, zeros, the length in bits in 64 bits, little-endian for MD5 and
-/// big-endian for SHA), and returns the digest as the RustCrypto crates give it.
+/// whole blocks first) and the padding ([`final_blocks`]) with the single-stream code,
+/// and returns the digest as the RustCrypto crates give it ([`digest`]).
 pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) -> Vec<u8> {
     debug_assert!(
         (tail.len() as u64) <= total && (total - tail.len() as u64).is_multiple_of(64),
@@ -246,16 +334,38 @@ pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) 
     );
     let (blocks, rest) = tail.as_chunks::<64>();
     compress_blocks(family, &mut state, blocks);
+    let (last, n) = final_blocks(family, rest, total);
+    compress_blocks(family, &mut state, last[..n].as_chunks::<64>().0);
+    digest(family, &state)
+}
+
+/// The last block or two of a message of `total` bytes whose bytes before `rest` are
+/// whole blocks: `rest` (fewer than 64 bytes; panics otherwise) and the padding (RFC 1321
+/// sections 3.1-3.2, FIPS 180-4 section 5.1.1: a 1 bit, zeros, the length in bits in 64
+/// bits, little-endian for MD5 and big-endian for SHA). Returns the buffer and how many
+/// of its bytes are the blocks (64 or 128). A lane engine can compress them in the
+/// lanes (a kernel reads any slice), then take the [`digest`] of the state.
+pub(crate) fn final_blocks(family: Family, rest: &[u8], total: u64) -> ([u8; 128], usize) {
+    assert!(rest.len() < 64, "the tail after the whole blocks is under 64 bytes");
     let mut last = [0u8; 128];
     last[..rest.len()].copy_from_slice(rest);
     last[rest.len()] = 0x80;
     let n = if rest.len() < 56 { 64 } else { 128 };
     let bits = total.wrapping_mul(8);
-    let le = family == Family::Md5;
-    last[n - 8..n].copy_from_slice(&if le { bits.to_le_bytes() } else { bits.to_be_bytes() });
-    compress_blocks(family, &mut state, last[..n].as_chunks::<64>().0);
+    let len = if family == Family::Md5 { bits.to_le_bytes() } else { bits.to_be_bytes() };
+    last[n - 8..n].copy_from_slice(&len);
+    (last, n)
+}
+
+/// The digest bytes (16, 20 or 32) of a state that has compressed a whole message and
+/// its padding: the state words, little-endian for MD5, big-endian for SHA.
+pub(crate) fn digest(family: Family, state: &State) -> Vec<u8> {
     let words = &state[..family.words()];
-    words.iter().flat_map(|w| if le { w.to_le_bytes() } else { w.to_be_bytes() }).collect()
+    if family == Family::Md5 {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    } else {
+        words.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use super::vector::{Vector, add_all, load_state, store_state};
 /// The constants of rounds 0-19, 20-39, 40-59 and 60-79, section 4.2.1.
 const K: [u32; 4] = [0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6];
 
-/// W[t] of the message schedule, kept in a ring of the last 16 words: for t >= 16,
-/// W[t] = ROTL1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16]) replaces W[t-16].
+/// `W[t]` of the message schedule, kept in a ring of the last 16 words: for t >= 16,
+/// `W[t] = ROTL1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])` replaces `W[t-16]`.
 #[inline(always)]
 fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     if t >= 16 {
@@ -25,7 +25,7 @@ fn parity<V: Vector>(x: V, y: V, z: V) -> V {
 }
 
 /// Five rounds from `t` with the function `$f` and constant `$k`. One round is
-/// T = ROTL5(a) + f(b, c, d) + e + K + W[t]; e = d; d = c; c = ROTL30(b); b = a; a = T:
+/// `T = ROTL5(a) + f(b, c, d) + e + K + W[t]; e = d; d = c; c = ROTL30(b); b = a; a = T`:
 /// here the new value is written over `e` and the names rotate, so five rounds bring them
 /// back to where they started.
 macro_rules! five {
@@ -55,27 +55,30 @@ pub(super) fn compress<V: Vector>(
     lanes: &[&[[u8; 64]]],
     blocks: usize,
 ) {
-    let mut s: [V; 5] = load_state(cpu, states);
+    // The constants through an opaque reference: as constants, LLVM would add them last
+    // (it moves constants to the end of a sum), on the chain that waits for a.
+    let k = std::hint::black_box(&K);
+    let (mut s, all) = load_state::<V, 5>(cpu, states);
     for blk in 0..blocks {
         let mut w = V::load_words::<true>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d, mut e] = s;
-        five!(cpu, V::ch, K[0], w, 0, a, b, c, d, e);
-        five!(cpu, V::ch, K[0], w, 5, a, b, c, d, e);
-        five!(cpu, V::ch, K[0], w, 10, a, b, c, d, e);
-        five!(cpu, V::ch, K[0], w, 15, a, b, c, d, e);
-        five!(cpu, parity, K[1], w, 20, a, b, c, d, e);
-        five!(cpu, parity, K[1], w, 25, a, b, c, d, e);
-        five!(cpu, parity, K[1], w, 30, a, b, c, d, e);
-        five!(cpu, parity, K[1], w, 35, a, b, c, d, e);
-        five!(cpu, V::maj, K[2], w, 40, a, b, c, d, e);
-        five!(cpu, V::maj, K[2], w, 45, a, b, c, d, e);
-        five!(cpu, V::maj, K[2], w, 50, a, b, c, d, e);
-        five!(cpu, V::maj, K[2], w, 55, a, b, c, d, e);
-        five!(cpu, parity, K[3], w, 60, a, b, c, d, e);
-        five!(cpu, parity, K[3], w, 65, a, b, c, d, e);
-        five!(cpu, parity, K[3], w, 70, a, b, c, d, e);
-        five!(cpu, parity, K[3], w, 75, a, b, c, d, e);
+        five!(cpu, V::ch, k[0], w, 0, a, b, c, d, e);
+        five!(cpu, V::ch, k[0], w, 5, a, b, c, d, e);
+        five!(cpu, V::ch, k[0], w, 10, a, b, c, d, e);
+        five!(cpu, V::ch, k[0], w, 15, a, b, c, d, e);
+        five!(cpu, parity, k[1], w, 20, a, b, c, d, e);
+        five!(cpu, parity, k[1], w, 25, a, b, c, d, e);
+        five!(cpu, parity, k[1], w, 30, a, b, c, d, e);
+        five!(cpu, parity, k[1], w, 35, a, b, c, d, e);
+        five!(cpu, V::maj, k[2], w, 40, a, b, c, d, e);
+        five!(cpu, V::maj, k[2], w, 45, a, b, c, d, e);
+        five!(cpu, V::maj, k[2], w, 50, a, b, c, d, e);
+        five!(cpu, V::maj, k[2], w, 55, a, b, c, d, e);
+        five!(cpu, parity, k[3], w, 60, a, b, c, d, e);
+        five!(cpu, parity, k[3], w, 65, a, b, c, d, e);
+        five!(cpu, parity, k[3], w, 70, a, b, c, d, e);
+        five!(cpu, parity, k[3], w, 75, a, b, c, d, e);
         add_all(&mut s, [a, b, c, d, e]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

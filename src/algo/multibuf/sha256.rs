@@ -41,8 +41,8 @@ fn small_sigma1<V: Vector>(x: V) -> V {
     V::xor3(x.rol::<15, 17>(), x.rol::<13, 19>(), x.shr::<10>())
 }
 
-/// W[t] of the message schedule, kept in a ring of the last 16 words: for t >= 16,
-/// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16] replaces W[t-16].
+/// `W[t]` of the message schedule, kept in a ring of the last 16 words: for t >= 16,
+/// `W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]` replaces `W[t-16]`.
 #[inline(always)]
 fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     if t >= 16 {
@@ -54,26 +54,26 @@ fn word<V: Vector>(w: &mut [V; 16], t: usize) -> V {
     w[t % 16]
 }
 
-/// Eight rounds from `t`. One round is T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t],
-/// T2 = Σ0(a) + Maj(a, b, c); h = g; g = f; f = e; e = d + T1; d = c; c = b; b = a;
-/// a = T1 + T2: here d and h are written in place and the names rotate, so eight rounds
+/// Eight rounds from `t`. One round is `T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t]`,
+/// `T2 = Σ0(a) + Maj(a, b, c)`; `h = g; g = f; f = e; e = d + T1; d = c; c = b; b = a;
+/// a = T1 + T2`: here d and h are written in place and the names rotate, so eight rounds
 /// bring them back to where they started.
 macro_rules! eight {
-    ($cpu:ident, $w:ident, $t:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
-        round!($cpu, $w, $t, $a, $b, $c, $d, $e, $f, $g, $h);
-        round!($cpu, $w, $t + 1, $h, $a, $b, $c, $d, $e, $f, $g);
-        round!($cpu, $w, $t + 2, $g, $h, $a, $b, $c, $d, $e, $f);
-        round!($cpu, $w, $t + 3, $f, $g, $h, $a, $b, $c, $d, $e);
-        round!($cpu, $w, $t + 4, $e, $f, $g, $h, $a, $b, $c, $d);
-        round!($cpu, $w, $t + 5, $d, $e, $f, $g, $h, $a, $b, $c);
-        round!($cpu, $w, $t + 6, $c, $d, $e, $f, $g, $h, $a, $b);
-        round!($cpu, $w, $t + 7, $b, $c, $d, $e, $f, $g, $h, $a);
+    ($cpu:ident, $k:ident, $w:ident, $t:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
+        round!($cpu, $k, $w, $t, $a, $b, $c, $d, $e, $f, $g, $h);
+        round!($cpu, $k, $w, $t + 1, $h, $a, $b, $c, $d, $e, $f, $g);
+        round!($cpu, $k, $w, $t + 2, $g, $h, $a, $b, $c, $d, $e, $f);
+        round!($cpu, $k, $w, $t + 3, $f, $g, $h, $a, $b, $c, $d, $e);
+        round!($cpu, $k, $w, $t + 4, $e, $f, $g, $h, $a, $b, $c, $d);
+        round!($cpu, $k, $w, $t + 5, $d, $e, $f, $g, $h, $a, $b, $c);
+        round!($cpu, $k, $w, $t + 6, $c, $d, $e, $f, $g, $h, $a, $b);
+        round!($cpu, $k, $w, $t + 7, $b, $c, $d, $e, $f, $g, $h, $a);
     };
 }
 
 macro_rules! round {
-    ($cpu:ident, $w:ident, $t:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
-        let kw = V::splat($cpu, K[$t]).add(word(&mut $w, $t));
+    ($cpu:ident, $k:ident, $w:ident, $t:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
+        let kw = V::splat($cpu, $k[$t]).add(word(&mut $w, $t));
         // h + K + W does not wait for e: it comes first.
         let t1 = $h.add(kw).add(V::ch($e, $f, $g)).add(big_sigma1($e));
         let t2 = big_sigma0($a).add(V::maj($a, $b, $c));
@@ -90,19 +90,22 @@ pub(super) fn compress<V: Vector>(
     lanes: &[&[[u8; 64]]],
     blocks: usize,
 ) {
-    let mut s: [V; 8] = load_state(cpu, states);
+    // The constants through an opaque reference: as constants, LLVM would add them last
+    // (it moves constants to the end of a sum), on the chain that waits for e.
+    let k = std::hint::black_box(&K);
+    let (mut s, all) = load_state::<V, 8>(cpu, states);
     for blk in 0..blocks {
         let mut w = V::load_words::<true>(cpu, lanes, blk);
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
-        eight!(cpu, w, 0, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 8, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 16, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 24, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 32, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 40, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 48, a, b, c, d, e, f, g, h);
-        eight!(cpu, w, 56, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 0, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 8, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 16, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 24, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 32, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 40, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 48, a, b, c, d, e, f, g, h);
+        eight!(cpu, k, w, 56, a, b, c, d, e, f, g, h);
         add_all(&mut s, [a, b, c, d, e, f, g, h]);
     }
-    store_state(s, states, lanes);
+    store_state(s, all, states, lanes);
 }

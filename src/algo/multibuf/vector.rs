@@ -16,10 +16,12 @@ pub(super) trait Vector: Copy {
 
     /// Every lane `x`.
     fn splat(cpu: Self::Cpu, x: u32) -> Self;
-    /// Lane `i` is `src[i]`; `src.len()` is `LANES`.
-    fn from_lanes(cpu: Self::Cpu, src: &[u32]) -> Self;
-    /// Writes lane `i` to `dst[i]`; `dst.len()` is `LANES`.
-    fn to_lanes(self, dst: &mut [u32]);
+    /// The states of every lane, transposed: word `k` of lane `i`'s state is lane `i` of
+    /// the `k`-th vector; `states.len()` is `LANES`.
+    fn load_states(cpu: Self::Cpu, states: &[State]) -> [Self; 8];
+    /// The inverse of `load_states`, for the active lanes only (those with blocks in
+    /// `lanes`): an idle lane's state is not written.
+    fn store_states(v: [Self; 8], states: &mut [State], lanes: &[&[[u8; 64]]]);
     /// The 16 message words of block `b` of every lane, transposed: word `j` of lane `i`
     /// is lane `i` of the `j`-th vector. Words are read little-endian, or big-endian when
     /// `BE`. A lane with no block `b` (an idle lane) reads a block of zeros.
@@ -52,40 +54,31 @@ pub(super) fn block_of(lane: &[[u8; 64]], b: usize) -> &[u8; 64] {
     lane.get(b).unwrap_or(&ZERO_BLOCK)
 }
 
-/// The first `N` words of every lane's state, transposed into vectors.
+/// Every lane's state transposed into vectors (`Vector::load_states`): the first `N`
+/// words, which the family uses, and all 8, to write back unchanged.
 #[inline(always)]
-pub(super) fn load_state<V: Vector, const N: usize>(cpu: V::Cpu, states: &[State]) -> [V; N] {
+pub(super) fn load_state<V: Vector, const N: usize>(
+    cpu: V::Cpu,
+    states: &[State],
+) -> ([V; N], [V; 8]) {
     assert_eq!(states.len(), V::LANES);
-    let mut column = [0u32; 16];
-    let mut out = [V::splat(cpu, 0); N];
-    for (k, v) in out.iter_mut().enumerate() {
-        for (c, s) in column.iter_mut().zip(states) {
-            *c = s[k];
-        }
-        *v = V::from_lanes(cpu, &column[..V::LANES]);
-    }
-    out
+    let all = V::load_states(cpu, states);
+    let mut used = [all[0]; N];
+    used.copy_from_slice(&all[..N]);
+    (used, all)
 }
 
-/// Writes the vectors back into the states of the active lanes (those with blocks);
-/// an idle lane's state is left as it was.
+/// Writes the `N` words back into the states of the active lanes (those with blocks),
+/// the other words as `load_state` read them; an idle lane's state is left as it was.
 #[inline(always)]
 pub(super) fn store_state<V: Vector, const N: usize>(
-    v: [V; N],
+    used: [V; N],
+    mut all: [V; 8],
     states: &mut [State],
     lanes: &[&[[u8; 64]]],
 ) {
-    let mut columns = [[0u32; 16]; N];
-    for (c, x) in columns.iter_mut().zip(v) {
-        x.to_lanes(&mut c[..V::LANES]);
-    }
-    for (i, (s, lane)) in states.iter_mut().zip(lanes).enumerate() {
-        if !lane.is_empty() {
-            for (k, c) in columns.iter().enumerate() {
-                s[k] = c[i];
-            }
-        }
-    }
+    all[..N].copy_from_slice(&used);
+    V::store_states(all, states, lanes);
 }
 
 /// `a + b` for every pair, lane-wise: the feed-forward that ends each block.

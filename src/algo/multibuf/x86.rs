@@ -1,13 +1,15 @@
-//! The x86-64 vector types: [`Avx2`] (8 lanes of `__m256i`) and [`Avx512`] (16 lanes of
-//! `__m512i`, with AVX-512F's rotations and three-input logic, and AVX-512BW's byte
-//! shuffle), their CPU tokens, and the six kernel entry points, compiled with the
+//! The x86-64 vector types: [`Avx2`] (8 lanes of `__m256i`), [`Avx512Vl`] (8 lanes of
+//! `__m256i` with AVX-512VL's rotations and three-input logic) and [`Avx512`] (16 lanes
+//! of `__m512i`, with AVX-512F's rotations and three-input logic and AVX-512BW's byte
+//! shuffle), their CPU tokens, and the nine kernel entry points, compiled with the
 //! instructions enabled (`#[target_feature]`) so that the generic rounds inline into
 //! straight vector code.
 //!
 //! Soundness: a vector value can only be made through a constructor that takes the CPU
 //! token of its type, and a token only comes out of `detect`, which asks the CPU
-//! (`is_x86_feature_detected!`). Every intrinsic below therefore runs on a CPU that has
-//! it, which is what each `unsafe` block relies on.
+//! (`is_x86_feature_detected!`). `Avx512Vl` borrows `Avx2`'s operations: its token holds
+//! an `Avx2Cpu`, and it makes `Avx2` values only from its own. Every intrinsic below
+//! therefore runs on a CPU that has it, which is what each `unsafe` block relies on.
 
 use super::vector::{Vector, block_of};
 use super::{State, md5, sha1, sha256};
@@ -24,21 +26,53 @@ impl Avx2Cpu {
     }
 }
 
-/// Proof that the CPU has AVX-512F and AVX-512BW.
+/// Proof that the CPU has AVX-512F and AVX-512BW, and AVX2 (which every such CPU has;
+/// the state transposes use it).
 #[derive(Clone, Copy)]
-pub(super) struct Avx512Cpu(());
+pub(super) struct Avx512Cpu(Avx2Cpu);
 
 impl Avx512Cpu {
-    /// The token, if this CPU has AVX-512F and AVX-512BW.
+    /// The token, if this CPU has AVX2, AVX-512F and AVX-512BW.
     pub(super) fn detect() -> Option<Avx512Cpu> {
-        (is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"))
-            .then_some(Avx512Cpu(()))
+        let bw = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+        Avx2Cpu::detect().filter(|_| bw).map(Avx512Cpu)
     }
+}
+
+/// Proof that the CPU has AVX2, AVX-512F and AVX-512VL (the AVX-512 instructions on
+/// 256-bit registers).
+#[derive(Clone, Copy)]
+pub(super) struct Avx512VlCpu(Avx2Cpu);
+
+impl Avx512VlCpu {
+    /// The token, if this CPU has AVX2, AVX-512F and AVX-512VL.
+    pub(super) fn detect() -> Option<Avx512VlCpu> {
+        let vl = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl");
+        Avx2Cpu::detect().filter(|_| vl).map(Avx512VlCpu)
+    }
+}
+
+/// Whether this CPU runs 512-bit operations as two 256-bit halves: AMD family 19h
+/// (Zen 4; Zen 3, also 19h, has no AVX-512). There the 8-lane AVX-512VL kernels of
+/// SHA-1 and SHA-256 outrun the 16-lane ones (MD5's 16 lanes still win: its chain of
+/// dependent steps leaves room for the second half).
+pub(super) fn halves_512() -> bool {
+    let vendor = __cpuid(0);
+    let amd = [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+    let eax = __cpuid(1).eax;
+    let family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);
+    amd && family == 0x19
 }
 
 /// 8 lanes in an AVX2 register.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(__m256i);
+
+/// 8 lanes in an AVX2 register, with AVX-512VL's one-instruction rotations and
+/// three-input logic: on CPUs that split 512-bit operations in two (AMD Zen 4), about
+/// the speed per lane of [`Avx512`] at half the lanes, for when fewer lanes are busy.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512Vl(__m256i);
 
 /// 16 lanes in an AVX-512 register.
 #[derive(Clone, Copy)]
@@ -47,8 +81,18 @@ pub(super) struct Avx512(__m512i);
 /// Runs AVX2 intrinsics.
 macro_rules! avx2 {
     ($e:expr) => {
-        // SAFETY: only reached through a value or token of this module's AVX2 types,
-        // which exist only when `Avx2Cpu::detect` found AVX2 on this CPU (module doc).
+        // SAFETY: only reached through a value or token of this module's types, which
+        // exist only when detection found AVX2 on this CPU (each token holds or implies
+        // an `Avx2Cpu`; module doc).
+        unsafe { $e }
+    };
+}
+
+/// Runs AVX-512F/VL intrinsics on 256-bit registers.
+macro_rules! avx512vl {
+    ($e:expr) => {
+        // SAFETY: only reached through a value of `Avx512Vl`, which exists only when
+        // `Avx512VlCpu::detect` found AVX2, AVX-512F and AVX-512VL on this CPU.
         unsafe { $e }
     };
 }
@@ -71,16 +115,13 @@ impl Vector for Avx2 {
         Avx2(avx2!(_mm256_set1_epi32(x as i32)))
     }
     #[inline(always)]
-    fn from_lanes(_: Avx2Cpu, src: &[u32]) -> Avx2 {
-        let src: &[u32; 8] = src.try_into().expect("8 lanes");
-        // The pointer is that of a 32-byte array; loadu allows any alignment.
-        Avx2(avx2!(_mm256_loadu_si256(src.as_ptr().cast())))
+    fn load_states(_: Avx2Cpu, states: &[State]) -> [Avx2; 8] {
+        let states: &[State; 8] = states.try_into().expect("8 lanes");
+        transpose8(load_rows(states)).map(Avx2)
     }
     #[inline(always)]
-    fn to_lanes(self, dst: &mut [u32]) {
-        let dst: &mut [u32; 8] = dst.try_into().expect("8 lanes");
-        // The pointer is that of a 32-byte array; storeu allows any alignment.
-        avx2!(_mm256_storeu_si256(dst.as_mut_ptr().cast(), self.0))
+    fn store_states(v: [Avx2; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        store_rows(transpose8(v.map(|x| x.0)), states, lanes);
     }
     #[inline(always)]
     fn load_words<const BE: bool>(_: Avx2Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx2; 16] {
@@ -151,6 +192,24 @@ impl Vector for Avx2 {
     }
 }
 
+/// Eight lanes' states, one per register.
+#[inline(always)]
+fn load_rows(states: &[State; 8]) -> [__m256i; 8] {
+    // Each pointer is that of a 32-byte state; loadu allows any alignment.
+    states.map(|s| avx2!(_mm256_loadu_si256(s.as_ptr().cast())))
+}
+
+/// Writes row `i` into `states[i]` where lane `i` is active (has blocks).
+#[inline(always)]
+fn store_rows(rows: [__m256i; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+    for ((row, s), lane) in rows.into_iter().zip(states).zip(lanes) {
+        if !lane.is_empty() {
+            // The pointer is that of a 32-byte state; storeu allows any alignment.
+            avx2!(_mm256_storeu_si256(s.as_mut_ptr().cast(), row));
+        }
+    }
+}
+
 /// Transposes an 8x8 matrix of 32-bit words: lane `i` of result `j` is lane `j` of row `i`.
 #[inline(always)]
 fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
@@ -182,6 +241,72 @@ fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
     out
 }
 
+impl Vector for Avx512Vl {
+    type Cpu = Avx512VlCpu;
+    const LANES: usize = 8;
+
+    // Loads, stores, additions and shifts are AVX2's (the token carries AVX2's).
+    #[inline(always)]
+    fn splat(cpu: Avx512VlCpu, x: u32) -> Avx512Vl {
+        Avx512Vl(Avx2::splat(cpu.0, x).0)
+    }
+    #[inline(always)]
+    fn load_states(cpu: Avx512VlCpu, states: &[State]) -> [Avx512Vl; 8] {
+        Avx2::load_states(cpu.0, states).map(|x| Avx512Vl(x.0))
+    }
+    #[inline(always)]
+    fn store_states(v: [Avx512Vl; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        Avx2::store_states(v.map(|x| Avx2(x.0)), states, lanes)
+    }
+    #[inline(always)]
+    fn load_words<const BE: bool>(
+        cpu: Avx512VlCpu,
+        lanes: &[&[[u8; 64]]],
+        b: usize,
+    ) -> [Avx512Vl; 16] {
+        let words = Avx2::load_words::<BE>(cpu.0, lanes, b);
+        let mut out = [Avx512Vl(words[0].0); 16];
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = Avx512Vl(w.0);
+        }
+        out
+    }
+    #[inline(always)]
+    fn add(self, o: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).add(Avx2(o.0)).0)
+    }
+    #[inline(always)]
+    fn xor(self, o: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).xor(Avx2(o.0)).0)
+    }
+    #[inline(always)]
+    fn rol<const L: i32, const R: i32>(self) -> Avx512Vl {
+        const { assert!(L + R == 32 && L > 0 && R > 0) };
+        Avx512Vl(avx512vl!(_mm256_rol_epi32::<L>(self.0)))
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self) -> Avx512Vl {
+        Avx512Vl(Avx2(self.0).shr::<N>().0)
+    }
+    // The truth tables of `Avx512`'s.
+    #[inline(always)]
+    fn xor3(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0x96>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn ch(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0xCA>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn maj(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0xE8>(x.0, y.0, z.0)))
+    }
+    #[inline(always)]
+    fn md5_i(x: Avx512Vl, y: Avx512Vl, z: Avx512Vl) -> Avx512Vl {
+        Avx512Vl(avx512vl!(_mm256_ternarylogic_epi32::<0x39>(x.0, y.0, z.0)))
+    }
+}
+
 impl Vector for Avx512 {
     type Cpu = Avx512Cpu;
     const LANES: usize = 16;
@@ -191,16 +316,26 @@ impl Vector for Avx512 {
         Avx512(avx512!(_mm512_set1_epi32(x as i32)))
     }
     #[inline(always)]
-    fn from_lanes(_: Avx512Cpu, src: &[u32]) -> Avx512 {
-        let src: &[u32; 16] = src.try_into().expect("16 lanes");
-        // The pointer is that of a 64-byte array; loadu allows any alignment.
-        Avx512(avx512!(_mm512_loadu_si512(src.as_ptr().cast())))
+    fn load_states(_: Avx512Cpu, states: &[State]) -> [Avx512; 8] {
+        // Lanes 0-7 in the low halves, 8-15 in the high ones, each half as AVX2's.
+        let states: &[State; 16] = states.try_into().expect("16 lanes");
+        let (lo, hi) = states.split_at(8);
+        let lo = transpose8(load_rows(lo.try_into().expect("8 lanes")));
+        let hi = transpose8(load_rows(hi.try_into().expect("8 lanes")));
+        let mut out = [Avx512(avx512!(_mm512_castsi256_si512(lo[0]))); 8];
+        for (o, (l, h)) in out.iter_mut().zip(lo.into_iter().zip(hi)) {
+            *o = Avx512(avx512!(_mm512_inserti64x4::<1>(_mm512_castsi256_si512(l), h)));
+        }
+        out
     }
     #[inline(always)]
-    fn to_lanes(self, dst: &mut [u32]) {
-        let dst: &mut [u32; 16] = dst.try_into().expect("16 lanes");
-        // The pointer is that of a 64-byte array; storeu allows any alignment.
-        avx512!(_mm512_storeu_si512(dst.as_mut_ptr().cast(), self.0))
+    fn store_states(v: [Avx512; 8], states: &mut [State], lanes: &[&[[u8; 64]]]) {
+        assert_eq!((states.len(), lanes.len()), (16, 16), "16 lanes");
+        let lo = v.map(|x| avx512!(_mm512_castsi512_si256(x.0)));
+        let hi = v.map(|x| avx512!(_mm512_extracti64x4_epi64::<1>(x.0)));
+        let (s_lo, s_hi) = states.split_at_mut(8);
+        store_rows(transpose8(lo), s_lo, &lanes[..8]);
+        store_rows(transpose8(hi), s_hi, &lanes[8..]);
     }
     #[inline(always)]
     fn load_words<const BE: bool>(_: Avx512Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Avx512; 16] {
@@ -321,6 +456,9 @@ macro_rules! entry {
 entry!(md5_x8, md5_avx2, "avx2", Avx2, Avx2Cpu, md5);
 entry!(sha1_x8, sha1_avx2, "avx2", Avx2, Avx2Cpu, sha1);
 entry!(sha256_x8, sha256_avx2, "avx2", Avx2, Avx2Cpu, sha256);
+entry!(md5_x8vl, md5_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, md5);
+entry!(sha1_x8vl, sha1_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, sha1);
+entry!(sha256_x8vl, sha256_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu, sha256);
 entry!(md5_x16, md5_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, md5);
 entry!(sha1_x16, sha1_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha1);
 entry!(sha256_x16, sha256_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha256);
