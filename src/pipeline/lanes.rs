@@ -39,22 +39,8 @@ const MIN_LANE_BUFFER: usize = 16 * 1024;
 pub(super) fn family_for(work: &Work) -> Option<Family> {
     let [algo] = &*work.algos else { return None };
     let family = algo.lanes?;
-    (work.mode != OpenMode::Stdin && Kernel::best(family).is_some()).then_some(family)
-}
-
-/// How many busy lanes make `kernel` faster than hashing them one at a time with the
-/// single-stream code: the kernel's time for a step does not depend on how many of its
-/// lanes are busy. From the in-memory speeds measured by `examples/multibuf_speed.rs`
-/// (docs/benchmarks.md).
-fn busy_lanes_to_win(kernel: &Kernel) -> usize {
-    match (kernel.family(), kernel.lanes()) {
-        (Family::Md5, 16) => 3,
-        (Family::Md5, _) => 2,
-        (Family::Sha1, 16) => 8,
-        (Family::Sha1, _) => 5,
-        (Family::Sha256, 16) => 9,
-        (Family::Sha256, _) => 8,
-    }
+    let wins = Kernel::best(family).is_some_and(|k| k.break_even().is_some());
+    (work.mode != OpenMode::Stdin && wins).then_some(family)
 }
 
 /// One busy lane: a file being read and hashed.
@@ -92,14 +78,15 @@ pub(super) struct Lanes<T> {
 }
 
 impl<T> Lanes<T> {
-    /// Lanes for `family`, if this CPU has a kernel for it.
+    /// Lanes for `family`, if this CPU has a kernel for it that beats the single-stream
+    /// code with enough lanes busy.
     pub(super) fn new(family: Family) -> Option<Lanes<T>> {
         let kernel = Kernel::best(family)?;
         let n = kernel.lanes();
         Some(Lanes {
             family,
             kernel,
-            threshold: busy_lanes_to_win(kernel),
+            threshold: kernel.break_even()?,
             slots: (0..n).map(|_| None).collect(),
             states: vec![multibuf::initial(family); n],
             bufs: vec![Vec::new(); n],
