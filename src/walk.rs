@@ -15,13 +15,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::time::{Duration, Instant};
 
 use crate::device::Stamp;
 
 /// How many threads list directories ahead of a walk: two per core the process may use
 /// (listing waits on the disk more than on the CPU), at least 4, at most 16.
 pub(crate) fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| 2 * n.get()).clamp(4, 16)
+    (2 * crate::pipeline::cores()).clamp(4, 16)
 }
 
 /// What to walk and how.
@@ -146,7 +148,8 @@ const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
 /// Walks `root` (a directory), calling `emit` for each event in sorted order until it
 /// returns `false`. Directory listings use the kernel's entry types, so files cost no
 /// `stat` here; the reader's `fstat` is the only one. Subdirectories are listed ahead on
-/// helper threads (see `Prefetch`) so a cold tree's directory reads overlap.
+/// helper threads (see `Prefetch`) so a cold tree's directory reads overlap; on a warm tree,
+/// where that would only list every directory twice, they are not (see `Pace`).
 pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> bool) {
     let prefetch = Prefetch::new(opts.threads);
     let root_id = std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()));
@@ -220,7 +223,10 @@ fn list(
     prefetch: &Prefetch,
 ) -> io::Result<std::vec::IntoIter<Child>> {
     let mut children = Vec::new();
+    let started = Instant::now();
+    let mut seen = 0usize;
     for entry in std::fs::read_dir(dir)? {
+        seen += 1;
         let entry = entry?;
         let name = entry.file_name();
         if name == STATE_DIR
@@ -249,10 +255,13 @@ fn list(
         };
         children.push(Child { name, kind, stamp });
     }
+    prefetch.pace.record(started.elapsed(), seen, opts.stat);
     children.sort_by(sort_key_cmp);
-    for c in &children {
-        if c.kind == Kind::Dir {
-            prefetch.warm(dir.join(&c.name));
+    if prefetch.pace.cold() {
+        for c in &children {
+            if c.kind == Kind::Dir {
+                prefetch.warm(dir.join(&c.name));
+            }
         }
     }
     Ok(children.into_iter())
@@ -261,34 +270,85 @@ fn list(
 /// Lists directories ahead of the walk on a few threads, only to bring their entries into
 /// the kernel's cache: on a cold tree the walk's own `getdents` calls then return at once,
 /// while the walk itself stays sequential and ordered. Bounded: when the queue is full, a
-/// directory is simply not prefetched.
+/// directory is simply not prefetched. Only while the tree reads as cold ([`Pace`]): on a
+/// warm one, listing every directory a second time would cost as much as the walk's own
+/// listing and save nothing.
 struct Prefetch {
     tx: Option<crossbeam_channel::Sender<PathBuf>>,
+    pace: Arc<Pace>,
 }
 
 impl Prefetch {
     fn new(threads: usize) -> Prefetch {
+        let pace = Arc::new(Pace::new());
         if threads == 0 {
-            return Prefetch { tx: None };
+            return Prefetch { tx: None, pace };
         }
         let (tx, rx) = crossbeam_channel::bounded::<PathBuf>(1024);
         for _ in 0..threads {
             let rx = rx.clone();
+            let pace = pace.clone();
             std::thread::spawn(move || {
                 for dir in rx.iter() {
+                    let started = Instant::now();
                     if let Ok(rd) = std::fs::read_dir(&dir) {
-                        rd.for_each(drop);
+                        let seen = rd.count();
+                        pace.record(started.elapsed(), seen, false);
                     }
                 }
             });
         }
-        Prefetch { tx: Some(tx) }
+        Prefetch { tx: Some(tx), pace }
     }
 
     fn warm(&self, dir: PathBuf) {
         if let Some(tx) = &self.tx {
             let _ = tx.try_send(dir);
         }
+    }
+}
+
+/// Tells a cold tree from a warm one by how long its directory listings take (the walk's
+/// and the prefetchers'), so that directories are listed ahead only where that saves
+/// waiting. A listing is slow when it took longer than a cached one could: more than
+/// [`Pace::SLOW_BASE`] plus a little per entry (a cached listing of a small directory
+/// takes 10-20 µs; one that reads the disk, 100 µs on flash behind a VM and milliseconds on
+/// a spinning disk). The tree is cold while at least [`Pace::COLD_SHARE`] of the last 32
+/// listings were slow, and starts cold: a warm tree turns prefetching off after 25 quick
+/// listings, and a run of slow ones (a cold subtree, a network file system) turns it back
+/// on. An odd slow listing on a busy machine (a preempted thread) does not.
+struct Pace {
+    /// One bit per listing, the newest lowest: 1 for slow. Starts all slow.
+    history: AtomicU32,
+}
+
+impl Pace {
+    /// A listing slower than this (plus the per-entry allowance) read the disk.
+    const SLOW_BASE: Duration = Duration::from_micros(50);
+    /// Allowance per entry listed; per entry also `stat`ed.
+    const PER_ENTRY: Duration = Duration::from_nanos(500);
+    const PER_STAT: Duration = Duration::from_micros(3);
+    /// Slow listings among the last 32 that make the tree cold.
+    const COLD_SHARE: u32 = 8;
+
+    fn new() -> Pace {
+        Pace { history: AtomicU32::new(u32::MAX) }
+    }
+
+    /// Records one listing of `entries` entries (each also `stat`ed if `stat`) that took
+    /// `took`.
+    fn record(&self, took: Duration, entries: usize, stat: bool) {
+        let per = if stat { Self::PER_ENTRY + Self::PER_STAT } else { Self::PER_ENTRY };
+        let entries = u32::try_from(entries).unwrap_or(u32::MAX);
+        let slow = took > Self::SLOW_BASE.saturating_add(per.saturating_mul(entries));
+        let _ = self.history.fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, |h| {
+            Some(h << 1 | u32::from(slow))
+        });
+    }
+
+    /// Whether directories should be listed ahead.
+    fn cold(&self) -> bool {
+        self.history.load(AtomicOrdering::Relaxed).count_ones() >= Self::COLD_SHARE
     }
 }
 
@@ -415,5 +475,80 @@ mod tests {
         assert_eq!(names(Exclude::default()), ["a", "sub/b", "sub/b.fixity"]);
         assert_eq!(names(Exclude::new(&["*.x".into()]).unwrap()), ["a", "sub/b", "sub/b.fixity"]);
         assert_eq!(names(Exclude::default().keeping_state()).len(), 6);
+    }
+
+    /// The pace detector, fed listing times as recorded on this VM: cached listings of
+    /// D3's directories took 11-22 µs (a few up to 300 µs on the busy machine), listings
+    /// after a remount 117-154 µs and more.
+    #[test]
+    fn prefetching_follows_how_fast_directories_list() {
+        let us = Duration::from_micros;
+        let pace = Pace::new();
+        assert!(pace.cold(), "a tree starts cold: nothing is known yet");
+        // Quick listings push the slow start out of the window: cold until fewer than 8
+        // of the last 32 were slow.
+        for i in 0..24 {
+            pace.record(us(15), 10, false);
+            assert!(pace.cold(), "still cold after {} quick listings", i + 1);
+        }
+        pace.record(us(15), 10, false);
+        assert!(!pace.cold());
+        // A busy machine's odd slow listing does not turn prefetching back on.
+        for _ in 0..5 {
+            pace.record(us(300), 10, false);
+            for _ in 0..5 {
+                pace.record(us(18), 10, false);
+            }
+        }
+        assert!(!pace.cold());
+        // A cold subtree does, after a few slow listings.
+        let mut after = 0;
+        while !pace.cold() {
+            pace.record(us(150), 10, false);
+            after += 1;
+        }
+        assert!(after <= Pace::COLD_SHARE as usize, "{after}");
+        // Half quick (the walk, after the prefetch), half slow (the prefetchers): cold.
+        for _ in 0..64 {
+            pace.record(us(15), 10, false);
+            pace.record(us(150), 10, false);
+        }
+        assert!(pace.cold());
+    }
+
+    /// A listing is slow by its size: a large cached directory takes longer than a small
+    /// uncached one, and so does one whose entries are each `stat`ed.
+    #[test]
+    fn a_listing_is_slow_for_its_size() {
+        let quick = |took: Duration, entries: usize, stat: bool| {
+            let pace = Pace::new();
+            for _ in 0..32 {
+                pace.record(took, entries, stat);
+            }
+            !pace.cold()
+        };
+        assert!(quick(Duration::from_micros(40), 0, false));
+        assert!(!quick(Duration::from_micros(120), 0, false));
+        assert!(quick(Duration::from_millis(2), 10_000, false));
+        assert!(!quick(Duration::from_millis(2), 100, false));
+        assert!(quick(Duration::from_micros(200), 50, true));
+        assert!(!quick(Duration::from_micros(200), 50, false));
+    }
+
+    /// Whatever the pace decides, the walk yields the same events: prefetching only warms
+    /// the cache.
+    #[test]
+    fn prefetching_or_not_the_walk_is_the_same() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for i in 0..40 {
+            let p = r.join(format!("d{}/e{}/f{i}", i % 7, i % 3));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"x").unwrap();
+        }
+        let with = collect(r, &opts());
+        let without = collect(r, &WalkOptions { threads: 0, ..opts() });
+        assert_eq!(with, without);
+        assert_eq!(with.len(), 40);
     }
 }

@@ -73,6 +73,7 @@ pub fn blake2b_bits(bits: u32) -> Option<&'static Algorithm> {
             multithreaded: false,
             encoding: Encoding::Hex,
             rhash: None,
+            lanes: None,
             tools: &[],
             xxhsum: None,
             cksum: None,

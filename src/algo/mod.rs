@@ -14,10 +14,16 @@ mod has160;
 mod imohash;
 mod impls;
 mod lookup;
+#[allow(unsafe_code)]
+pub(crate) mod multibuf;
 mod murmur3;
+mod row;
 mod snefru;
 mod sum;
 mod tth;
+
+#[doc(hidden)]
+pub use multibuf::harness as multibuf_harness;
 
 use crate::digest::{Digest, Encoding};
 pub(crate) use access::Access;
@@ -149,6 +155,9 @@ pub struct Algorithm {
     pub shatag: Option<&'static str>,
     /// coreutils `cksum -a`: its place in cksum's list and the name `-a` takes.
     pub cksum: Option<(u8, &'static str)>,
+    /// The multi-buffer kernel family that hashes many inputs of this algorithm at once
+    /// (MD5, SHA-1, SHA-256; see [`multibuf`]), if any.
+    pub(crate) lanes: Option<multibuf::Family>,
     /// Makes a hasher; given the row, so one constructor can serve rows that differ only
     /// in a parameter (BLAKE2b's output length, see [`blake2b_bits`]).
     new: fn(&Algorithm) -> Box<dyn Hasher>,
@@ -171,43 +180,6 @@ pub struct RhashFacts {
 }
 
 impl Algorithm {
-    /// This row with rhash's facts (see [`RhashFacts`]).
-    const fn with_rhash(
-        mut self,
-        rank: u8,
-        name: &'static str,
-        urn: &'static str,
-        base32: bool,
-        letter: Option<u8>,
-    ) -> Algorithm {
-        self.rhash = Some(RhashFacts { rank, name, urn, base32, letter });
-        self
-    }
-
-    /// This row with the drop-in tools that compute it.
-    const fn with_tools(mut self, tools: &'static [&'static str]) -> Algorithm {
-        self.tools = tools;
-        self
-    }
-
-    /// This row with its place and name in coreutils `cksum -a`'s list.
-    const fn with_cksum(mut self, rank: u8, name: &'static str) -> Algorithm {
-        self.cksum = Some((rank, name));
-        self
-    }
-
-    /// This row with cshatag's attribute name.
-    const fn with_shatag(mut self, attribute: &'static str) -> Algorithm {
-        self.shatag = Some(attribute);
-        self
-    }
-
-    /// This row with xxhsum's `-H` number.
-    const fn with_xxhsum(mut self, h: u8) -> Algorithm {
-        self.xxhsum = Some(h);
-        self
-    }
-
     /// Starts a new computation.
     pub fn hasher(&self) -> Box<dyn Hasher> {
         (self.new)(self)
@@ -284,6 +256,7 @@ macro_rules! algo {
             multithreaded: $mt,
             encoding: Encoding::$enc,
             rhash: None,
+            lanes: None,
             tools: &[],
             xxhsum: None,
             cksum: None,
@@ -329,7 +302,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5)
         .with_cksum(4, "md5")
         .with_rhash(2, "md5", "md5", false, Some(b'm'))
-        .with_tools(&["md5sum"]),
+        .with_tools(&["md5sum"])
+        .with_lanes(multibuf::Family::Md5),
     algo!(
         "sha1",
         "SHA1",
@@ -341,7 +315,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     )
     .with_cksum(5, "sha1")
     .with_rhash(3, "sha1", "sha1", false, Some(b'h'))
-    .with_tools(&["sha1sum"]),
+    .with_tools(&["sha1sum"])
+    .with_lanes(multibuf::Family::Sha1),
     algo!(
         "sha224",
         "SHA224",
@@ -366,7 +341,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     .with_cksum(7, "sha256")
     .with_rhash(17, "sha-256", "sha256", false, None)
     .with_tools(&["sha256sum"])
-    .with_shatag("user.shatag.sha256"),
+    .with_shatag("user.shatag.sha256")
+    .with_lanes(multibuf::Family::Sha256),
     algo!(
         "sha384",
         "SHA384",

@@ -41,7 +41,7 @@ pub fn run(
     // Deterministic, incompressible-looking content.
     let data: Vec<u8> =
         (0..max as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = crate::pipeline::cores();
     let pool_threads = threads.unwrap_or(cores).clamp(1, crate::pipeline::MAX_WORKERS);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(pool_threads).build().ok();
     let mut rows = Vec::new();

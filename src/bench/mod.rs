@@ -112,7 +112,7 @@ impl Machine {
             .to_string();
         Machine {
             cpu,
-            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cores: crate::pipeline::cores(),
             features: cpu_features(),
             load_start: load_average(),
             load_end: None,

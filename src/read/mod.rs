@@ -13,6 +13,7 @@
 mod mapped;
 mod samples;
 mod stream;
+pub(crate) use stream::{advise_sequential, advise_willneed, pread_nowait};
 
 use crate::algo::{Hasher, Input};
 use crate::confine::{self, Refused};
@@ -231,6 +232,67 @@ pub fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
     }
 }
 
+/// What an opened input is, once [`admit`] has looked at it.
+pub(crate) enum Admitted {
+    /// A regular file, with its stat before the read.
+    Regular(std::fs::Metadata),
+    /// A FIFO or device named by the user: read as a stream, to its end.
+    Stream,
+}
+
+/// Looks at an opened input before it is read: the manifest being written is refused, a
+/// directory is an error, a walked entry that is not a regular file is skipped (with its
+/// kind), and a stream is refused to an algorithm that needs the size (`needs_size`).
+pub(crate) fn admit(
+    file: &File,
+    mode: OpenMode,
+    needs_size: Option<&'static str>,
+    opts: &ReadOptions,
+) -> Result<Admitted, ReadError> {
+    let before = file.metadata().map_err(ReadError::Io)?;
+    if opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
+        return Err(ReadError::OwnOutput);
+    }
+    let ft = before.file_type();
+    if ft.is_dir() {
+        return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
+    }
+    if ft.is_file() {
+        return Ok(Admitted::Regular(before));
+    }
+    if let OpenMode::Walked { .. } = mode {
+        return Err(ReadError::NotRegular(kind_name(&ft)));
+    }
+    match needs_size {
+        Some(name) => Err(ReadError::NeedsSize(name)),
+        None => Ok(Admitted::Stream),
+    }
+}
+
+/// What a read of `size` bytes of the regular `file` (whose stat before the read was
+/// `before`) learnt; with [`OnChange::Refuse`], a file whose size or mtime moved meanwhile
+/// (or that was shorter than its stat said) is [`ReadError::Changed`].
+pub(crate) fn settle(
+    file: &File,
+    before: &std::fs::Metadata,
+    size: u64,
+    on_change: OnChange,
+) -> Result<Fetched, ReadError> {
+    if on_change == OnChange::Refuse {
+        let after = file.metadata().map_err(ReadError::Io)?;
+        let len = before.len();
+        let same_stat = mtime_ns(before) == mtime_ns(&after) && len == after.len();
+        if !same_stat || (size != after.len() && !sized_by_content(file)) {
+            return Err(ReadError::Changed);
+        }
+    }
+    Ok(Fetched {
+        size,
+        mtime_ns: Some(mtime_ns(before)),
+        file_id: Some((before.dev(), before.ino())),
+    })
+}
+
 /// The storage policy as the reader sees it: which files are read one at a time. On a
 /// seeking disk, one reader at a time makes the head serve one file after another, front
 /// to back; elsewhere reads run in parallel. The engine's per-device policy
@@ -243,6 +305,12 @@ pub trait Serial: Sync {
     /// page cache does not hold it): the lock to read the rest under, or `None` when
     /// reads of that device may run in parallel after all.
     fn wait(&self, dev: u64, path: &Path) -> Option<&Mutex<()>>;
+    /// Whether files on `dev` are known to be read one at a time (a device not decided
+    /// yet is neither this nor [`Serial::parallel`]: its first read that would wait for it
+    /// decides it, through [`Serial::wait`]).
+    fn serialized(&self, dev: u64) -> bool {
+        !self.parallel(dev)
+    }
 }
 
 impl Serial for Mutex<()> {
@@ -317,45 +385,24 @@ impl Reader<'_> {
         plan: &ReadPlan,
         sinks: &mut [Box<H>],
     ) -> Result<Fetched, ReadError> {
-        let before = file.metadata().map_err(ReadError::Io)?;
-        if self.opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
-            return Err(ReadError::OwnOutput);
-        }
-        let ft = before.file_type();
-        if ft.is_dir() {
-            return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
-        }
         let path_bytes = path.as_os_str().as_encoded_bytes();
-        if !ft.is_file() {
-            if let OpenMode::Walked { .. } = mode {
-                return Err(ReadError::NotRegular(kind_name(&ft)));
+        let before = match admit(file, mode, plan.needs_size, self.opts)? {
+            Admitted::Regular(before) => before,
+            Admitted::Stream => {
+                // A FIFO or device named by the user: read it as a stream, as coreutils
+                // does.
+                begin(sinks, &Input::for_path(path_bytes, None));
+                let size = stream::to_end(&mut &*file, sinks, self, None).map_err(ReadError::Io)?;
+                return Ok(Fetched { size, mtime_ns: None, file_id: None });
             }
-            if let Some(name) = plan.needs_size {
-                return Err(ReadError::NeedsSize(name));
-            }
-            // A FIFO or device named by the user: read it as a stream, as coreutils does.
-            begin(sinks, &Input::for_path(path_bytes, None));
-            let size = stream::to_end(&mut &*file, sinks, self, None).map_err(ReadError::Io)?;
-            return Ok(Fetched { size, mtime_ns: None, file_id: None });
-        }
+        };
         let len = before.len();
         begin(sinks, &Input::for_path(path_bytes, Some(len)));
         let dev = before.dev();
         let turn =
             self.serial.filter(|s| !s.parallel(dev)).map(|serial| Turn { serial, dev, path });
         let size = self.fetch(file, len, plan, sinks, turn)?;
-        if plan.on_change == OnChange::Refuse {
-            let after = file.metadata().map_err(ReadError::Io)?;
-            let same_stat = mtime_ns(&before) == mtime_ns(&after) && len == after.len();
-            if !same_stat || (size != after.len() && !sized_by_content(file)) {
-                return Err(ReadError::Changed);
-            }
-        }
-        Ok(Fetched {
-            size,
-            mtime_ns: Some(mtime_ns(&before)),
-            file_id: Some((before.dev(), before.ino())),
-        })
+        settle(file, &before, size, plan.on_change)
     }
 
     /// Fetches the `len` bytes (by its stat) of the regular `file` as `plan` says; returns

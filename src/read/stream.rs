@@ -36,8 +36,7 @@ pub(super) fn to_end<H: Hasher + ?Sized>(
     reader: &mut Reader<'_>,
     expect: Option<u64>,
 ) -> io::Result<u64> {
-    let buffer_size = reader.opts.buffer_size;
-    let buf = buffer(reader.buf, buffer_size);
+    let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut total = 0u64;
     loop {
         if expect == Some(total) && total > 0 {
@@ -54,14 +53,27 @@ pub(super) fn to_end<H: Hasher + ?Sized>(
     }
 }
 
-/// The first `size` bytes of `buf`, grown to that if shorter: a fresh zeroed allocation
-/// (calloc: pages zeroed lazily by the kernel), not a byte-by-byte fill; the old contents
-/// are scratch.
-fn buffer(buf: &mut Vec<u8>, size: usize) -> &mut [u8] {
-    if buf.len() < size {
-        *buf = vec![0; size];
+/// The smallest buffer a read uses.
+const MIN_BUFFER: usize = 16 * 1024;
+
+/// A read buffer of `size` bytes, or, for a file of `expect` bytes, only as much of that
+/// as the file needs (whole pages, at least 16 KiB): a run over small files neither
+/// allocates nor faults in the large buffer a large file reads through. `buf` grows when
+/// a larger file needs more, with a fresh zeroed allocation (calloc: pages zeroed lazily
+/// by the kernel, not a byte-by-byte fill); its old contents are scratch.
+fn buffer(buf: &mut Vec<u8>, size: usize, expect: Option<u64>) -> &mut [u8] {
+    let want = match expect {
+        Some(len) => {
+            let pages = usize::try_from(len).unwrap_or(usize::MAX).div_ceil(4096);
+            pages.saturating_mul(4096).clamp(MIN_BUFFER, size.max(MIN_BUFFER))
+        }
+        None => size,
+    };
+    if buf.len() < want {
+        *buf = vec![0; want];
     }
-    &mut buf[..size]
+    let n = buf.len().min(size.max(want));
+    &mut buf[..n]
 }
 
 /// Reads a regular file that may be on a seeking disk. Data already in the page cache is
@@ -80,8 +92,7 @@ fn serial<H: Hasher + ?Sized>(
     turn: Turn<'_>,
 ) -> io::Result<u64> {
     use std::os::unix::fs::FileExt;
-    let buffer_size = reader.opts.buffer_size;
-    let buf = buffer(reader.buf, buffer_size);
+    let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut guard = None;
     let mut waiting = false;
     let mut off = 0u64;
@@ -111,15 +122,27 @@ fn serial<H: Hasher + ?Sized>(
             // The last chunk: the next file may have the disk while this one is hashed.
             guard = None;
         } else if guard.is_some() {
-            advise_next(file, off, buffer_size);
+            advise_willneed(file, off, buf.len() as u64);
         }
         feed(sinks, &buf[..n], reader.opts.progress);
     }
 }
 
-/// Asks the kernel to start reading the `len` bytes at `off` of `file` now
-/// (`POSIX_FADV_WILLNEED`), so the disk works while the chunk before is hashed.
-fn advise_next(file: &File, off: u64, len: usize) {
+/// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
+/// `WouldBlock` if getting them would wait for the device.
+pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
+    // file descriptor is open for the duration of the call.
+    let n =
+        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Asks the kernel to read `len` bytes of `file` from `off` into the page cache, without
+/// waiting for them (`POSIX_FADV_WILLNEED`).
+pub(crate) fn advise_willneed(file: &File, off: u64, len: u64) {
     use std::os::fd::AsRawFd;
     // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
     unsafe {
@@ -132,20 +155,8 @@ fn advise_next(file: &File, off: u64, len: usize) {
     }
 }
 
-/// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
-/// `WouldBlock` if getting them would wait for the device.
-fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
-    // file descriptor is open for the duration of the call.
-    let n =
-        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
-}
-
 /// Tells the kernel a file larger than 256 KiB is read front to back (more read-ahead).
-fn advise_sequential(file: &File, len: u64) {
+pub(crate) fn advise_sequential(file: &File, len: u64) {
     use std::os::fd::AsRawFd;
     if len > 256 * 1024 {
         // SAFETY: plain syscall on a file descriptor we own; failure is harmless.

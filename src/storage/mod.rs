@@ -286,6 +286,10 @@ impl Serial for Devices {
         self.known(dev).is_some_and(|p| p.kind != Kind::Seeking)
     }
 
+    fn serialized(&self, dev: u64) -> bool {
+        self.known(dev).is_some_and(|p| p.kind == Kind::Seeking)
+    }
+
     fn wait(&self, dev: u64, path: &Path) -> Option<&Mutex<()>> {
         let p = self.policy(dev, path, Want::Now)?;
         if p.kind != Kind::Seeking {

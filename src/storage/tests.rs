@@ -510,3 +510,71 @@ fn the_probe_samples_the_largest_files_near_the_seed_even_deep_down() {
 fn write_file(p: &Path, size: usize) {
     std::fs::write(p, vec![7u8; size]).unwrap();
 }
+
+#[test]
+fn a_device_not_decided_yet_is_neither_parallel_nor_serialized() {
+    let (d, _) = fake_devices(None);
+    let p = Path::new("f");
+    assert!(!d.parallel(4) && !d.serialized(4), "undecided: the lanes may take its files");
+    assert!(d.policy(4, p, Want::IfCold).is_none());
+    assert!(!d.parallel(4) && !d.serialized(4), "deferred: still undecided");
+    d.wait(4, p);
+    assert!(!d.parallel(4) && d.serialized(4), "decided seeking: one reader");
+    d.wait(2, p);
+    assert!(d.parallel(2) && !d.serialized(2), "decided flash");
+    let lock = Mutex::new(());
+    assert!(lock.serialized(9) && !lock.parallel(9), "one lock for every file");
+}
+
+#[test]
+fn the_first_read_that_waits_decides_a_device_left_undecided() {
+    use crate::algo::{Algorithm, lookup};
+    use crate::pipeline::{Config, Task, Work, run};
+    let dir = tempfile::tempdir().unwrap();
+    if crate::device::fs_type(dir.path()).as_deref() == Some("tmpfs") {
+        eprintln!("skipped: a tmpfs keeps every page; nothing here would wait for a device");
+        return;
+    }
+    let names = write_reversed(dir.path(), 40, 20000);
+    let dev = std::fs::metadata(dir.path()).unwrap().dev();
+    let asked: Asked = Arc::default();
+    let log = asked.clone();
+    let source = move |d: u64, _: &Path, want: Want| {
+        log.lock().unwrap().push((d, want));
+        facts("ext4", None, if want == Want::IfCold { Probe::Deferred } else { timed(&VIRTIO, 0) })
+    };
+    let devices = Arc::new(Devices::with_source(None, Box::new(source)));
+    assert!(devices.policy(dev, dir.path(), Want::IfCold).is_none(), "deferred before the run");
+    for n in &names {
+        // Out of the page cache: the first read of each file has to wait for the device.
+        let f = std::fs::File::open(dir.path().join(n)).unwrap();
+        crate::device::drop_range(&f, 0, 0);
+    }
+    // MD5 goes through the lanes, SHA-512 through the one-file reader: both decide.
+    for algo in ["md5", "sha512"] {
+        let a: Arc<[&'static Algorithm]> = Arc::from(vec![lookup(algo).unwrap()]);
+        let cfg = Config::for_devices(devices.clone());
+        let mut hashed = 0;
+        run(
+            &cfg,
+            |push| {
+                for (i, n) in names.iter().enumerate() {
+                    let work =
+                        Work { path: dir.path().join(n), mode: OpenMode::Named, algos: a.clone() };
+                    if !push(Task { payload: i, work: Some(work) }) {
+                        return;
+                    }
+                }
+            },
+            |i, outcome| {
+                let h = outcome.unwrap().unwrap();
+                assert!(h.digests[0].ct_eq(&a[0].digest(&vec![i as u8; 20000])));
+                hashed += 1;
+                true
+            },
+        );
+        assert_eq!(hashed, names.len());
+    }
+    assert!(devices.parallel(dev), "decided flash-like: {:?}", devices.notes());
+    assert_eq!(asked.lock().unwrap().last(), Some(&(dev, Want::Now)));
+}

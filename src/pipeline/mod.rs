@@ -14,12 +14,9 @@
 use crate::algo::{Access, Algorithm, Hasher};
 use crate::digest::Digest;
 use crate::read::{Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader, Serial};
-use crate::storage::{Devices, Dispatch};
-use crossbeam_queue::{ArrayQueue, SegQueue};
-use std::collections::VecDeque;
+use crate::storage::Devices;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What a worker does for a task.
 #[derive(Clone, Debug)]
@@ -94,12 +91,40 @@ pub fn hash_path(
     let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
     let plan = plan_for(algos, opts);
     let got = Reader { buf, opts, serial }.read_path(path, mode, &plan, &mut hashers)?;
-    Ok(Hashed {
+    Ok(finished(got, &hashers))
+}
+
+/// [`hash_path`] for a file already opened from `path` (with [`crate::read::open`]).
+fn hash_file(
+    file: &std::fs::File,
+    path: &Path,
+    mode: OpenMode,
+    algos: &[&'static Algorithm],
+    buf: &mut Vec<u8>,
+    opts: &ReadOptions,
+    serial: Option<&dyn Serial>,
+) -> Result<Hashed, ReadError> {
+    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
+    let plan = plan_for(algos, opts);
+    let got = Reader { buf, opts, serial }.read_file(file, path, mode, &plan, &mut hashers)?;
+    Ok(finished(got, &hashers))
+}
+
+/// The digests of `hashers`, which have read all of `got`.
+fn finished(got: crate::read::Fetched, hashers: &[Box<dyn Hasher>]) -> Hashed {
+    Hashed {
         size: got.size,
         mtime_ns: got.mtime_ns,
         digests: hashers.iter().map(|h| h.finish()).collect(),
         file_id: got.file_id,
-    })
+    }
+}
+
+/// The cores this process may use (its CPU affinity and cgroup quota), asked of the
+/// system once per run: the question reads several files under /proc and /sys.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Engine settings.
@@ -160,7 +185,7 @@ impl Config {
 
     /// Defaults for data on `rotational` or solid-state storage.
     pub fn for_storage(rotational: bool) -> Config {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let cores = cores();
         if rotational {
             // One sequential reader: seeking between files in flight would cost more than
             // any parallel hashing gains. Files are mapped only when already cached: page
@@ -206,145 +231,10 @@ impl Config {
     }
 }
 
-/// Runs the producer on its own thread, hashes on `config.workers` threads, and calls
-/// `sink` on the calling thread for every task in producer order. `sink` returns `false`
-/// to stop early (e.g. a closed stdout); the producer then stops at its next task.
-///
-/// Hand-offs go through lock-free queues, and a thread with nothing to do naps for a few
-/// hundred microseconds instead of blocking on a futex: with tens of thousands of small
-/// files, one wake-up per file (what a blocking channel costs) took more time than the
-/// hashing itself.
-pub fn run<T, P, S>(config: &Config, produce: P, mut sink: S)
-where
-    T: Send,
-    P: FnOnce(&mut dyn FnMut(Task<T>) -> bool) + Send,
-    S: FnMut(T, Outcome) -> bool,
-{
-    let window = config.window.max(1) as u64;
-    let workers = config.workers.max(1);
-    let jobs: ArrayQueue<(u64, T, Work)> = ArrayQueue::new(window as usize);
-    let results: SegQueue<(u64, T, Outcome)> = SegQueue::new();
-    let emitted = AtomicU64::new(0);
-    let produced = AtomicU64::new(0);
-    let producer_done = AtomicBool::new(false);
-    let stop = AtomicBool::new(false);
-    let io_lock = Mutex::new(());
-    let serial: Option<&dyn Serial> = match (&config.storage, config.serial_reads) {
-        (_, true) => Some(&io_lock),
-        (Some(devices), false) => Some(&**devices),
-        (None, false) => None,
-    };
-
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            let mut seq = 0u64;
-            // Tasks of files on a seeking disk may be held back, to go out in physical order.
-            let batch = (window / 2) as usize;
-            let mut order =
-                Dispatch::new(config.storage.as_deref(), batch, |job: &(u64, T, Work)| {
-                    (job.0, job.2.path.as_path(), job.2.mode)
-                });
-            let mut send = |mut item: (u64, T, Work)| {
-                while let Err(back) = jobs.push(item) {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    item = back;
-                    nap();
-                }
-            };
-            let mut push = |task: Task<T>| -> bool {
-                // Bound the tasks alive at once: wait while the window is full (held tasks
-                // count in it: they go out if nothing can be emitted before them).
-                while seq >= emitted.load(Ordering::Acquire) + window {
-                    if order.holds(emitted.load(Ordering::Acquire)) {
-                        order.flush(&mut send);
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        return false;
-                    }
-                    nap();
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return false;
-                }
-                let s = seq;
-                seq += 1;
-                match task.work {
-                    Some(work) => order.admit((s, task.payload, work), &mut send),
-                    None => results.push((s, task.payload, None)),
-                }
-                produced.store(seq, Ordering::Release);
-                true
-            };
-            produce(&mut push);
-            order.flush(&mut send);
-            producer_done.store(true, Ordering::Release);
-        });
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let mut buf = Vec::new();
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    match jobs.pop() {
-                        Some((seq, payload, work)) => {
-                            let r = hash_path(
-                                &work.path,
-                                work.mode,
-                                &work.algos,
-                                &mut buf,
-                                &config.read,
-                                serial,
-                            );
-                            results.push((seq, payload, Some(r)));
-                        }
-                        None if producer_done.load(Ordering::Acquire) && jobs.is_empty() => break,
-                        None => nap(),
-                    }
-                }
-            });
-        }
-
-        // Reorder: slot i holds the result for sequence number `next + i`.
-        let mut pending: VecDeque<Option<(T, Outcome)>> = VecDeque::new();
-        let mut next = 0u64;
-        'receive: loop {
-            let mut got = false;
-            while let Some((seq, payload, outcome)) = results.pop() {
-                got = true;
-                let idx = (seq - next) as usize;
-                if pending.len() <= idx {
-                    pending.resize_with(idx + 1, || None);
-                }
-                pending[idx] = Some((payload, outcome));
-            }
-            while let Some(Some(_)) = pending.front() {
-                let (payload, outcome) = pending.pop_front().flatten().expect("checked");
-                next += 1;
-                if !sink(payload, outcome) {
-                    stop.store(true, Ordering::Relaxed);
-                    break 'receive;
-                }
-            }
-            emitted.store(next, Ordering::Release);
-            if producer_done.load(Ordering::Acquire) && next == produced.load(Ordering::Acquire) {
-                break;
-            }
-            if !got {
-                nap();
-            }
-        }
-        // Drop whatever the workers finish after an early stop.
-        while results.pop().is_some() {}
-    });
-}
-
-/// A short sleep for a thread with nothing to do (see [`run`]).
-fn nap() {
-    std::thread::sleep(std::time::Duration::from_micros(200));
-}
+mod gate;
+mod lanes;
+mod run;
+pub use run::run;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,49 @@
+//! The builders of the registry's rows: each adds one group of facts to a row of
+//! [`ALGORITHMS`](super::ALGORITHMS) (`algo!(...).with_rhash(...).with_tools(...)`).
+
+use super::{Algorithm, RhashFacts, multibuf};
+
+impl Algorithm {
+    /// This row with rhash's facts (see [`RhashFacts`]).
+    pub(super) const fn with_rhash(
+        mut self,
+        rank: u8,
+        name: &'static str,
+        urn: &'static str,
+        base32: bool,
+        letter: Option<u8>,
+    ) -> Algorithm {
+        self.rhash = Some(RhashFacts { rank, name, urn, base32, letter });
+        self
+    }
+
+    /// This row with the multi-buffer kernel family that hashes it.
+    pub(super) const fn with_lanes(mut self, family: multibuf::Family) -> Algorithm {
+        self.lanes = Some(family);
+        self
+    }
+
+    /// This row with the drop-in tools that compute it.
+    pub(super) const fn with_tools(mut self, tools: &'static [&'static str]) -> Algorithm {
+        self.tools = tools;
+        self
+    }
+
+    /// This row with its place and name in coreutils `cksum -a`'s list.
+    pub(super) const fn with_cksum(mut self, rank: u8, name: &'static str) -> Algorithm {
+        self.cksum = Some((rank, name));
+        self
+    }
+
+    /// This row with cshatag's attribute name.
+    pub(super) const fn with_shatag(mut self, attribute: &'static str) -> Algorithm {
+        self.shatag = Some(attribute);
+        self
+    }
+
+    /// This row with xxhsum's `-H` number.
+    pub(super) const fn with_xxhsum(mut self, h: u8) -> Algorithm {
+        self.xxhsum = Some(h);
+        self
+    }
+}

@@ -1,0 +1,535 @@
+//! The lane engine: one worker hashes many files at once with a multi-buffer kernel
+//! ([`crate::algo::multibuf`]: MD5, SHA-1 or SHA-256 of 8 or 16 independent inputs in the
+//! lanes of SIMD registers). These algorithms are serial within one input, so a tree's
+//! many files are what fills the lanes.
+//!
+//! Each lane holds one open file and a buffer of its next bytes. A step reads for every
+//! lane that ran dry, finishes every lane whose file has been read to its end, then
+//! compresses as many whole blocks as every busy lane has, all lanes together; a lane
+//! that finishes is refilled with the next file at once, so a small file never waits for
+//! a large one beside it. With few lanes busy (the tail of a run, one large file) the
+//! kernel would compress mostly empty lanes: those steps use the single-stream code.
+//!
+//! Reading keeps every guarantee of [`crate::read`]: the same open modes and refusals
+//! ([`read::admit`]), reads stopped at the size of the stat, and a file that changes while
+//! it is read reported as such ([`read::settle`]), never given a digest.
+
+use super::{Hashed, Outcome, Work, hash_file};
+use crate::algo::multibuf::{self, Family, Kernel, State};
+use crate::digest::Digest;
+use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions, Serial};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::Ordering;
+
+/// The most bytes a lane reads at once: large enough for few system calls, small enough
+/// that 16 lanes' buffers stay small beside a worker's usual one.
+const LANE_BUFFER: usize = 128 * 1024;
+
+/// How far ahead the kernel is asked to read for a lane whose next bytes are not cached.
+const READ_AHEAD: u64 = 2 * 1024 * 1024;
+
+/// The smallest lane buffer (a file's size, rounded up to whole pages, above that).
+const MIN_LANE_BUFFER: usize = 16 * 1024;
+
+/// The multi-buffer family `work` hashes with, if a lane engine can take it: one
+/// algorithm whose registry row has a family, a path to open (not standard input), and a
+/// kernel this CPU runs.
+pub(super) fn family_for(work: &Work) -> Option<Family> {
+    let [algo] = &*work.algos else { return None };
+    let family = algo.lanes?;
+    let wins = Kernel::best(family).is_some_and(|k| k.break_even().is_some());
+    (work.mode != OpenMode::Stdin && wins).then_some(family)
+}
+
+/// One busy lane: a file being read and hashed.
+struct Lane<T> {
+    seq: u64,
+    payload: T,
+    work: Work,
+    file: File,
+    before: Metadata,
+    /// Size by the stat before the read: reading stops there (growth shows in the stat
+    /// after). 0 reads to the end (a pseudo file system's files).
+    len: u64,
+    /// Bytes read so far.
+    got: u64,
+    /// The unhashed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// Nothing more to read.
+    eof: bool,
+    /// The file system refuses reads that must not wait (`RWF_NOWAIT`).
+    no_nowait: bool,
+}
+
+/// A worker's lanes for one family.
+pub(super) struct Lanes<T> {
+    family: Family,
+    kernel: &'static Kernel,
+    /// Busy lanes from which the kernel beats the single-stream code.
+    threshold: usize,
+    slots: Vec<Option<Lane<T>>>,
+    states: Vec<State>,
+    bufs: Vec<Vec<u8>>,
+    /// Scratch buffer for an input that is not read in a lane (a FIFO named by the user).
+    scratch: Vec<u8>,
+}
+
+impl<T> Lanes<T> {
+    /// Lanes for `family`, if this CPU has a kernel for it that beats the single-stream
+    /// code with enough lanes busy.
+    pub(super) fn new(family: Family) -> Option<Lanes<T>> {
+        let kernel = Kernel::best(family)?;
+        let n = kernel.lanes();
+        Some(Lanes {
+            family,
+            kernel,
+            threshold: kernel.break_even()?,
+            slots: (0..n).map(|_| None).collect(),
+            states: vec![multibuf::initial(family); n],
+            bufs: vec![Vec::new(); n],
+            scratch: Vec::new(),
+        })
+    }
+
+    pub(super) fn family(&self) -> Family {
+        self.family
+    }
+
+    /// Lanes with a file in them.
+    pub(super) fn busy(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// Whether a lane is free for another file.
+    pub(super) fn has_free(&self) -> bool {
+        self.slots.iter().any(|s| s.is_none())
+    }
+
+    /// Opens the file of task `seq` and gives it a free lane. A file that cannot be
+    /// opened or is refused gets its outcome at once through `done`, as does an input
+    /// read as a stream (a FIFO named by the user) or a file on a device whose reads the
+    /// storage policy may serialize (`serial`: a seeking disk), which are hashed here on
+    /// the spot, one at a time.
+    pub(super) fn admit(
+        &mut self,
+        seq: u64,
+        payload: T,
+        work: Work,
+        opts: &ReadOptions,
+        serial: Option<&dyn Serial>,
+        done: &mut dyn FnMut(u64, T, Outcome),
+    ) {
+        let file = match read::open(&work.path, work.mode) {
+            Ok(f) => f,
+            Err(e) => return done(seq, payload, Some(Err(e))),
+        };
+        let before = match read::admit(&file, work.mode, None, opts) {
+            Ok(Admitted::Regular(before)) if serial.is_none_or(|s| !s.serialized(before.dev())) => {
+                before
+            }
+            Ok(_) => {
+                let (path, algos) = (&work.path, &work.algos);
+                let r = hash_file(&file, path, work.mode, algos, &mut self.scratch, opts, serial);
+                return done(seq, payload, Some(r));
+            }
+            Err(e) => return done(seq, payload, Some(Err(e))),
+        };
+        let len = before.len();
+        if opts.advise {
+            read::advise_sequential(&file, len);
+        }
+        let i = self.slots.iter().position(|s| s.is_none()).expect("a free lane");
+        let want = usize::try_from(len).unwrap_or(usize::MAX).div_ceil(4096).saturating_mul(4096);
+        let size = want.clamp(MIN_LANE_BUFFER, LANE_BUFFER);
+        if self.bufs[i].len() < size {
+            self.bufs[i] = vec![0; size];
+        }
+        self.states[i] = multibuf::initial(self.family);
+        self.slots[i] = Some(Lane {
+            seq,
+            payload,
+            work,
+            file,
+            before,
+            len,
+            got: 0,
+            start: 0,
+            end: 0,
+            eof: false,
+            no_nowait: false,
+        });
+    }
+
+    /// One step: read for the lanes that ran dry, finish the lanes read to their end,
+    /// compress what every busy lane has. Outcomes go to `done`.
+    pub(super) fn step(
+        &mut self,
+        opts: &ReadOptions,
+        serial: Option<&dyn Serial>,
+        done: &mut dyn FnMut(u64, T, Outcome),
+    ) {
+        // Lanes that ran dry read what the page cache holds; if none of them got
+        // anything and no lane has work, wait for the first one's bytes.
+        let mut waiting = None;
+        for i in 0..self.slots.len() {
+            let Some(lane) = &mut self.slots[i] else { continue };
+            if lane.eof || lane.end - lane.start >= 64 {
+                continue;
+            }
+            match refill(lane, &mut self.bufs[i], false) {
+                Ok(Refill::Progress) => {}
+                Ok(Refill::Pending) => {
+                    // The first read that waits for a device not decided yet decides it
+                    // (the files after this one go by the decision).
+                    let dev = lane.before.dev();
+                    if let Some(s) = serial.filter(|s| !s.parallel(dev) && !s.serialized(dev)) {
+                        s.wait(dev, &lane.work.path);
+                    }
+                    waiting.get_or_insert(i);
+                }
+                Err(e) => {
+                    let lane = self.slots[i].take().expect("busy");
+                    done(lane.seq, lane.payload, Some(Err(ReadError::Io(e))));
+                }
+            }
+        }
+        let ready = |l: &Lane<T>| l.eof || l.end - l.start >= 64;
+        if let Some(i) = waiting
+            && !self.slots.iter().flatten().any(ready)
+        {
+            let lane = self.slots[i].as_mut().expect("busy");
+            if let Err(e) = refill(lane, &mut self.bufs[i], true) {
+                let lane = self.slots[i].take().expect("busy");
+                done(lane.seq, lane.payload, Some(Err(ReadError::Io(e))));
+            }
+        }
+        for i in 0..self.slots.len() {
+            if !matches!(&self.slots[i], Some(l) if l.eof && l.end - l.start < 64) {
+                continue;
+            }
+            let lane = self.slots[i].take().expect("busy");
+            let tail = &self.bufs[i][lane.start..lane.end];
+            if let Some(p) = opts.progress {
+                p.fetch_add(tail.len() as u64, Ordering::Relaxed);
+            }
+            let digest = multibuf::finish(self.family, self.states[i], tail, lane.got);
+            let r = read::settle(&lane.file, &lane.before, lane.got, OnChange::Refuse).map(|f| {
+                Hashed {
+                    size: f.size,
+                    mtime_ns: f.mtime_ns,
+                    digests: vec![Digest::new(&digest)],
+                    file_id: f.file_id,
+                }
+            });
+            drop(lane.work);
+            done(lane.seq, lane.payload, Some(r));
+        }
+        self.compress(opts);
+    }
+
+    /// Compresses the whole blocks every busy lane has, in the kernel when enough lanes
+    /// are busy, one lane at a time otherwise.
+    fn compress(&mut self, opts: &ReadOptions) {
+        let mut blocks = usize::MAX;
+        let mut active = 0;
+        for lane in self.slots.iter().flatten() {
+            let have = (lane.end - lane.start) / 64;
+            if have > 0 {
+                blocks = blocks.min(have);
+                active += 1;
+            }
+        }
+        if active == 0 {
+            return;
+        }
+        let bytes = blocks * 64;
+        if active >= self.threshold {
+            let mut data: [&[u8]; multibuf::MAX_LANES] = [&[]; multibuf::MAX_LANES];
+            for (i, slot) in self.slots.iter().enumerate() {
+                if let Some(l) = slot
+                    && l.end - l.start >= bytes
+                {
+                    data[i] = &self.bufs[i][l.start..l.start + bytes];
+                }
+            }
+            let n = self.slots.len();
+            self.kernel.compress(&mut self.states, &data[..n], blocks);
+        } else {
+            for (i, slot) in self.slots.iter().enumerate() {
+                if let Some(l) = slot
+                    && l.end - l.start >= bytes
+                {
+                    let data = &self.bufs[i][l.start..l.start + bytes];
+                    multibuf::compress_one(self.family, &mut self.states[i], data);
+                }
+            }
+        }
+        for lane in self.slots.iter_mut().flatten() {
+            if lane.end - lane.start >= bytes {
+                lane.start += bytes;
+            }
+        }
+        if let Some(p) = opts.progress {
+            p.fetch_add((bytes * active) as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a lane's read did.
+#[derive(Debug, PartialEq, Eq)]
+enum Refill {
+    /// Bytes came, or the end of the file.
+    Progress,
+    /// The bytes are not in the page cache yet: the kernel was asked to fetch them, and
+    /// the lane waits while the others go on.
+    Pending,
+}
+
+/// Reads the next bytes of a lane's file behind the fewer than 64 still unhashed, up to
+/// the size of the stat (or to the end of a file whose stat says 0). Sets `eof` when
+/// nothing more is to be read.
+///
+/// Unless `block`, the read takes only what the page cache holds (`RWF_NOWAIT`); when
+/// that is nothing, the kernel is asked to read the next bytes ahead
+/// (`POSIX_FADV_WILLNEED`) and the lane waits: on a cold cache the lanes' files are
+/// fetched side by side, many reads in flight from one thread.
+fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refill> {
+    use std::os::unix::fs::FileExt;
+    if lane.start > 0 {
+        buf.copy_within(lane.start..lane.end, 0);
+        lane.end -= lane.start;
+        lane.start = 0;
+    }
+    let mut room = buf.len() - lane.end;
+    if lane.len > 0 {
+        let left = lane.len - lane.got;
+        if left == 0 {
+            lane.eof = true;
+            return Ok(Refill::Progress);
+        }
+        room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+    }
+    let dest = &mut buf[lane.end..lane.end + room];
+    loop {
+        let r = if block || lane.no_nowait {
+            lane.file.read_at(dest, lane.got)
+        } else {
+            read::pread_nowait(&lane.file, dest, lane.got)
+        };
+        match r {
+            Ok(0) => {
+                lane.eof = true;
+                return Ok(Refill::Progress);
+            }
+            Ok(n) => {
+                lane.end += n;
+                lane.got += n as u64;
+                if lane.len > 0 && lane.got >= lane.len {
+                    lane.eof = true;
+                }
+                return Ok(Refill::Progress);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                read::advise_willneed(&lane.file, lane.got, READ_AHEAD);
+                return Ok(Refill::Pending);
+            }
+            Err(e)
+                if e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                    || e.raw_os_error() == Some(libc::EINVAL) =>
+            {
+                // No RWF_NOWAIT here (some file systems): plain reads from now on.
+                lane.no_nowait = true;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Task, run};
+    use super::*;
+    use crate::algo::{Algorithm, lookup};
+    use std::io::Write;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    /// Sizes around every block and buffer boundary, and larger than a lane's buffer.
+    const SIZES: [usize; 24] = [
+        0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4095, 4096, 4097, 16_384,
+        65_537, 131_071, 131_072, 131_073, 300_001, 1_000_003,
+    ];
+
+    fn content(i: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|j| (j.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8).collect()
+    }
+
+    fn single_stream(algo: &Algorithm, data: &[u8]) -> Vec<u8> {
+        let mut h = algo.hasher();
+        h.update(data);
+        h.finish().as_bytes().to_vec()
+    }
+
+    /// Every file of a mixed tree gets, through the lanes, the digest the single-stream
+    /// hasher gives; a missing file and a directory get the errors `hash_path` gives; the
+    /// order is the producer's.
+    #[test]
+    fn lanes_give_the_single_stream_digests_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+        for round in 0..4 {
+            for (k, &len) in SIZES.iter().enumerate() {
+                let i = round * SIZES.len() + k;
+                let p = dir.path().join(format!("f{i:03}"));
+                let data = content(i, len);
+                std::fs::write(&p, &data).unwrap();
+                files.push((p, Some(data)));
+            }
+            files.push((dir.path().join(format!("missing{round}")), None));
+        }
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        files.push((dir.path().join("sub"), None));
+        for name in ["md5", "sha1", "sha256"] {
+            let algo = lookup(name).unwrap();
+            assert!(algo.lanes.is_some(), "{name} has a kernel family");
+            let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
+            for workers in [1, 3] {
+                let cfg = Config { workers, ..Config::for_storage(false) };
+                let mut seen = 0;
+                run(
+                    &cfg,
+                    |push| {
+                        for (i, (p, _)) in files.iter().enumerate() {
+                            let work = Work {
+                                path: p.clone(),
+                                mode: OpenMode::Walked { follow: false },
+                                algos: algos.clone(),
+                            };
+                            if !push(Task { payload: i, work: Some(work) }) {
+                                return;
+                            }
+                        }
+                    },
+                    |i, outcome| {
+                        assert_eq!(i, seen, "in order");
+                        seen += 1;
+                        let (path, data) = &files[i];
+                        match (data, outcome.unwrap()) {
+                            (Some(d), Ok(h)) => {
+                                assert_eq!(h.size, d.len() as u64);
+                                assert_eq!(
+                                    h.digests[0].as_bytes(),
+                                    single_stream(algo, d),
+                                    "{name} of {} bytes",
+                                    d.len()
+                                );
+                                assert!(h.mtime_ns.is_some() && h.file_id.is_some());
+                            }
+                            (None, Err(e)) => {
+                                let direct = super::super::hash_path(
+                                    path,
+                                    OpenMode::Walked { follow: false },
+                                    &[algo],
+                                    &mut Vec::new(),
+                                    &cfg.read,
+                                    None,
+                                )
+                                .unwrap_err();
+                                assert_eq!(e.message(), direct.message());
+                            }
+                            (d, r) => panic!("{path:?}: expected {}, got {r:?}", d.is_some()),
+                        }
+                        true
+                    },
+                );
+                assert_eq!(seen, files.len());
+            }
+        }
+    }
+
+    fn lane_of(path: &std::path::Path, algo: &'static Algorithm) -> (Lanes<()>, Vec<Outcome>) {
+        let mut lanes = Lanes::new(algo.lanes.unwrap()).expect("a kernel on this CPU");
+        let work = Work { path: path.into(), mode: OpenMode::Named, algos: Arc::from(vec![algo]) };
+        let mut out = Vec::new();
+        lanes.admit(0, (), work, &ReadOptions::default(), None, &mut |_, _, o| out.push(o));
+        assert!(out.is_empty() && lanes.busy() == 1);
+        (lanes, out)
+    }
+
+    fn run_out(lanes: &mut Lanes<()>, out: &mut Vec<Outcome>) {
+        while lanes.busy() > 0 {
+            lanes.step(&ReadOptions::default(), None, &mut |_, _, o| out.push(o));
+        }
+    }
+
+    /// One worker's lanes, kept full as the engine keeps them (a finished lane refilled at
+    /// once), lanes of every length finishing at different times: every digest is the
+    /// single-stream one, for every family.
+    #[test]
+    fn full_lanes_refilled_as_they_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut datas = Vec::new();
+        for (i, &len) in SIZES.iter().chain(SIZES.iter().rev()).enumerate() {
+            let data = content(i, len);
+            std::fs::write(dir.path().join(format!("{i}")), &data).unwrap();
+            datas.push(data);
+        }
+        for name in ["md5", "sha1", "sha256"] {
+            let algo = lookup(name).unwrap();
+            let mut lanes = Lanes::new(algo.lanes.unwrap()).expect("a kernel on this CPU");
+            let opts = ReadOptions::default();
+            let mut out: Vec<(u64, Outcome)> = Vec::new();
+            let mut next = 0;
+            while next < datas.len() || lanes.busy() > 0 {
+                while next < datas.len() && lanes.has_free() {
+                    let work = Work {
+                        path: dir.path().join(format!("{next}")),
+                        mode: OpenMode::Named,
+                        algos: Arc::from(vec![algo]),
+                    };
+                    lanes
+                        .admit(next as u64, (), work, &opts, None, &mut |s, _, o| out.push((s, o)));
+                    next += 1;
+                }
+                lanes.step(&opts, None, &mut |s, _, o| out.push((s, o)));
+            }
+            assert_eq!(out.len(), datas.len());
+            for (seq, outcome) in out {
+                let h = outcome.unwrap().unwrap();
+                let d = &datas[seq as usize];
+                assert_eq!(h.digests[0].as_bytes(), single_stream(algo, d), "{name} {}", d.len());
+            }
+        }
+    }
+
+    /// A file that grows or shrinks between the stat before the read and the end of the
+    /// read is reported as changed, never given a digest.
+    #[test]
+    fn a_file_that_changes_in_a_lane_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let algo = lookup("md5").unwrap();
+        let grows = dir.path().join("grows");
+        std::fs::write(&grows, vec![1u8; 200_000]).unwrap();
+        let (mut lanes, mut out) = lane_of(&grows, algo);
+        std::fs::OpenOptions::new().append(true).open(&grows).unwrap().write_all(b"more").unwrap();
+        run_out(&mut lanes, &mut out);
+        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+
+        let shrinks = dir.path().join("shrinks");
+        std::fs::write(&shrinks, vec![2u8; 200_000]).unwrap();
+        let (mut lanes, mut out) = lane_of(&shrinks, algo);
+        std::fs::OpenOptions::new().write(true).open(&shrinks).unwrap().set_len(1000).unwrap();
+        run_out(&mut lanes, &mut out);
+        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+
+        // Untouched, the same file hashes.
+        let (mut lanes, mut out) = lane_of(&shrinks, algo);
+        run_out(&mut lanes, &mut out);
+        let [Some(Ok(h))] = out.as_slice() else { panic!("{out:?}") };
+        assert_eq!(h.digests[0].as_bytes(), single_stream(algo, &[2u8; 1000]));
+    }
+}
