@@ -88,8 +88,11 @@ pub fn hash_path(
     opts: &ReadOptions,
     serial: Option<&dyn Serial>,
 ) -> Result<Hashed, ReadError> {
-    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
-    let plan = plan_for(algos, opts);
+    if mode != OpenMode::Stdin {
+        let file = crate::read::open(path, mode)?;
+        return hash_file(&file, path, mode, algos, buf, opts, serial);
+    }
+    let (mut hashers, plan) = hashers_and_plan(algos, opts);
     let got = Reader { buf, opts, serial }.read_path(path, mode, &plan, &mut hashers)?;
     Ok(finished(got, &hashers))
 }
@@ -104,10 +107,17 @@ fn hash_file(
     opts: &ReadOptions,
     serial: Option<&dyn Serial>,
 ) -> Result<Hashed, ReadError> {
-    let mut hashers: Vec<Box<dyn Hasher>> = algos.iter().map(|a| a.hasher()).collect();
-    let plan = plan_for(algos, opts);
+    let (mut hashers, plan) = hashers_and_plan(algos, opts);
     let got = Reader { buf, opts, serial }.read_file(file, path, mode, &plan, &mut hashers)?;
     Ok(finished(got, &hashers))
+}
+
+/// A fresh hasher per algorithm, and the read plan they need.
+fn hashers_and_plan(
+    algos: &[&'static Algorithm],
+    opts: &ReadOptions,
+) -> (Vec<Box<dyn Hasher>>, ReadPlan) {
+    (algos.iter().map(|a| a.hasher()).collect(), plan_for(algos, opts))
 }
 
 /// The digests of `hashers`, which have read all of `got`.
