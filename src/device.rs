@@ -206,36 +206,39 @@ pub fn first_extent(file: &File) -> Option<u64> {
     (r == 0 && map.mapped_extents >= 1 && e.flags & NOT_PLACED == 0).then_some(e.physical)
 }
 
-/// Whether the page at `offset` of `file` is in the page cache, by a one-byte
-/// `preadv2(RWF_NOWAIT)`; `None` when the file system cannot say (`EOPNOTSUPP`) or the
-/// offset is past the end.
-pub(crate) fn cached_at(file: &File, offset: u64) -> Option<bool> {
+/// One `preadv2(..., RWF_NOWAIT)` at `off`: the bytes the page cache holds there, or
+/// `WouldBlock` if getting them would wait for the device (`EOPNOTSUPP` or `EINVAL` where
+/// the file system cannot say).
+pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
-    let mut byte = 0u8;
-    let iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
-    // SAFETY: one iovec describing one writable byte; the descriptor is open.
-    let n = unsafe {
-        libc::preadv2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT)
-    };
-    match n {
-        1 => Some(true),
-        _ if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock => Some(false),
+    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
+    // file descriptor is open for the duration of the call.
+    let n =
+        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Whether the page at `offset` of `file` is in the page cache, by a one-byte
+/// [`pread_nowait`]; `None` when the file system cannot say or the offset is past the end.
+pub(crate) fn cached_at(file: &File, offset: u64) -> Option<bool> {
+    match pread_nowait(file, &mut [0u8], offset) {
+        Ok(1) => Some(true),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Some(false),
         _ => None,
     }
 }
 
-/// Asks the kernel to drop the clean pages of `len` bytes at `offset` of `file` from the
-/// page cache (`POSIX_FADV_DONTNEED`; a memory file system keeps them).
-pub(crate) fn drop_range(file: &File, offset: u64, len: u64) {
+/// Tells the kernel how `len` bytes of `file` from `offset` will be used
+/// (`posix_fadvise`; `len` 0: to the end): `POSIX_FADV_SEQUENTIAL`, `WILLNEED` (read them
+/// ahead now, without waiting) or `DONTNEED` (drop their clean pages from the cache; a
+/// memory file system keeps them). Returns the call's error number, 0 on success; a
+/// failed hint is harmless to every caller but `evict`.
+pub(crate) fn advise(file: &File, offset: u64, len: u64, advice: libc::c_int) -> libc::c_int {
     use std::os::fd::AsRawFd;
-    // SAFETY: plain syscall on a descriptor we own; failure is harmless.
+    // SAFETY: plain syscall on a descriptor the caller keeps open.
     unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            offset as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        );
+        libc::posix_fadvise(file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, advice)
     }
 }
 
@@ -293,11 +296,11 @@ pub(crate) fn resident_fraction(path: &Path) -> io::Result<f64> {
 pub(crate) fn evict(path: &Path) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let file = File::open(path)?;
-    // SAFETY: plain syscalls on a descriptor we own.
-    let r = unsafe {
+    // SAFETY: plain syscall on a descriptor we own.
+    unsafe {
         libc::fdatasync(file.as_raw_fd());
-        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
-    };
+    }
+    let r = advise(&file, 0, 0, libc::POSIX_FADV_DONTNEED);
     if r != 0 { Err(io::Error::from_raw_os_error(r)) } else { Ok(()) }
 }
 

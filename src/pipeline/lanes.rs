@@ -14,7 +14,7 @@
 //! ([`read::admit`]), reads stopped at the size of the stat, and a file that changes while
 //! it is read reported as such ([`read::settle`]), never given a digest.
 
-use super::{Hashed, Outcome, Work, hash_file};
+use super::{Outcome, Work, hash_file, hashed};
 use crate::algo::multibuf::{self, Family, Kernel, State};
 use crate::digest::Digest;
 use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions, Serial};
@@ -62,6 +62,22 @@ struct Lane<T> {
     eof: bool,
     /// The file system refuses reads that must not wait (`RWF_NOWAIT`).
     no_nowait: bool,
+    /// How far the kernel has been asked to read ahead (`WILLNEED`): asked again only
+    /// once the reads pass it, not at every step the lane waits.
+    ahead: u64,
+}
+
+impl<T> Lane<T> {
+    /// Bytes read and not hashed yet.
+    fn unhashed(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether a step can go on with this lane without reading: a whole block to hash,
+    /// or the end of the file.
+    fn ready(&self) -> bool {
+        self.eof || self.unhashed() >= 64
+    }
 }
 
 /// A worker's lanes for one family.
@@ -127,7 +143,9 @@ impl<T> Lanes<T> {
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
         let before = match read::admit(&file, work.mode, None, opts) {
-            Ok(Admitted::Regular(before)) if serial.is_none_or(|s| !s.serialized(before.dev())) => {
+            Ok(Admitted::Regular(before))
+                if serial.is_none_or(|s| s.seeking(before.dev()) != Some(true)) =>
+            {
                 before
             }
             Ok(_) => {
@@ -160,6 +178,7 @@ impl<T> Lanes<T> {
             end: 0,
             eof: false,
             no_nowait: false,
+            ahead: 0,
         });
     }
 
@@ -175,39 +194,31 @@ impl<T> Lanes<T> {
         // anything and no lane has work, wait for the first one's bytes.
         let mut waiting = None;
         for i in 0..self.slots.len() {
-            let Some(lane) = &mut self.slots[i] else { continue };
-            if lane.eof || lane.end - lane.start >= 64 {
-                continue;
-            }
+            let Some(lane) = self.slots[i].as_mut().filter(|l| !l.ready()) else { continue };
             match refill(lane, &mut self.bufs[i], false) {
                 Ok(Refill::Progress) => {}
                 Ok(Refill::Pending) => {
                     // The first read that waits for a device not decided yet decides it
                     // (the files after this one go by the decision).
                     let dev = lane.before.dev();
-                    if let Some(s) = serial.filter(|s| !s.parallel(dev) && !s.serialized(dev)) {
+                    if let Some(s) = serial.filter(|s| s.seeking(dev).is_none()) {
                         s.wait(dev, &lane.work.path);
                     }
                     waiting.get_or_insert(i);
                 }
-                Err(e) => {
-                    let lane = self.slots[i].take().expect("busy");
-                    done(lane.seq, lane.payload, Some(Err(ReadError::Io(e))));
-                }
+                Err(e) => self.fail(i, e, done),
             }
         }
-        let ready = |l: &Lane<T>| l.eof || l.end - l.start >= 64;
         if let Some(i) = waiting
-            && !self.slots.iter().flatten().any(ready)
+            && !self.slots.iter().flatten().any(Lane::ready)
         {
             let lane = self.slots[i].as_mut().expect("busy");
             if let Err(e) = refill(lane, &mut self.bufs[i], true) {
-                let lane = self.slots[i].take().expect("busy");
-                done(lane.seq, lane.payload, Some(Err(ReadError::Io(e))));
+                self.fail(i, e, done);
             }
         }
         for i in 0..self.slots.len() {
-            if !matches!(&self.slots[i], Some(l) if l.eof && l.end - l.start < 64) {
+            if !matches!(&self.slots[i], Some(l) if l.eof && l.unhashed() < 64) {
                 continue;
             }
             let lane = self.slots[i].take().expect("busy");
@@ -216,18 +227,17 @@ impl<T> Lanes<T> {
                 p.fetch_add(tail.len() as u64, Ordering::Relaxed);
             }
             let digest = multibuf::finish(self.family, self.states[i], tail, lane.got);
-            let r = read::settle(&lane.file, &lane.before, lane.got, OnChange::Refuse).map(|f| {
-                Hashed {
-                    size: f.size,
-                    mtime_ns: f.mtime_ns,
-                    digests: vec![Digest::new(&digest)],
-                    file_id: f.file_id,
-                }
-            });
-            drop(lane.work);
+            let r = read::settle(&lane.file, &lane.before, lane.got, OnChange::Refuse)
+                .map(|f| hashed(f, vec![Digest::new(&digest)]));
             done(lane.seq, lane.payload, Some(r));
         }
         self.compress(opts);
+    }
+
+    /// Frees lane `i`, whose read failed with `e`, and reports it.
+    fn fail(&mut self, i: usize, e: io::Error, done: &mut dyn FnMut(u64, T, Outcome)) {
+        let lane = self.slots[i].take().expect("busy");
+        done(lane.seq, lane.payload, Some(Err(ReadError::Io(e))));
     }
 
     /// Compresses the whole blocks every busy lane has, in the kernel when enough lanes
@@ -236,7 +246,7 @@ impl<T> Lanes<T> {
         let mut blocks = usize::MAX;
         let mut active = 0;
         for lane in self.slots.iter().flatten() {
-            let have = (lane.end - lane.start) / 64;
+            let have = lane.unhashed() / 64;
             if have > 0 {
                 blocks = blocks.min(have);
                 active += 1;
@@ -249,9 +259,7 @@ impl<T> Lanes<T> {
         if active >= self.threshold {
             let mut data: [&[u8]; multibuf::MAX_LANES] = [&[]; multibuf::MAX_LANES];
             for (i, slot) in self.slots.iter().enumerate() {
-                if let Some(l) = slot
-                    && l.end - l.start >= bytes
-                {
+                if let Some(l) = slot.as_ref().filter(|l| l.unhashed() >= bytes) {
                     data[i] = &self.bufs[i][l.start..l.start + bytes];
                 }
             }
@@ -259,16 +267,14 @@ impl<T> Lanes<T> {
             self.kernel.compress(&mut self.states, &data[..n], blocks);
         } else {
             for (i, slot) in self.slots.iter().enumerate() {
-                if let Some(l) = slot
-                    && l.end - l.start >= bytes
-                {
+                if let Some(l) = slot.as_ref().filter(|l| l.unhashed() >= bytes) {
                     let data = &self.bufs[i][l.start..l.start + bytes];
                     multibuf::compress_one(self.family, &mut self.states[i], data);
                 }
             }
         }
         for lane in self.slots.iter_mut().flatten() {
-            if lane.end - lane.start >= bytes {
+            if lane.unhashed() >= bytes {
                 lane.start += bytes;
             }
         }
@@ -317,7 +323,7 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
         let r = if block || lane.no_nowait {
             lane.file.read_at(dest, lane.got)
         } else {
-            read::pread_nowait(&lane.file, dest, lane.got)
+            crate::device::pread_nowait(&lane.file, dest, lane.got)
         };
         match r {
             Ok(0) => {
@@ -334,7 +340,10 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                read::advise_willneed(&lane.file, lane.got, READ_AHEAD);
+                if lane.got >= lane.ahead {
+                    read::advise_willneed(&lane.file, lane.got, READ_AHEAD);
+                    lane.ahead = lane.got + READ_AHEAD;
+                }
                 return Ok(Refill::Pending);
             }
             Err(e)

@@ -120,14 +120,14 @@ fn hashers_and_plan(
     (algos.iter().map(|a| a.hasher()).collect(), plan_for(algos, opts))
 }
 
+/// What hashing a file gave: its digests, with what the read learnt of it.
+fn hashed(got: crate::read::Fetched, digests: Vec<Digest>) -> Hashed {
+    Hashed { size: got.size, mtime_ns: got.mtime_ns, digests, file_id: got.file_id }
+}
+
 /// The digests of `hashers`, which have read all of `got`.
 fn finished(got: crate::read::Fetched, hashers: &[Box<dyn Hasher>]) -> Hashed {
-    Hashed {
-        size: got.size,
-        mtime_ns: got.mtime_ns,
-        digests: hashers.iter().map(|h| h.finish()).collect(),
-        file_id: got.file_id,
-    }
+    hashed(got, hashers.iter().map(|h| h.finish()).collect())
 }
 
 /// The cores this process may use (its CPU affinity and cgroup quota), asked of the

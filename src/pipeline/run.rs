@@ -115,6 +115,7 @@ where
         // Set at the first job: the most workers, and whether this thread hashes too.
         let mut limit = workers;
         let mut lane_run = false;
+        let mut first_job = true;
         let mut live = true;
         // Tasks of files on a seeking disk may be held back, to go out in physical order.
         let mut dispatch =
@@ -145,7 +146,10 @@ where
                     order.put(s, task.payload, None);
                     return true;
                 };
-                if s == 0 && !config.serial_reads && lanes::family_for(&work).is_some() {
+                if std::mem::take(&mut first_job)
+                    && !config.serial_reads
+                    && lanes::family_for(&work).is_some()
+                {
                     // Lanes are fed from one thread per core: more threads would split
                     // the files among more lanes, each emptier. Reads stay many in flight
                     // (see `lanes`), and this thread leaves the hashing to the lanes.
@@ -167,6 +171,12 @@ where
             produce(&mut push);
         }
         dispatch.flush(&mut send);
+        // Tasks held to the end (a few files on a seeking disk) get workers too; one is
+        // left to this thread.
+        while spawned < limit && shared.jobs.len() > shared.idle.waiting() + 1 {
+            spawned += 1;
+            scope.spawn(move || worker(shared, config, serial));
+        }
         shared.done.store(true, Ordering::SeqCst);
         shared.idle.wake_all();
         let help = spawned == 0 || !lane_run;

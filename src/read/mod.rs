@@ -13,7 +13,7 @@
 mod mapped;
 mod samples;
 mod stream;
-pub(crate) use stream::{advise_sequential, advise_willneed, pread_nowait};
+pub(crate) use stream::{advise_sequential, advise_willneed};
 
 use crate::algo::{Hasher, Input};
 use crate::confine::{self, Refused};
@@ -298,24 +298,20 @@ pub(crate) fn settle(
 /// to back; elsewhere reads run in parallel. The engine's per-device policy
 /// (`storage::Devices`) answers by device; a plain `Mutex<()>` serializes every file.
 pub trait Serial: Sync {
-    /// Whether files on `dev` (an `st_dev`) are known to be read in parallel, so the
-    /// reader need not ask [`Serial::wait`].
-    fn parallel(&self, dev: u64) -> bool;
+    /// What is known of `dev` (an `st_dev`): `Some(true)`, its files are read one at a
+    /// time (a seeking disk); `Some(false)`, in parallel, so the reader need not ask
+    /// [`Serial::wait`]; `None`, not decided yet: its first read that would wait for it
+    /// decides it, through [`Serial::wait`].
+    fn seeking(&self, dev: u64) -> Option<bool>;
     /// Asked at the first read of `path` (on `dev`) that would wait for the device (the
     /// page cache does not hold it): the lock to read the rest under, or `None` when
     /// reads of that device may run in parallel after all.
     fn wait(&self, dev: u64, path: &Path) -> Option<&Mutex<()>>;
-    /// Whether files on `dev` are known to be read one at a time (a device not decided
-    /// yet is neither this nor [`Serial::parallel`]: its first read that would wait for it
-    /// decides it, through [`Serial::wait`]).
-    fn serialized(&self, dev: u64) -> bool {
-        !self.parallel(dev)
-    }
 }
 
 impl Serial for Mutex<()> {
-    fn parallel(&self, _dev: u64) -> bool {
-        false
+    fn seeking(&self, _dev: u64) -> Option<bool> {
+        Some(true)
     }
     fn wait(&self, _dev: u64, _path: &Path) -> Option<&Mutex<()>> {
         Some(self)
@@ -399,8 +395,11 @@ impl Reader<'_> {
         let len = before.len();
         begin(sinks, &Input::for_path(path_bytes, Some(len)));
         let dev = before.dev();
-        let turn =
-            self.serial.filter(|s| !s.parallel(dev)).map(|serial| Turn { serial, dev, path });
+        let turn = self.serial.filter(|s| s.seeking(dev) != Some(false)).map(|serial| Turn {
+            serial,
+            dev,
+            path,
+        });
         let size = self.fetch(file, len, plan, sinks, turn)?;
         settle(file, &before, size, plan.on_change)
     }

@@ -3,6 +3,7 @@
 
 use super::{Reader, Turn, feed};
 use crate::algo::Hasher;
+use crate::device::{self, pread_nowait};
 use std::fs::File;
 use std::io::{self, Read};
 
@@ -128,40 +129,15 @@ fn serial<H: Hasher + ?Sized>(
     }
 }
 
-/// One `preadv2(..., RWF_NOWAIT)`: the bytes the page cache holds at `off`, or
-/// `WouldBlock` if getting them would wait for the device.
-pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: one iovec describing `buf`, which is valid and writable for its length; the
-    // file descriptor is open for the duration of the call.
-    let n =
-        unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
-}
-
 /// Asks the kernel to read `len` bytes of `file` from `off` into the page cache, without
 /// waiting for them (`POSIX_FADV_WILLNEED`).
 pub(crate) fn advise_willneed(file: &File, off: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
-    unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            off as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_WILLNEED,
-        );
-    }
+    device::advise(file, off, len, libc::POSIX_FADV_WILLNEED);
 }
 
 /// Tells the kernel a file larger than 256 KiB is read front to back (more read-ahead).
 pub(crate) fn advise_sequential(file: &File, len: u64) {
-    use std::os::fd::AsRawFd;
     if len > 256 * 1024 {
-        // SAFETY: plain syscall on a file descriptor we own; failure is harmless.
-        unsafe {
-            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
-        }
+        device::advise(file, 0, 0, libc::POSIX_FADV_SEQUENTIAL);
     }
 }

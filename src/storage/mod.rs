@@ -282,12 +282,8 @@ impl Devices {
 }
 
 impl Serial for Devices {
-    fn parallel(&self, dev: u64) -> bool {
-        self.known(dev).is_some_and(|p| p.kind != Kind::Seeking)
-    }
-
-    fn serialized(&self, dev: u64) -> bool {
-        self.known(dev).is_some_and(|p| p.kind == Kind::Seeking)
+    fn seeking(&self, dev: u64) -> Option<bool> {
+        self.known(dev).map(|p| p.kind == Kind::Seeking)
     }
 
     fn wait(&self, dev: u64, path: &Path) -> Option<&Mutex<()>> {

@@ -363,7 +363,7 @@ fn time(files: &[(PathBuf, u64)], plan: &[(usize, u64)]) -> Probe {
         if !t.direct && device::cached_at(&file, off) == Some(true) {
             // Without O_DIRECT the page cache answers for what it holds: drop the block,
             // and leave it untimed if it stays (a file system that keeps its pages).
-            device::drop_range(&file, off, BLOCK as u64);
+            device::advise(&file, off, BLOCK as u64, libc::POSIX_FADV_DONTNEED);
             if device::cached_at(&file, off) == Some(true) {
                 t.cached += 1;
                 continue;

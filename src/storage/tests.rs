@@ -151,18 +151,21 @@ fn each_device_gets_its_own_policy_and_lock() {
     let seen = notes.clone();
     let d = devices.observe(move |n| seen.lock().unwrap().push(n.to_string()));
     let p = Path::new("f");
-    assert!(!d.parallel(1) && !d.ordering(), "nothing decided, nothing waited for yet");
+    assert!(
+        d.seeking(1) != Some(false) && !d.ordering(),
+        "nothing decided, nothing waited for yet"
+    );
     let one: *const Mutex<()> = d.wait(1, p).expect("a seeking disk has a lock");
     assert!(d.ordering(), "a read waited for a seeking disk");
     assert_eq!(d.wait(1, p).map(|l| l as *const _), Some(one), "decided once, same lock");
     let five: *const Mutex<()> = d.wait(5, p).unwrap();
     assert_ne!(one, five, "one reader per seeking disk, not one for the run");
-    assert!(d.wait(2, p).is_none() && d.parallel(2), "flash: many reads in flight");
-    assert!(d.wait(3, p).is_none() && d.parallel(3), "network: many reads in flight");
+    assert!(d.wait(2, p).is_none() && d.seeking(2) == Some(false), "flash: many reads in flight");
+    assert!(d.wait(3, p).is_none() && d.seeking(3) == Some(false), "network: many reads in flight");
     // Before the run, a device whose sampled data is cached is left undecided.
     assert!(d.policy(4, p, Want::IfCold).is_none());
     assert!(d.policy(4, p, Want::IfCold).is_none());
-    assert!(!d.parallel(4));
+    assert!(d.seeking(4) != Some(false));
     assert!(d.wait(4, p).is_some(), "decided at the first read that waits");
     assert_eq!(
         *asked.lock().unwrap(),
@@ -207,7 +210,7 @@ fn storage_hdd_and_ssd_decide_every_device_without_probing() {
     assert!(asked.lock().unwrap().iter().all(|(_, w)| *w == Want::Cache));
     assert!(d.notes()[0].ends_with("(--storage hdd)"), "{:?}", d.notes());
     let (d, asked) = fake_devices(Some(Kind::Flash));
-    assert!(d.wait(1, p).is_none() && d.parallel(1) && !d.all_seeking());
+    assert!(d.wait(1, p).is_none() && d.seeking(1) == Some(false) && !d.all_seeking());
     assert_eq!(*asked.lock().unwrap(), [(1, Want::Name)]);
 }
 
@@ -515,15 +518,15 @@ fn write_file(p: &Path, size: usize) {
 fn a_device_not_decided_yet_is_neither_parallel_nor_serialized() {
     let (d, _) = fake_devices(None);
     let p = Path::new("f");
-    assert!(!d.parallel(4) && !d.serialized(4), "undecided: the lanes may take its files");
+    assert!(d.seeking(4).is_none(), "undecided: the lanes may take its files");
     assert!(d.policy(4, p, Want::IfCold).is_none());
-    assert!(!d.parallel(4) && !d.serialized(4), "deferred: still undecided");
+    assert!(d.seeking(4).is_none(), "deferred: still undecided");
     d.wait(4, p);
-    assert!(!d.parallel(4) && d.serialized(4), "decided seeking: one reader");
+    assert!(d.seeking(4) == Some(true), "decided seeking: one reader");
     d.wait(2, p);
-    assert!(d.parallel(2) && !d.serialized(2), "decided flash");
+    assert!(d.seeking(2) == Some(false), "decided flash");
     let lock = Mutex::new(());
-    assert!(lock.serialized(9) && !lock.parallel(9), "one lock for every file");
+    assert!(lock.seeking(9) == Some(true), "one lock for every file");
 }
 
 #[test]
@@ -548,7 +551,7 @@ fn the_first_read_that_waits_decides_a_device_left_undecided() {
     for n in &names {
         // Out of the page cache: the first read of each file has to wait for the device.
         let f = std::fs::File::open(dir.path().join(n)).unwrap();
-        crate::device::drop_range(&f, 0, 0);
+        crate::device::advise(&f, 0, 0, libc::POSIX_FADV_DONTNEED);
     }
     // MD5 goes through the lanes, SHA-512 through the one-file reader: both decide.
     for algo in ["md5", "sha512"] {
@@ -575,6 +578,6 @@ fn the_first_read_that_waits_decides_a_device_left_undecided() {
         );
         assert_eq!(hashed, names.len());
     }
-    assert!(devices.parallel(dev), "decided flash-like: {:?}", devices.notes());
+    assert!(devices.seeking(dev) == Some(false), "decided flash-like: {:?}", devices.notes());
     assert_eq!(asked.lock().unwrap().last(), Some(&(dev, Want::Now)));
 }
