@@ -25,73 +25,8 @@ fn rust_crypto<D: sha2::Digest + Clone + Send + 'static>() -> Box<dyn Hasher> {
     Box::new(RustCrypto(D::new()))
 }
 
-/// MD5 with the RustCrypto assembly compression function on x86-64 (MD5 is serial, so
-/// the compression loop is all there is; the assembly one measured faster than the
-/// portable `md-5` here, see docs/benchmarks.md). Padding per RFC 1321 section 3.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone)]
-struct Md5Asm {
-    state: [u32; 4],
-    block: [u8; 64],
-    filled: usize,
-    total: u64,
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Md5Asm {
-    fn new() -> Md5Asm {
-        Md5Asm {
-            state: [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476],
-            block: [0; 64],
-            filled: 0,
-            total: 0,
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Hasher for Md5Asm {
-    fn update(&mut self, mut data: &[u8]) {
-        self.total = self.total.wrapping_add(data.len() as u64);
-        if self.filled > 0 {
-            let take = (64 - self.filled).min(data.len());
-            self.block[self.filled..self.filled + take].copy_from_slice(&data[..take]);
-            self.filled += take;
-            data = &data[take..];
-            if self.filled < 64 {
-                return;
-            }
-            md5_asm::compress(&mut self.state, std::slice::from_ref(&self.block));
-            self.filled = 0;
-        }
-        let (blocks, rest) = data.as_chunks::<64>();
-        md5_asm::compress(&mut self.state, blocks);
-        self.block[..rest.len()].copy_from_slice(rest);
-        self.filled = rest.len();
-    }
-
-    fn finish(&self) -> Digest {
-        let mut st = self.state;
-        let mut tail = [0u8; 128];
-        tail[..self.filled].copy_from_slice(&self.block[..self.filled]);
-        tail[self.filled] = 0x80;
-        let n = if self.filled < 56 { 64 } else { 128 };
-        tail[n - 8..n].copy_from_slice(&self.total.wrapping_mul(8).to_le_bytes());
-        let (blocks, _) = tail[..n].as_chunks::<64>();
-        md5_asm::compress(&mut st, blocks);
-        let mut out = [0u8; 16];
-        for (o, w) in out.chunks_exact_mut(4).zip(st) {
-            o.copy_from_slice(&w.to_le_bytes());
-        }
-        Digest::new(&out)
-    }
-}
-
 pub(super) fn md5() -> Box<dyn Hasher> {
-    #[cfg(target_arch = "x86_64")]
-    return Box::new(Md5Asm::new());
-    #[cfg(not(target_arch = "x86_64"))]
-    return rust_crypto::<md5::Md5>();
+    Box::new(super::md5::Md5::new())
 }
 pub(super) fn sha1() -> Box<dyn Hasher> {
     rust_crypto::<sha1::Sha1>()

@@ -14,6 +14,8 @@ mod has160;
 mod imohash;
 mod impls;
 mod lookup;
+#[allow(unsafe_code)] // the MD5 compression function is inline assembly
+mod md5;
 #[allow(unsafe_code)]
 pub(crate) mod multibuf;
 mod murmur3;
