@@ -171,6 +171,10 @@ pub(crate) fn render(
     out: &mut dyn Write,
 ) -> anyhow::Result<Status> {
     let first = job.sources.paths.iter().find(|p| *p != "-").map(Path::new);
+    // One file needs no storage policy (`md5sum f` in a loop pays for every probe), unless
+    // --verbose asks to see it.
+    let lone_file = job.sources.paths.len() == 1 && first.is_some_and(Path::is_file);
+    let first = first.filter(|_| !lone_file || job.read.verbose);
     let mut config = engine_config(first, &job.read);
     config.read.skip_inodes = skip;
     let mut progress = Progress::new(job.read.progress, !job.read.no_progress);

@@ -112,10 +112,11 @@ where
         let mut buf = Vec::new();
         let mut seq = 0u64;
         let mut spawned = 0usize;
-        // Set at the first job: the most workers, and whether this thread hashes too.
+        // Set at the second job (a run over one file needs neither): the most workers, and
+        // whether this thread hashes too.
         let mut limit = workers;
         let mut lane_run = false;
-        let mut first_job = true;
+        let mut jobs = 0usize;
         let mut live = true;
         // Tasks of files on a seeking disk may be held back, to go out in physical order.
         let mut dispatch =
@@ -146,10 +147,8 @@ where
                     order.put(s, task.payload, None);
                     return true;
                 };
-                if std::mem::take(&mut first_job)
-                    && !config.serial_reads
-                    && lanes::family_for(&work).is_some()
-                {
+                jobs += 1;
+                if jobs == 2 && !config.serial_reads && lanes::family_for(&work).is_some() {
                     // Lanes are fed from one thread per core: more threads would split
                     // the files among more lanes, each emptier. Reads stay many in flight
                     // (see `lanes`), and this thread leaves the hashing to the lanes.
