@@ -60,8 +60,9 @@ recorded, or in the wrong state; the catalog busy or failing).";
 /// Arguments of `accept` and `forget`.
 #[derive(Args, Debug)]
 pub struct ResolveArgs {
-    /// The catalog file (default: TREE/.fixity/catalog.db).
-    #[arg(long, value_name = "FILE")]
+    /// The catalog file (default: TREE/.fixity/catalog.db), or a PostgreSQL URL holding
+    /// TREE's records (this machine's).
+    #[arg(long, value_name = "FILE|URL")]
     pub catalog: Option<PathBuf>,
     /// The tree the catalog records (default: the nearest directory above the first PATH
     /// holding .fixity/catalog.db; with --catalog, the current directory).
@@ -189,8 +190,10 @@ pub enum Store {
 /// Options shared by `scan` and `verify`.
 #[derive(Args, Debug, Clone)]
 pub struct ScrubArgs {
-    /// The catalog file (default: PATH/.fixity/catalog.db).
-    #[arg(long, value_name = "FILE")]
+    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
+    /// (postgresql://USER:PASSWORD@HOST:PORT/DB?sslmode=require; PGHOST, PGUSER,
+    /// PGPASSWORD ... fill in what it leaves out) shared by many hosts.
+    #[arg(long, value_name = "FILE|URL")]
     pub catalog: Option<PathBuf>,
     /// Where digests are kept.
     #[arg(long, value_enum, default_value = "sqlite")]
@@ -247,22 +250,31 @@ pub struct VerifyArgs {
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
-    /// The catalog file (default: PATH/.fixity/catalog.db).
-    #[arg(long, value_name = "FILE")]
+    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
+    /// (postgresql://USER@HOST/DB): without PATH, every tree of the fleet.
+    #[arg(long, value_name = "FILE|URL")]
     pub catalog: Option<PathBuf>,
+    /// With a PostgreSQL catalog: the trees of this host (the fleet view), or with PATH
+    /// that host's tree (default: this machine's, FIXITY_HOST or its host name).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-    /// The tree (default: the current directory).
-    #[arg(value_name = "PATH", default_value = ".")]
-    pub path: PathBuf,
+    /// The tree (default: the current directory; with a PostgreSQL catalog, the fleet).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The catalog file (default: PATH/.fixity/catalog.db).
-    #[arg(long, value_name = "FILE")]
+    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
+    /// (postgresql://USER@HOST/DB) holding PATH's tree.
+    #[arg(long, value_name = "FILE|URL")]
     pub catalog: Option<PathBuf>,
+    /// With a PostgreSQL catalog: the host whose tree PATH is (default: this machine's).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     /// Manifest format: any `hash --format` takes (gnu, bsd, sfv, json, hashdeep, cfv-csv,
     /// rhash, rhash-bsd, magnet, cksum, sum, sysv, b3sum, xxhsum ...), or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
     /// gnu, bsd and json need the catalog's algorithm to be one the format holds.

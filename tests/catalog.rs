@@ -43,6 +43,114 @@ fn classify(dir: &Path, args: &[&str]) -> (BTreeMap<String, String>, serde_json:
     (found, summary, out.status.code().unwrap())
 }
 
+/// Where a test's catalog is: each tree's own SQLite file, or a PostgreSQL database
+/// (`--catalog URL`). The cases every catalog must pass take one
+/// (`tests/fleet.rs` runs them on PostgreSQL).
+pub(crate) enum Cat {
+    Sqlite,
+    Postgres(String),
+}
+
+impl Cat {
+    /// `args` (a fixity command line) with this catalog's options after the command; a
+    /// PostgreSQL catalog's `accept` and `forget` name the tree `t`.
+    pub(crate) fn with(&self, args: &[&str]) -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        if let Cat::Postgres(url) = self {
+            let mut extra = vec!["--catalog".to_string(), url.clone()];
+            if matches!(args.first(), Some(&("accept" | "forget"))) && !args.contains(&"--tree") {
+                extra.extend(["--tree".to_string(), "t".to_string()]);
+            }
+            all.splice(1..1, extra);
+        }
+        all
+    }
+
+    pub(crate) fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        fixity(dir).args(self.with(args)).output().unwrap()
+    }
+
+    pub(crate) fn classify(
+        &self,
+        dir: &Path,
+        args: &[&str],
+    ) -> (BTreeMap<String, String>, serde_json::Value, i32) {
+        let all = self.with(args);
+        classify(dir, &all.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// The tree at `tree`'s catalog, opened to read.
+    pub(crate) fn store(&self, tree: &Path) -> Box<dyn fixity::catalog::Store> {
+        use fixity::catalog::{OpenOptions, StoreSpec, open_store};
+        let spec = match self {
+            Cat::Sqlite => StoreSpec::Sqlite(Catalog::default_path(tree)),
+            Cat::Postgres(url) => {
+                StoreSpec::Postgres(fixity::catalog::postgres::PgSpec::new(url, None, tree))
+            }
+        };
+        let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+        open_store(&spec, &how).unwrap_or_else(|e| panic!("open the catalog: {e}"))
+    }
+
+    /// The record of `rel` in the tree at `tree`.
+    pub(crate) fn record(&self, tree: &Path, rel: &[u8]) -> Option<fixity::catalog::Record> {
+        self.store(tree).lookup(rel).unwrap()
+    }
+
+    /// Every record of the tree at `tree`, in path order.
+    pub(crate) fn records(&self, tree: &Path) -> Vec<fixity::catalog::Record> {
+        let store = self.store(tree);
+        let mut all: Vec<fixity::catalog::Record> = Vec::new();
+        loop {
+            let page = store.records_page(all.last().map(|r| r.path.as_slice()), 1000).unwrap();
+            if page.is_empty() {
+                return all;
+            }
+            all.extend(page);
+        }
+    }
+
+    /// When each file's content last matched: which files a run looked at (all ok).
+    pub(crate) fn verified_times(&self, tree: &Path) -> BTreeMap<Vec<u8>, i64> {
+        self.records(tree).into_iter().map(|r| (r.path, r.last_verified)).collect()
+    }
+}
+
+/// The cases every catalog must pass, each a `#[test]` of the same name (in the module
+/// that invokes this) on the catalog `$cat` gives; `None` skips them (the reason said).
+macro_rules! catalog_cases {
+    ($cat:expr) => {
+        $crate::catalog::catalog_cases!(@each $cat;
+            every_class_is_found_on_a_real_tree,
+            a_rescan_of_an_unchanged_tree_reads_nothing,
+            slices_resume_and_cover_every_file_once,
+            a_duration_budget_stops_a_slice,
+            modify_window_tolerates_coarse_mtimes,
+            non_utf8_and_newline_names_round_trip_through_the_catalog,
+            unreadable_files_and_directories_are_reported_not_missing,
+            a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted,
+            a_missing_file_stays_missing_until_back_or_forgotten,
+            a_file_missing_for_several_runs_is_still_found_moved
+        );
+    };
+    (@each $cat:expr; $($name:ident),*) => {
+        $(
+            #[test]
+            fn $name() {
+                let cat: Option<$crate::catalog::Cat> = $cat;
+                if let Some(cat) = cat {
+                    $crate::catalog::$name(&cat);
+                }
+            }
+        )*
+    };
+}
+pub(crate) use catalog_cases;
+
+mod sqlite {
+    super::catalog_cases!(Some(super::Cat::Sqlite));
+}
+
 fn set_mtime(p: &Path, t: SystemTime) {
     std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
 }
@@ -55,8 +163,7 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 
-#[test]
-fn every_class_is_found_on_a_real_tree() {
+pub(crate) fn every_class_is_found_on_a_real_tree(cat: &Cat) {
     let d = tempdir();
     let t = d.path().join("t");
     write(&t, "keep", b"unchanged content");
@@ -64,7 +171,7 @@ fn every_class_is_found_on_a_real_tree() {
     write(&t, "edit.txt", b"first version");
     write(&t, "dir/old-name", b"content that moves");
     write(&t, "gone", b"deleted later");
-    let (found, summary, code) = classify(d.path(), &["scan", "t"]);
+    let (found, summary, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!(code, 0);
     assert_eq!(found.values().filter(|c| *c == "new").count(), 5, "{found:?}");
     assert_eq!(summary["counts"]["new"], 5);
@@ -81,7 +188,7 @@ fn every_class_is_found_on_a_real_tree() {
     std::fs::remove_file(t.join("gone")).unwrap();
     write(&t, "added", b"brand new");
 
-    let (found, summary, code) = classify(d.path(), &["verify", "t"]);
+    let (found, summary, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!(
         found,
         map(&[
@@ -97,70 +204,58 @@ fn every_class_is_found_on_a_real_tree() {
     assert_eq!(summary["complete"], true);
 
     // The human report names the corrupt file loudly and keeps the good digest.
-    let out = cmd_in(d.path(), &["verify", "t"]);
+    let out = cat.run(d.path(), &["verify", "t"]);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("CORRUPT     rot.bin (recorded "), "{stdout}");
     assert!(stdout.contains("missing     gone\n"), "{stdout}");
-    let cat = Catalog::open(&t.join(".fixity/catalog.db"), false, None).unwrap();
-    let row = cat.get(b"rot.bin").unwrap().unwrap();
-    let algo = cat.algorithm();
-    assert_eq!(row.digest, algo.digest(b"0123456789abcdef").as_bytes());
-    drop(cat);
+    let row = cat.record(&t, b"rot.bin").unwrap();
+    assert_eq!(row.digest.as_bytes(), row.algo.digest(b"0123456789abcdef").as_bytes());
 
     // Restoring the file from a backup (same bytes, same mtime) makes it ok again.
     std::fs::write(&rot, b"0123456789abcdef").unwrap();
     set_mtime(&rot, before);
-    let (found, _, code) = classify(d.path(), &["verify", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!(code, 1, "a missing file is a finding");
     assert_eq!(found, map(&[("gone", "missing")]), "verify keeps reporting a missing file");
     // So does a scan, until the loss is accepted with `forget`.
-    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("gone", "missing")]), 1));
-    let out = cmd_in(d.path(), &["forget", "t/gone"]);
+    let out = cat.run(d.path(), &["forget", "t/gone"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let (found, summary, code) = classify(d.path(), &["verify", "t"]);
+    let (found, summary, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!((found.len(), code), (0, 0));
     assert_eq!(summary["counts"]["ok"], 5);
 }
 
-#[test]
-fn a_rescan_of_an_unchanged_tree_reads_nothing() {
+pub(crate) fn a_rescan_of_an_unchanged_tree_reads_nothing(cat: &Cat) {
     let d = tempdir();
     for i in 0..50 {
         write(d.path(), format!("t/d{}/f{i}", i % 5), format!("file {i}").as_bytes());
     }
-    let (_, s, _) = classify(d.path(), &["scan", "t"]);
+    let (_, s, _) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!(s["files_read"], 50);
-    let (found, s, code) = classify(d.path(), &["scan", "t"]);
+    let (found, s, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found.len(), code), (0, 0));
     assert_eq!(s["files_read"], 0, "unchanged files are only statted");
     assert_eq!(s["counts"]["ok"], 50);
 }
 
-/// Which files a run looked at: rows whose last-checked time moved.
-fn checked_times(catalog: &Path) -> BTreeMap<Vec<u8>, i64> {
-    let cat = Catalog::open(catalog, false, None).unwrap();
-    let r = cat.reader().unwrap();
-    r.by_path(None, 100_000).unwrap().into_iter().map(|row| (row.path, row.last_checked)).collect()
-}
-
-#[test]
-fn slices_resume_and_cover_every_file_once() {
+pub(crate) fn slices_resume_and_cover_every_file_once(cat: &Cat) {
     let d = tempdir();
     for i in 0..23 {
         write(d.path(), format!("t/f{i:02}"), &[i as u8; 1000]);
     }
-    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
-    let catalog = d.path().join("t/.fixity/catalog.db");
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
+    let tree = d.path().join("t");
     let mut seen: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-    let mut before = checked_times(&catalog);
+    let mut before = cat.verified_times(&tree);
     let mut slices = 0;
     loop {
         slices += 1;
         assert!(slices < 20, "slices never finished");
-        let (_, s, code) = classify(d.path(), &["verify", "--max-bytes", "4K", "t"]);
+        let (_, s, code) = cat.classify(d.path(), &["verify", "--max-bytes", "4K", "t"]);
         assert_eq!(code, 0);
-        let after = checked_times(&catalog);
+        let after = cat.verified_times(&tree);
         let touched: Vec<_> = after
             .iter()
             .filter(|(p, t)| before.get(*p) != Some(t))
@@ -181,25 +276,24 @@ fn slices_resume_and_cover_every_file_once() {
     assert_eq!(seen.len(), 23, "every file verified");
     assert!(seen.values().all(|&n| n == 1), "no file verified twice in one pass: {seen:?}");
     // The next slice starts a new pass.
-    let (_, s, _) = classify(d.path(), &["verify", "--max-bytes", "4K", "t"]);
+    let (_, s, _) = cat.classify(d.path(), &["verify", "--max-bytes", "4K", "t"]);
     assert_eq!(s["counts"]["ok"], 5);
-    let status = text(&cmd_in(d.path(), &["status", "t"]).stdout);
+    let status = text(&cat.run(d.path(), &["status", "t"]).stdout);
     assert!(status.contains("pass:      in progress since"), "{status}");
     assert!(status.contains("18 files"), "{status}");
 }
 
-#[test]
-fn a_duration_budget_stops_a_slice() {
+pub(crate) fn a_duration_budget_stops_a_slice(cat: &Cat) {
     let d = tempdir();
     for i in 0..5 {
         write(d.path(), format!("t/f{i}"), b"x");
     }
-    cmd_in(d.path(), &["scan", "-q", "t"]);
-    let (_, s, _) = classify(d.path(), &["verify", "--max-duration", "0s", "t"]);
+    cat.run(d.path(), &["scan", "-q", "t"]);
+    let (_, s, _) = cat.classify(d.path(), &["verify", "--max-duration", "0s", "t"]);
     assert_eq!(s["stopped_by"], "max-duration");
     assert_eq!(s["complete"], false);
     assert_eq!(s["remaining_files"], 5);
-    let out = cmd_in(d.path(), &["verify", "--max-duration", "soon", "t"]);
+    let out = cat.run(d.path(), &["verify", "--max-duration", "soon", "t"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("bad --max-duration"));
 }
@@ -298,33 +392,30 @@ fn excluded_and_ignored_paths_are_neither_recorded_nor_missing() {
     assert!(found.is_empty(), "{found:?}");
 }
 
-#[test]
-fn modify_window_tolerates_coarse_mtimes() {
+pub(crate) fn modify_window_tolerates_coarse_mtimes(cat: &Cat) {
     let d = tempdir();
     let f = write(d.path(), "t/f", b"same bytes");
-    cmd_in(d.path(), &["scan", "-q", "t"]);
+    cat.run(d.path(), &["scan", "-q", "t"]);
     set_mtime(&f, mtime(&f) + Duration::from_secs(1));
-    let (found, _, _) = classify(d.path(), &["verify", "--modify-window", "2", "t"]);
+    let (found, _, _) = cat.classify(d.path(), &["verify", "--modify-window", "2", "t"]);
     assert!(found.is_empty(), "within the window: {found:?}");
-    let (found, _, _) = classify(d.path(), &["verify", "t"]);
+    let (found, _, _) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!(found, map(&[("f", "modified")]));
 }
 
-#[test]
-fn non_utf8_and_newline_names_round_trip_through_the_catalog() {
+pub(crate) fn non_utf8_and_newline_names_round_trip_through_the_catalog(cat: &Cat) {
     use std::os::unix::ffi::OsStrExt;
     let d = tempdir();
     let t = d.path().join("t");
     std::fs::create_dir(&t).unwrap();
     std::fs::write(t.join(std::ffi::OsStr::from_bytes(b"bad\xffname")), b"a").unwrap();
     std::fs::write(t.join("two\nlines"), b"b").unwrap();
-    cmd_in(d.path(), &["scan", "-q", "t"]);
-    let out = cmd_in(d.path(), &["verify", "t"]);
+    cat.run(d.path(), &["scan", "-q", "t"]);
+    let out = cat.run(d.path(), &["verify", "t"]);
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("ok 2"), "{}", text(&out.stdout));
-    let cat = Catalog::open(&t.join(".fixity/catalog.db"), false, None).unwrap();
-    assert!(cat.get(b"bad\xffname").unwrap().is_some());
-    assert!(cat.get(b"two\nlines").unwrap().is_some());
+    assert!(cat.record(&t, b"bad\xffname").is_some());
+    assert!(cat.record(&t, b"two\nlines").is_some());
 }
 
 #[test]
@@ -347,8 +438,7 @@ fn a_busy_catalog_is_reported_not_corrupted() {
     assert!(waiting.wait().unwrap().success());
 }
 
-#[test]
-fn unreadable_files_and_directories_are_reported_not_missing() {
+pub(crate) fn unreadable_files_and_directories_are_reported_not_missing(cat: &Cat) {
     let d = tempdir();
     write(d.path(), "t/ok", b"fine");
     let secret = write(d.path(), "t/secret", b"hidden");
@@ -357,11 +447,15 @@ fn unreadable_files_and_directories_are_reported_not_missing() {
         skip("unreadable files", "running as root and cannot switch to nobody here");
         return;
     };
-    assert!(first.args(["scan", "-q", "t"]).status().unwrap().success());
+    assert!(first.args(cat.with(&["scan", "-q", "t"])).status().unwrap().success());
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
     std::fs::set_permissions(d.path().join("t/locked"), std::fs::Permissions::from_mode(0o000))
         .unwrap();
-    let out = crate::util::unprivileged(d.path()).unwrap().args(["verify", "t"]).output().unwrap();
+    let out = crate::util::unprivileged(d.path())
+        .unwrap()
+        .args(cat.with(&["verify", "t"]))
+        .output()
+        .unwrap();
     std::fs::set_permissions(d.path().join("t/locked"), std::fs::Permissions::from_mode(0o755))
         .unwrap();
     let stdout = text(&out.stdout);
@@ -560,22 +654,21 @@ fn rot(p: &Path, data: &[u8]) {
     set_mtime(p, before);
 }
 
-#[test]
-fn a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted() {
+pub(crate) fn a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted(cat: &Cat) {
     let d = tempdir();
     for i in 0..12 {
         write(d.path(), format!("t/f{i:02}"), &[i as u8; 1000]);
     }
-    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
     rot(&d.path().join("t/f03"), &[0xee; 1000]);
     rot(&d.path().join("t/f07"), &[0xdd; 1000]);
-    let (found, _, code) = classify(d.path(), &["verify", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!((found, code), (map(&[("f03", "corrupt"), ("f07", "corrupt")]), 1));
     // Every slice of a pass, and the slices of the next pass, report both corrupt files
     // and exit 1: they are re-checked first by every run, whatever its budget.
     let mut passes = 0;
     for slice in 0..12 {
-        let (found, s, code) = classify(d.path(), &["verify", "--max-bytes", "3K", "t"]);
+        let (found, s, code) = cat.classify(d.path(), &["verify", "--max-bytes", "3K", "t"]);
         assert_eq!(found, map(&[("f03", "corrupt"), ("f07", "corrupt")]), "slice {slice}");
         assert_eq!(code, 1, "slice {slice}");
         assert_eq!(s["counts"]["corrupt"], 2, "slice {slice}");
@@ -585,80 +678,78 @@ fn a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted() {
     }
     assert!(passes >= 2, "the slices went through whole passes");
     // A scan reads them again too (and only them).
-    let (found, s, code) = classify(d.path(), &["scan", "t"]);
+    let (found, s, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("f03", "corrupt"), ("f07", "corrupt")]), 1));
     assert_eq!(s["files_read"], 2);
     // Restored from a backup: ok again, in the very next slice.
     rot(&d.path().join("t/f03"), &[3u8; 1000]);
-    let (found, _, code) = classify(d.path(), &["verify", "--max-bytes", "1", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["verify", "--max-bytes", "1", "t"]);
     assert_eq!((found, code), (map(&[("f07", "corrupt")]), 1));
     // The new content is wanted: accept it explicitly.
-    let out = cmd_in(d.path(), &["accept", "t/f07"]);
+    let out = cat.run(d.path(), &["accept", "t/f07"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).starts_with("accepted    t/f07 (was corrupt): recorded "));
-    let (found, s, code) = classify(d.path(), &["verify", "t"]);
+    let (found, s, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!((found.len(), code), (0, 0), "{found:?}");
     assert_eq!(s["counts"]["ok"], 12);
-    let cat = Catalog::open(&d.path().join("t/.fixity/catalog.db"), false, None).unwrap();
     let blake3 = fixity::algo::lookup("blake3").unwrap();
-    assert_eq!(cat.get(b"f07").unwrap().unwrap().digest, blake3.digest(&[0xdd; 1000]).as_bytes());
-    drop(cat);
+    let f07 = cat.record(&d.path().join("t"), b"f07").unwrap();
+    assert_eq!(f07.digest.as_bytes(), blake3.digest(&[0xdd; 1000]).as_bytes());
     // accept refuses what it cannot accept, and then changes nothing.
-    let out = cmd_in(d.path(), &["accept", "t/f01", "t/nothere"]);
+    let out = cat.run(d.path(), &["accept", "t/f01", "t/nothere"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("t/nothere: not in the catalog"), "{}", text(&out.stderr));
-    let out = cmd_in(d.path(), &["accept", "--tree", "t", "/etc/hostname"]);
+    let out = cat.run(d.path(), &["accept", "--tree", "t", "/etc/hostname"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is not inside the tree"), "{}", text(&out.stderr));
 }
 
-#[test]
-fn a_missing_file_stays_missing_until_back_or_forgotten() {
+pub(crate) fn a_missing_file_stays_missing_until_back_or_forgotten(cat: &Cat) {
     let d = tempdir();
     write(d.path(), "t/keep", b"k");
     let a = write(d.path(), "t/a", b"alpha");
     let b = write(d.path(), "t/b", b"bravo");
     write(d.path(), "t/sub/x", b"x");
     write(d.path(), "t/sub/deeper/y", b"y");
-    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
     let b_time = mtime(&b);
     std::fs::remove_file(&a).unwrap();
     std::fs::remove_file(&b).unwrap();
     for round in 0..3 {
         for command in ["scan", "verify"] {
-            let (found, s, code) = classify(d.path(), &[command, "t"]);
+            let (found, s, code) = cat.classify(d.path(), &[command, "t"]);
             assert_eq!(found, map(&[("a", "missing"), ("b", "missing")]), "{command} {round}");
             assert_eq!((code, s["counts"]["missing"].as_u64()), (1, Some(2)), "{command}");
         }
     }
-    let status = text(&cmd_in(d.path(), &["status", "t"]).stdout);
+    let status = text(&cat.run(d.path(), &["status", "t"]).stdout);
     assert!(status.contains("\nmissing    a\nmissing    b\n"), "status lists them: {status}");
     // b is back as it was: ok again, no finding.
     std::fs::write(&b, b"bravo").unwrap();
     set_mtime(&b, b_time);
-    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("a", "missing")]), 1));
     // forget refuses a file that is there, or one never recorded, and changes nothing.
     for (wrong, why) in [
         ("t/keep", "t/keep: not missing (forget drops the records of missing files only)"),
         ("t/zzz", "t/zzz: nothing recorded there"),
     ] {
-        let out = cmd_in(d.path(), &["forget", "t/a", wrong]);
+        let out = cat.run(d.path(), &["forget", "t/a", wrong]);
         assert_eq!(out.status.code(), Some(2), "{wrong}");
         assert_eq!(text(&out.stderr), format!("fixity: {why}\nfixity: nothing was forgotten\n"));
         assert!(out.stdout.is_empty());
     }
-    let (found, _, _) = classify(d.path(), &["verify", "t"]);
+    let (found, _, _) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!(found, map(&[("a", "missing")]));
-    let out = cmd_in(d.path(), &["forget", "t/a"]);
+    let out = cat.run(d.path(), &["forget", "t/a"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "forgot      t/a: 1 missing file\n");
-    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found.len(), code), (0, 0), "{found:?}");
 
     // A whole directory gone: kept, named, "is it mounted?"; forgotten as one.
     std::fs::remove_dir_all(d.path().join("t/sub")).unwrap();
-    let out = cmd_in(d.path(), &["scan", "t"]);
+    let out = cat.run(d.path(), &["scan", "t"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
@@ -666,9 +757,9 @@ fn a_missing_file_stays_missing_until_back_or_forgotten() {
         "{err}"
     );
     assert!(!err.contains("deeper:"), "only the outermost directory is named: {err}");
-    let out = cmd_in(d.path(), &["forget", "t/sub"]);
+    let out = cat.run(d.path(), &["forget", "t/sub"]);
     assert_eq!(text(&out.stdout), "forgot      t/sub: 2 missing files\n", "{}", text(&out.stderr));
-    let (found, _, code) = classify(d.path(), &["verify", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!((found.len(), code), (0, 0), "{found:?}");
 }
 
@@ -972,19 +1063,18 @@ fn exit_statuses_are_documented_in_help() {
     }
 }
 
-#[test]
-fn a_file_missing_for_several_runs_is_still_found_moved() {
+pub(crate) fn a_file_missing_for_several_runs_is_still_found_moved(cat: &Cat) {
     let d = tempdir();
     write(d.path(), "t/keep", b"k");
     let old = write(d.path(), "t/old/report.pdf", b"the report, a few bytes");
-    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
     std::fs::remove_file(&old).unwrap();
     for _ in 0..2 {
-        let (found, _, code) = classify(d.path(), &["scan", "t"]);
+        let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
         assert_eq!((found, code), (map(&[("old/report.pdf", "missing")]), 1));
     }
     write(d.path(), "t/archive/report.pdf", b"the report, a few bytes");
-    let (found, _, code) = classify(d.path(), &["scan", "t"]);
+    let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("old/report.pdf -> archive/report.pdf", "moved")]), 0));
 }
 

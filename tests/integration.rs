@@ -11,6 +11,7 @@ mod differential;
 mod differential_b3x;
 mod dropin;
 mod faults;
+mod fleet;
 mod golden;
 mod hash;
 mod hashdeep;

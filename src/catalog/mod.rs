@@ -11,11 +11,15 @@
 //! [`StoreSpec`]. The classes a run gives files are [`Class`]; the rule that gives them is
 //! `scrub::classify`. The run lock is in [`lock`].
 
+mod error;
 pub mod lock;
+pub mod postgres;
 pub mod sqlite;
 mod store;
+mod stream;
 pub mod xattr;
 
+pub use error::CatalogError;
 pub use store::{
     Found, OpenOptions, Pages, Pass, PassOrder, PassState, Record, Records, ReportFn, RunInfo,
     Store, StoreError, StoreSpec, Summary, open_store,
@@ -76,6 +80,16 @@ impl Class {
     pub fn is_failure(self) -> bool {
         matches!(self, Class::Corrupt | Class::Unreadable | Class::Missing)
     }
+}
+
+/// The range of paths strictly below directory `rel`, as (after, before) bounds: every
+/// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
+/// `(None, None)` for the empty `rel` (the whole tree).
+pub(crate) fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    if rel.is_empty() {
+        return (None, None);
+    }
+    (Some([rel, b"/"].concat()), Some([rel, b"0"].concat()))
 }
 
 #[cfg(test)]

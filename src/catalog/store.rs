@@ -6,7 +6,9 @@
 //! one [`StoreSpec`] variant and its arm in [`open_store`].
 
 use super::Class;
-use super::sqlite::{CatalogError, SqliteStore};
+use super::error::CatalogError;
+use super::postgres::{PgSpec, PgStore};
+use super::sqlite::SqliteStore;
 use super::xattr::XattrStore;
 use crate::algo::Algorithm;
 use crate::device::Stamp;
@@ -333,6 +335,8 @@ pub enum StoreSpec {
     /// Extended attributes on the files under this root (the empty path: paths are
     /// taken as given).
     Xattr(PathBuf),
+    /// One tree in a PostgreSQL catalog.
+    Postgres(PgSpec),
 }
 
 /// How a store is opened.
@@ -359,6 +363,9 @@ pub fn open_store(spec: &StoreSpec, how: &OpenOptions) -> Result<Box<dyn Store>,
     Ok(match spec {
         StoreSpec::Sqlite(catalog) => Box::new(SqliteStore::open(catalog, how)?),
         StoreSpec::Xattr(root) => Box::new(XattrStore::open(root, how)?),
+        StoreSpec::Postgres(tree) => {
+            Box::new(PgStore::open(tree, how).map_err(CatalogError::from)?)
+        }
     })
 }
 

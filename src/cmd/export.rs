@@ -7,7 +7,6 @@ use super::Status;
 use crate::cli::ExportArgs;
 use anyhow::{Context, anyhow, bail};
 use fixity::algo::{self, Algorithm};
-use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{OpenOptions, StoreSpec, open_store};
 use fixity::formats::{FileEntry, Invocation, OutputFormat, WriteOptions, xxhsum};
 use fixity::output::AtomicFile;
@@ -47,9 +46,12 @@ fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat>
 }
 
 pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
-    let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
+    let spec = super::catalog_spec(args.catalog.as_deref(), &args.path, args.host.as_deref());
+    if args.host.is_some() && !matches!(spec, StoreSpec::Postgres(_)) {
+        bail!("--host names a tree in a PostgreSQL catalog: pass --catalog postgresql://...");
+    }
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
-    let store = open_store(&StoreSpec::Sqlite(path), &how)?;
+    let store = open_store(&spec, &how)?;
     let algo = store.algorithm();
     let format = format(&args.format, algo)?;
     // rhash's layouts choose their algorithms (ed2k links hold ED2K): the catalog's one

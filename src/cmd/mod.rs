@@ -16,6 +16,9 @@ mod status;
 mod update;
 
 use crate::cli::{Cli, Command, ReadArgs, Storage};
+use fixity::catalog::StoreSpec;
+use fixity::catalog::postgres::{PgSpec, is_url};
+use fixity::catalog::sqlite::Catalog;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::Config;
 use fixity::read::{OpenMode, io_message};
@@ -56,6 +59,23 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Bench(b) => bench::run(b),
         Command::Bag(b) => bag::run(b),
     }
+}
+
+/// The catalog of the tree at `root`: `--catalog` (`catalog`) or the tree's own
+/// `.fixity/catalog.db`. A PostgreSQL URL names the tree of `host` (else this machine) in
+/// that database.
+fn catalog_spec(catalog: Option<&Path>, root: &Path, host: Option<&str>) -> StoreSpec {
+    match catalog.and_then(pg_url) {
+        Some(url) => StoreSpec::Postgres(PgSpec::new(url, host, root)),
+        None => StoreSpec::Sqlite(
+            catalog.map_or_else(|| Catalog::default_path(root), Path::to_path_buf),
+        ),
+    }
+}
+
+/// The PostgreSQL URL `catalog` is, if it is one.
+fn pg_url(catalog: &Path) -> Option<&str> {
+    catalog.to_str().filter(|c| is_url(c.as_bytes()))
 }
 
 /// Engine settings for data under `first` and wherever the run goes, adjusted by the

@@ -97,7 +97,8 @@ fn target(args: &ResolveArgs) -> anyhow::Result<(PathBuf, StoreSpec)> {
         Store::Xattr => (PathBuf::new(), StoreSpec::Xattr(PathBuf::new())),
         Store::Sqlite => {
             let (tree, catalog) = locate(args)?;
-            (tree, StoreSpec::Sqlite(catalog))
+            let spec = super::catalog_spec(Some(&catalog), &tree, None);
+            (tree, spec)
         }
     })
 }

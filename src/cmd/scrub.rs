@@ -60,7 +60,7 @@ pub fn run(
         Store::Sqlite => {
             // The tree's own .fixity directory is never part of the tree's content.
             patterns.push("./.fixity".into());
-            StoreSpec::Sqlite(catalog_path.clone())
+            super::catalog_spec(Some(&catalog_path), &root, None)
         }
         Store::Xattr => StoreSpec::Xattr(root.clone()),
     };
@@ -75,7 +75,7 @@ pub fn run(
         ..OpenOptions::default()
     };
     let mut store = open_store(&spec, &how)?;
-    if args.store == Store::Sqlite {
+    if matches!(spec, StoreSpec::Sqlite(_)) {
         patterns.extend(catalog_patterns(&root, &catalog_path));
     }
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;

@@ -1,24 +1,44 @@
-//! `fixity status`: what a tree's catalog knows, without touching the tree.
+//! `fixity status`: what a tree's catalog knows, without touching the tree; with a
+//! PostgreSQL catalog and no tree, the fleet: every tree of every host (or of one).
 
 use super::Status;
 use crate::cli::StatusArgs;
-use fixity::catalog::sqlite::Catalog;
+use anyhow::bail;
+use fixity::catalog::postgres::{TreeState, mask};
 use fixity::catalog::{OpenOptions, PassState, StoreSpec, open_store};
 use fixity::clock::{format_time, now_ms};
 use fixity::pathtext::quote_env;
 use fixity::units::human_bytes;
 use std::io::Write;
+use std::path::PathBuf;
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
-    let path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&args.path));
+    let url = args.catalog.as_deref().and_then(super::pg_url);
+    if let (Some(url), None) = (url, &args.path) {
+        return fleet(url, &args);
+    }
+    if url.is_none() && args.host.is_some() {
+        bail!("--host names trees in a PostgreSQL catalog: pass --catalog postgresql://...");
+    }
+    let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let spec = super::catalog_spec(args.catalog.as_deref(), &tree, args.host.as_deref());
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
-    let store = open_store(&StoreSpec::Sqlite(path.clone()), &how)?;
+    let store = open_store(&spec, &how)?;
+    // What the report calls the catalog: its file, or the URL (password masked), host
+    // and tree.
+    let (shown, place) = match &spec {
+        StoreSpec::Postgres(t) => (
+            mask(&t.url),
+            Some(serde_json::json!({ "host": t.host, "tree": String::from_utf8_lossy(&t.tree) })),
+        ),
+        StoreSpec::Sqlite(p) | StoreSpec::Xattr(p) => (p.to_string_lossy().into_owned(), None),
+    };
     let now = now_ms();
     let s = store.summary(now)?;
     let mut out = Vec::new();
     if args.json {
-        let v = serde_json::json!({
-            "catalog": path.to_string_lossy(),
+        let mut v = serde_json::json!({
+            "catalog": shown,
             "algorithm": store.algorithm().name,
             "files": s.files,
             "bytes": s.bytes,
@@ -31,16 +51,20 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
                 "path": String::from_utf8_lossy(p), "class": c })).collect::<Vec<_>>(),
             "runs": s.runs,
         });
+        if let (Some(place), Some(obj)) = (place, v.as_object_mut()) {
+            obj.extend(
+                place.as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())),
+            );
+        }
         serde_json::to_writer_pretty(&mut out, &v)?;
         out.push(b'\n');
     } else {
         let pct = |n: u64| if s.files == 0 { 100.0 } else { n as f64 * 100.0 / s.files as f64 };
-        writeln!(
-            out,
-            "catalog:   {} ({})",
-            quote_env(path.as_os_str().as_encoded_bytes()),
-            store.algorithm().name
-        )?;
+        let location = match &spec {
+            StoreSpec::Postgres(t) => format!("{shown} {}:{}", t.host, quote_env(&t.tree)),
+            _ => quote_env(shown.as_bytes()),
+        };
+        writeln!(out, "catalog:   {location} ({})", store.algorithm().name)?;
         writeln!(out, "files:     {} ({}), {} missing", s.files, human_bytes(s.bytes), s.missing)?;
         let results: Vec<String> = s.by_result.iter().map(|(k, v)| format!("{k} {v}")).collect();
         writeln!(
@@ -91,4 +115,76 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     }
     std::io::stdout().lock().write_all(&out)?;
     Ok(Status::Ok)
+}
+
+/// The fleet view: each host's trees with their files, findings, last complete pass and
+/// last run.
+fn fleet(url: &str, args: &StatusArgs) -> anyhow::Result<Status> {
+    let trees = fixity::catalog::postgres::fleet(url, args.host.as_deref())?;
+    let mut out = Vec::new();
+    if args.json {
+        let mut hosts: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+        for t in &trees {
+            let entry = tree_json(t);
+            match hosts.last_mut() {
+                Some((h, list)) if *h == t.host => list.push(entry),
+                _ => hosts.push((t.host.clone(), vec![entry])),
+            }
+        }
+        let hosts: Vec<_> = hosts
+            .into_iter()
+            .map(|(host, trees)| serde_json::json!({ "host": host, "trees": trees }))
+            .collect();
+        let v = serde_json::json!({ "catalog": mask(url), "hosts": hosts });
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        out.push(b'\n');
+    } else {
+        writeln!(out, "catalog:   {} ({} trees)", mask(url), trees.len())?;
+        let mut host: Option<&str> = None;
+        for t in &trees {
+            if host != Some(t.host.as_str()) {
+                writeln!(out, "host {}", t.host)?;
+                host = Some(&t.host);
+            }
+            writeln!(
+                out,
+                "  {}: {} files ({}), corrupt {}, unreadable {}, missing {} ({})",
+                quote_env(&t.root),
+                t.files,
+                human_bytes(t.bytes),
+                t.corrupt,
+                t.unreadable,
+                t.missing,
+                t.algorithm
+            )?;
+            let pass =
+                t.last_complete_pass.map_or("none".into(), |p| format!("{} UTC", format_time(p)));
+            let run = match &t.last_run {
+                Some(r) => {
+                    let state = match (r.finished, r.complete) {
+                        (None, _) => "interrupted",
+                        (Some(_), Some(false)) => "stopped early",
+                        _ => "complete",
+                    };
+                    format!("{} {} UTC, {state}", r.command, format_time(r.started))
+                }
+                None => "none".into(),
+            };
+            writeln!(out, "    last complete pass: {pass}; last run: {run}")?;
+        }
+    }
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(Status::Ok)
+}
+
+fn tree_json(t: &TreeState) -> serde_json::Value {
+    serde_json::json!({
+        "tree": String::from_utf8_lossy(&t.root),
+        "algorithm": t.algorithm,
+        "files": t.files,
+        "bytes": t.bytes,
+        "findings": { "corrupt": t.corrupt, "unreadable": t.unreadable, "missing": t.missing },
+        "last_complete_pass": t.last_complete_pass,
+        "last_run": t.last_run,
+    })
 }

@@ -8,11 +8,10 @@
 //! catalog forward, and a catalog from a newer fixity is refused rather than damaged.
 
 use super::Class;
+pub use super::error::CatalogError;
 use super::store::{PassState, ReportFn, RunInfo, Summary};
 use crate::algo::{self, Algorithm};
 use crate::device::Stamp;
-use crate::pathtext::{path_bytes, quote_env};
-use crate::read::io_message;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -56,54 +55,6 @@ pub(crate) const PASS_KEY: &str = "pass_started";
 
 /// The `meta` key holding when the last verification pass completed.
 pub(crate) const PASS_COMPLETED_KEY: &str = "last_pass_completed";
-
-/// Errors opening or using a catalog.
-#[derive(Debug, thiserror::Error)]
-pub enum CatalogError {
-    /// No catalog where one was expected.
-    #[error("no catalog at {0} (run `fixity scan` first)")]
-    NotFound(PathBuf),
-    /// Written by a newer fixity.
-    #[error("catalog {0} has schema version {1}; this fixity knows up to {2}")]
-    TooNew(PathBuf, i64, usize),
-    /// The catalog records another algorithm than the one asked for.
-    #[error("catalog {0} holds {1} digests; drop -a or pass -a {1}")]
-    AlgorithmMismatch(PathBuf, &'static str),
-    /// The catalog names an algorithm this fixity does not have.
-    #[error("catalog {0} uses unknown algorithm {1:?}")]
-    UnknownAlgorithm(PathBuf, String),
-    /// SQLite said no.
-    #[error("catalog {0}: {1}")]
-    Sqlite(PathBuf, rusqlite::Error),
-    /// Creating the catalog's directory failed.
-    #[error("cannot create {0}: {1}")]
-    Io(PathBuf, std::io::Error),
-    /// The catalog's file could not be read.
-    #[error("cannot read {0}: {1}")]
-    Read(PathBuf, std::io::Error),
-    /// The file is not a fixity catalog: empty, not SQLite, or another program's
-    /// database. It is left as it is.
-    #[error(
-        "{0} is not a fixity catalog ({1}); leaving it untouched: move it away or pass \
-         another --catalog"
-    )]
-    Foreign(PathBuf, &'static str),
-    /// The catalog was deleted or replaced while a run was writing to it.
-    #[error("catalog {0} was deleted or replaced during the run: this run's records are lost")]
-    Vanished(PathBuf),
-    /// The catalog's directory could not be made.
-    #[error("cannot create {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
-    CreateDir(PathBuf, std::io::Error),
-    /// The run lock (the file given) could not be taken.
-    #[error("cannot lock {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
-    Lock(PathBuf, std::io::Error),
-    /// Another run holds the catalog's run lock.
-    #[error(
-        "catalog {} is busy: another fixity run is using it (pass --wait to queue)",
-        quote_env(path_bytes(.0))
-    )]
-    Busy(PathBuf),
-}
 
 /// Result of catalog operations.
 pub(crate) type Result<T> = std::result::Result<T, CatalogError>;
@@ -574,6 +525,7 @@ mod reader;
 mod store;
 mod writer;
 
+use super::below;
 use file::{
     MigrateError, check_schema, connect_read_only, create_new, file_identity, migrate, probe,
     stored_algorithm, tune, uri_of,
@@ -581,7 +533,6 @@ use file::{
 pub(crate) use reader::Reader;
 pub(crate) use store::SqliteStore;
 pub(crate) use writer::Writer;
-use writer::below;
 
 #[cfg(test)]
 mod tests;

@@ -10,10 +10,10 @@ use crate::catalog::store::{
     Found, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError,
     Summary,
 };
+use crate::catalog::stream::Stream;
 use crate::clock::now_ms;
 use crate::digest::Digest;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::path::Path;
 
 /// A SQLite catalog opened for a run, `accept`/`forget`, or for reading.
@@ -164,7 +164,12 @@ impl Store for SqliteStore {
     }
 
     fn records(&self) -> Result<Box<dyn Records>, StoreError> {
-        Ok(Box::new(RowStream::new(self.new_reader()?, self.cat.path(), self.cat.algorithm())))
+        let (reader, path, algo) =
+            (self.new_reader()?, self.cat.path().to_path_buf(), self.algorithm());
+        Ok(Box::new(Stream::spawn(move |after| match reader.by_path(after, 2048) {
+            Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
+            Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
+        })))
     }
 
     fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
@@ -314,85 +319,6 @@ impl Store for SqliteStore {
 
     fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError> {
         Ok(self.writer().forget_missing(rel)?)
-    }
-}
-
-/// Streams the catalog's rows in path order. A thread of its own reads pages ahead
-/// (bounded), so decoding rows overlaps with the walk. A read error ends the stream and
-/// is kept (see [`Records::error`]).
-struct RowStream {
-    pages: crossbeam_channel::Receiver<rusqlite::Result<Vec<Row>>>,
-    page: VecDeque<Row>,
-    error: Option<rusqlite::Error>,
-    path: std::path::PathBuf,
-    algo: &'static Algorithm,
-}
-
-impl RowStream {
-    fn new(reader: Reader, path: &Path, algo: &'static Algorithm) -> RowStream {
-        let (tx, rx) = crossbeam_channel::bounded::<rusqlite::Result<Vec<Row>>>(4);
-        std::thread::spawn(move || {
-            let mut last: Option<Vec<u8>> = None;
-            loop {
-                match reader.by_path(last.as_deref(), 2048) {
-                    Ok(rows) if rows.is_empty() => return,
-                    Ok(rows) => {
-                        last = rows.last().map(|r| r.path.clone());
-                        if tx.send(Ok(rows)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                }
-            }
-        });
-        RowStream { pages: rx, page: VecDeque::new(), error: None, path: path.into(), algo }
-    }
-
-    fn peek(&mut self) -> Option<&Row> {
-        if self.page.is_empty() && self.error.is_none() {
-            match self.pages.recv() {
-                Ok(Ok(rows)) => self.page.extend(rows),
-                Ok(Err(e)) => self.error = Some(e),
-                Err(_) => {}
-            }
-        }
-        self.page.front()
-    }
-
-    /// The next row if its path is `rel`.
-    fn take(&mut self, rel: &[u8]) -> Option<Record> {
-        let algo = self.algo;
-        match self.peek() {
-            Some(r) if r.path == rel => self.page.pop_front().map(|r| record_of(r, algo)),
-            _ => None,
-        }
-    }
-}
-
-impl Records for RowStream {
-    fn next_before(&mut self, rel: Option<&[u8]>) -> Option<Record> {
-        let algo = self.algo;
-        let r = self.peek()?;
-        if rel.is_some_and(|rel| r.path.as_slice() >= rel) {
-            return None;
-        }
-        self.page.pop_front().map(|r| record_of(r, algo))
-    }
-
-    fn file(&mut self, rel: &[u8], _full: &Path) -> Result<Option<Record>, String> {
-        Ok(self.take(rel))
-    }
-
-    fn other(&mut self, rel: &[u8]) -> Option<Record> {
-        self.take(rel)
-    }
-
-    fn error(&mut self) -> Option<StoreError> {
-        self.error.take().map(|e| CatalogError::Sqlite(self.path.clone(), e).into())
     }
 }
 

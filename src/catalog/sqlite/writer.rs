@@ -3,6 +3,7 @@
 
 use super::{Catalog, Result};
 use crate::catalog::Class;
+use crate::catalog::below;
 use crate::device::Stamp;
 use rusqlite::params;
 use std::time::{Duration, Instant};
@@ -181,14 +182,4 @@ pub(super) fn split_id(id: Option<(u64, u64)>) -> (Option<i64>, Option<i64>) {
         Some((d, i)) => (Some(d as i64), Some(i as i64)),
         None => (None, None),
     }
-}
-
-/// The range of paths strictly below directory `rel`, as (after, before) bounds: every
-/// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
-/// `(None, None)` for the empty `rel` (the whole tree).
-pub(super) fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    if rel.is_empty() {
-        return (None, None);
-    }
-    (Some([rel, b"/"].concat()), Some([rel, b"0"].concat()))
 }

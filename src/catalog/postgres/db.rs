@@ -1,0 +1,244 @@
+//! One connection to the catalog for one tree: its statements prepared once, and the
+//! reads a run makes (records in path order, stale records, missing files, moves).
+
+use super::{PgError, Target};
+use crate::algo::Algorithm;
+use crate::catalog::store::Record;
+use crate::catalog::{Class, below};
+use crate::digest::Digest;
+use postgres::types::ToSql;
+use postgres::{Client, Row, Statement};
+use std::collections::HashMap;
+
+/// A statement selecting the columns [`Db::record`] reads (in its order), then `rest`.
+macro_rules! select_records {
+    ($rest:literal) => {
+        concat!(
+            "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since ",
+            $rest
+        )
+    };
+}
+
+/// A connection, the tree it works on, and its prepared statements.
+pub(super) struct Db {
+    pub(super) client: Client,
+    pub(super) target: Target,
+    /// The tree's id: the first parameter of every statement on its rows.
+    pub(super) tree: i32,
+    pub(super) algo: &'static Algorithm,
+    statements: HashMap<&'static str, Statement>,
+}
+
+/// The lowest key of a page read from the start: no path is empty.
+const START: &[u8] = b"";
+
+impl Db {
+    pub(super) fn new(client: Client, target: Target, tree: i32, algo: &'static Algorithm) -> Db {
+        Db { client, target, tree, algo, statements: HashMap::new() }
+    }
+
+    /// A statement's error as the catalog's.
+    pub(super) fn err(&self, e: postgres::Error) -> PgError {
+        self.target.query_error(&e)
+    }
+
+    fn statement(&mut self, sql: &'static str) -> Result<Statement, PgError> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).map_err(|e| self.target.query_error(&e))?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    /// Runs `sql` (prepared once) with `params`; the tree is `$1`.
+    pub(super) fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, PgError> {
+        let st = self.statement(sql)?;
+        let tree = self.tree;
+        let all: Vec<&(dyn ToSql + Sync)> =
+            std::iter::once(&tree as &(dyn ToSql + Sync)).chain(params.iter().copied()).collect();
+        self.client.query(&st, &all).map_err(|e| self.target.query_error(&e))
+    }
+
+    /// Like [`Db::query`], for a statement that returns one row.
+    pub(super) fn one(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, PgError> {
+        let mut rows = self.query(sql, params)?;
+        match rows.pop() {
+            Some(r) if rows.is_empty() => Ok(r),
+            _ => Err(PgError::Query {
+                catalog: self.target.shown.clone(),
+                cause: format!("expected one row from {sql:?}"),
+            }),
+        }
+    }
+
+    /// Runs `sql` (prepared once) with `params`, the tree as `$1`; returns the rows changed.
+    pub(super) fn execute(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, PgError> {
+        let st = self.statement(sql)?;
+        let tree = self.tree;
+        let all: Vec<&(dyn ToSql + Sync)> =
+            std::iter::once(&tree as &(dyn ToSql + Sync)).chain(params.iter().copied()).collect();
+        self.client.execute(&st, &all).map_err(|e| self.target.query_error(&e))
+    }
+
+    /// A record from a row of the columns `select_records!` names.
+    pub(super) fn record(&self, r: &Row) -> Record {
+        let result: &str = r.get(5);
+        Record {
+            path: r.get(0),
+            algo: self.algo,
+            digest: Digest::new(r.get::<_, &[u8]>(3)),
+            size: Some(r.get::<_, i64>(1) as u64),
+            mtime_ns: i128::from(r.get::<_, i64>(2)),
+            precision: 9,
+            last_result: Class::from_name(result).unwrap_or(Class::Ok),
+            missing_since: r.get(6),
+            last_verified: r.get(4),
+            foreign: false,
+        }
+    }
+
+    fn records(&self, rows: Vec<Row>) -> Vec<Record> {
+        rows.iter().map(|r| self.record(r)).collect()
+    }
+
+    /// Up to `limit` records (present or missing) after `after`, in byte order of their
+    /// paths: the order a sorted walk visits them.
+    pub(super) fn by_path(
+        &mut self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Record>, PgError> {
+        let rows = self.query(
+            select_records!(
+                "FROM fixity.files WHERE tree = $1 AND path > $2 ORDER BY path LIMIT $3"
+            ),
+            &[&after.unwrap_or(START), &(limit as i64)],
+        )?;
+        Ok(self.records(rows))
+    }
+
+    /// Up to `limit` present records not looked at since `pass_start`, least recently
+    /// verified first (ties by path), after the key `after`: the order of a slice.
+    pub(super) fn stale(
+        &mut self,
+        pass_start: i64,
+        after: Option<(i64, &[u8])>,
+        limit: usize,
+    ) -> Result<Vec<Record>, PgError> {
+        let (t, p) = after.unwrap_or((i64::MIN, START));
+        let rows = self.query(
+            select_records!(
+                "FROM fixity.files
+             WHERE tree = $1 AND missing_since IS NULL AND last_checked < $2
+               AND (last_verified, path) > ($3, $4)
+             ORDER BY last_verified, path LIMIT $5"
+            ),
+            &[&pass_start, &t, &p, &(limit as i64)],
+        )?;
+        Ok(self.records(rows))
+    }
+
+    /// Up to `limit` records of missing files after `after`, in path order.
+    pub(super) fn missing(
+        &mut self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Record>, PgError> {
+        let rows = self.query(
+            select_records!(
+                "FROM fixity.files WHERE tree = $1 AND missing_since IS NOT NULL AND path > $2
+             ORDER BY path LIMIT $3"
+            ),
+            &[&after.unwrap_or(START), &(limit as i64)],
+        )?;
+        Ok(self.records(rows))
+    }
+
+    /// Up to `limit` (path, missing) pairs after `after`, in path order.
+    pub(super) fn presence(
+        &mut self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, bool)>, PgError> {
+        let rows = self.query(
+            "SELECT path, missing_since IS NOT NULL FROM fixity.files
+             WHERE tree = $1 AND path > $2 ORDER BY path LIMIT $3",
+            &[&after.unwrap_or(START), &(limit as i64)],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// One record by path.
+    pub(super) fn get(&mut self, path: &[u8]) -> Result<Option<Record>, PgError> {
+        let rows = self
+            .query(select_records!("FROM fixity.files WHERE tree = $1 AND path = $2"), &[&path])?;
+        Ok(rows.first().map(|r| self.record(r)))
+    }
+
+    /// Present files recorded as new since `since` with this size and digest.
+    pub(super) fn move_candidates(
+        &mut self,
+        size: u64,
+        digest: &[u8],
+        since: i64,
+    ) -> Result<Vec<Record>, PgError> {
+        let rows = self.query(
+            select_records!(
+                "FROM fixity.files WHERE tree = $1 AND digest = $2 AND size = $3
+               AND missing_since IS NULL AND last_result = 'new' AND first_seen >= $4
+             ORDER BY path"
+            ),
+            &[&digest, &(size as i64), &since],
+        )?;
+        Ok(self.records(rows))
+    }
+
+    /// Whether any present file recorded as new is no older than the oldest loss.
+    pub(super) fn new_since_a_loss(&mut self) -> Result<bool, PgError> {
+        let r = self.one(
+            "SELECT EXISTS (SELECT 1 FROM fixity.files WHERE tree = $1 AND last_result = 'new'
+               AND missing_since IS NULL
+               AND first_seen >= (SELECT min(missing_since) FROM fixity.files WHERE tree = $1))",
+            &[],
+        )?;
+        Ok(r.get(0))
+    }
+
+    /// Present files (and bytes) not looked at since `pass_start`.
+    pub(super) fn stale_count(&mut self, pass_start: i64) -> Result<(u64, u64), PgError> {
+        let r = self.one(
+            "SELECT count(*), coalesce(sum(size), 0)::bigint FROM fixity.files
+             WHERE tree = $1 AND missing_since IS NULL AND last_checked < $2",
+            &[&pass_start],
+        )?;
+        Ok((r.get::<_, i64>(0) as u64, r.get::<_, i64>(1) as u64))
+    }
+
+    /// Recorded files at `rel` or below it (the whole tree for an empty `rel`): (present,
+    /// missing).
+    pub(super) fn count_under(&mut self, rel: &[u8]) -> Result<(u64, u64), PgError> {
+        let (lo, hi) = below(rel);
+        let r = self.one(
+            "SELECT count(*) FILTER (WHERE missing_since IS NULL),
+                    count(*) FILTER (WHERE missing_since IS NOT NULL)
+             FROM fixity.files
+             WHERE tree = $1 AND ($2::bytea IS NULL OR path = $3 OR (path > $2 AND path < $4))",
+            &[&lo, &rel, &hi],
+        )?;
+        Ok((r.get::<_, i64>(0) as u64, r.get::<_, i64>(1) as u64))
+    }
+}

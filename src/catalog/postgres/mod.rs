@@ -1,0 +1,74 @@
+//! The PostgreSQL catalog: many hosts' trees in one database, for a fleet of file
+//! servers (`--catalog postgresql://user@db/fixity`). It keeps what the SQLite catalog
+//! keeps, per tree: a tree is a row of `fixity.trees` keyed by (host, root), where host
+//! is the machine's name (`FIXITY_HOST` overrides it) and root the tree's absolute path,
+//! and its files are rows of `fixity.files` keyed by (tree, path). Paths and digests are
+//! bytea, times bigint ms, as in SQLite.
+//!
+//! Writers to different trees never wait for each other; two runs on one tree are kept
+//! apart by a session advisory lock (the tree's run lock), which PostgreSQL drops with
+//! the connection however the process ends. Writes go in batches, each one transaction:
+//! a killed run leaves every committed batch and nothing of the open one, and the next
+//! run continues from there. `schema.rs` holds the schema and its migrations (under an
+//! advisory lock); `url.rs` what the URL and libpq's environment say; `connect.rs` TLS.
+
+mod connect;
+mod db;
+mod error;
+mod schema;
+mod store;
+mod summary;
+mod url;
+mod writer;
+
+use connect::Target;
+pub use error::PgError;
+pub(crate) use store::PgStore;
+pub use summary::{TreeState, fleet};
+pub use url::{is_url, mask};
+
+use std::path::Path;
+
+/// One tree in a PostgreSQL catalog.
+#[derive(Clone, Debug)]
+pub struct PgSpec {
+    /// The catalog's URL (`postgresql://` or `postgres://`).
+    pub url: String,
+    /// The host the tree is on.
+    pub host: String,
+    /// The tree's root: an absolute path, raw bytes.
+    pub tree: Vec<u8>,
+}
+
+impl PgSpec {
+    /// The tree at `root` (made absolute, symbolic links resolved when it exists here)
+    /// of `host`, or of this machine ([`this_host`]).
+    pub fn new(url: &str, host: Option<&str>, root: &Path) -> PgSpec {
+        use std::os::unix::ffi::OsStrExt;
+        let tree = std::fs::canonicalize(root)
+            .or_else(|_| std::path::absolute(root))
+            .unwrap_or_else(|_| root.to_path_buf());
+        PgSpec {
+            url: url.to_string(),
+            host: host.map_or_else(this_host, str::to_string),
+            tree: tree.as_os_str().as_bytes().to_vec(),
+        }
+    }
+}
+
+/// This machine's name in the catalog: `FIXITY_HOST` if set (containers, tests), else
+/// the host name.
+pub fn this_host() -> String {
+    if let Some(h) = std::env::var("FIXITY_HOST").ok().filter(|h| !h.is_empty()) {
+        return h;
+    }
+    let mut buf = [0u8; 256];
+    #[allow(unsafe_code)]
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer it is given.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match r {
+        0 if len > 0 => String::from_utf8_lossy(&buf[..len]).into_owned(),
+        _ => "localhost".to_string(),
+    }
+}

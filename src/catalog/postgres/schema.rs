@@ -1,0 +1,166 @@
+//! The schema (in its own PostgreSQL schema, `fixity`) and its migrations, and the row
+//! of a tree. Migrations run in one transaction under an advisory lock, so that two
+//! first runs at once (two hosts scanning into a new database) do not race: the second
+//! waits, then finds the schema made.
+
+use super::{PgError, Target};
+use crate::algo::{self, Algorithm};
+use postgres::Client;
+
+/// The advisory-lock class (first key) of the schema's migrations; the second key is 0.
+const SCHEMA_LOCK: i32 = 0x6669_7800;
+/// The advisory-lock class of the run locks; the second key is the tree's id.
+pub(super) const RUN_LOCK: i32 = 0x6669_7801;
+
+/// Schema steps, in order; step `i` takes the version in `fixity.meta` from `i` to
+/// `i + 1`. Times are ms since the epoch, as in the SQLite catalog.
+pub(super) const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE fixity.trees (
+         id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+         host text NOT NULL,
+         root bytea NOT NULL,
+         algorithm text NOT NULL,
+         created bigint NOT NULL,
+         pass_started bigint,
+         last_pass_completed bigint,
+         UNIQUE (host, root)
+     );
+     CREATE TABLE fixity.files (
+         tree integer NOT NULL REFERENCES fixity.trees (id) ON DELETE CASCADE,
+         path bytea NOT NULL,
+         size bigint NOT NULL,
+         mtime_ns bigint NOT NULL,
+         dev bigint,
+         ino bigint,
+         digest bytea NOT NULL,
+         first_seen bigint NOT NULL,
+         last_verified bigint NOT NULL,
+         last_checked bigint NOT NULL,
+         last_result text NOT NULL,
+         missing_since bigint,
+         moved_from bytea,
+         note text,
+         PRIMARY KEY (tree, path)
+     );
+     CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
+     CREATE INDEX files_by_digest ON fixity.files (tree, digest);
+     CREATE INDEX files_by_checked ON fixity.files (tree, last_checked);
+     CREATE TABLE fixity.runs (
+         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+         tree integer NOT NULL REFERENCES fixity.trees (id) ON DELETE CASCADE,
+         command text NOT NULL,
+         started bigint NOT NULL,
+         finished bigint,
+         complete boolean,
+         summary text
+     );
+     CREATE INDEX runs_by_tree ON fixity.runs (tree, id);",
+];
+
+/// The schema's version: `None` when the database has no fixity tables.
+pub(super) fn version(client: &mut Client, t: &Target) -> Result<Option<i64>, PgError> {
+    let q = |e: postgres::Error| t.query_error(&e);
+    let exists: bool =
+        client.query_one("SELECT to_regclass('fixity.meta') IS NOT NULL", &[]).map_err(q)?.get(0);
+    if !exists {
+        return Ok(None);
+    }
+    let row = client
+        .query_opt("SELECT value FROM fixity.meta WHERE key = 'schema_version'", &[])
+        .map_err(q)?;
+    Ok(Some(row.and_then(|r| r.get::<_, String>(0).parse().ok()).unwrap_or(0)))
+}
+
+/// Refuses a schema from a newer fixity.
+pub(super) fn check_version(found: i64, t: &Target) -> Result<(), PgError> {
+    if found > MIGRATIONS.len() as i64 {
+        return Err(PgError::TooNew { catalog: t.shown.clone(), found, known: MIGRATIONS.len() });
+    }
+    Ok(())
+}
+
+/// Brings the schema to the newest version, made from nothing if need be.
+pub(super) fn migrate(client: &mut Client, t: &Target) -> Result<(), PgError> {
+    let current = version(client, t)?;
+    if let Some(v) = current {
+        check_version(v, t)?;
+        if v == MIGRATIONS.len() as i64 {
+            return Ok(());
+        }
+    }
+    let q = |e: postgres::Error| t.query_error(&e);
+    let mut tx = client.transaction().map_err(q)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&SCHEMA_LOCK]).map_err(q)?;
+    tx.batch_execute(
+        "CREATE SCHEMA IF NOT EXISTS fixity;
+         CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL);",
+    )
+    .map_err(q)?;
+    // Read again under the lock: another run may have migrated meanwhile.
+    let row = tx
+        .query_opt("SELECT value FROM fixity.meta WHERE key = 'schema_version'", &[])
+        .map_err(q)?;
+    let found: i64 = row.and_then(|r| r.get::<_, String>(0).parse().ok()).unwrap_or(0);
+    check_version(found, t)?;
+    for step in MIGRATIONS.iter().skip(found as usize) {
+        tx.batch_execute(step).map_err(q)?;
+    }
+    tx.execute(
+        "INSERT INTO fixity.meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&MIGRATIONS.len().to_string()],
+    )
+    .map_err(q)?;
+    tx.commit().map_err(q)
+}
+
+/// A tree's row: its id and algorithm.
+pub(super) struct TreeRow {
+    pub(super) id: i32,
+    pub(super) algo: &'static Algorithm,
+}
+
+/// The row of the tree `root` of `host`, made (recording `algo`, or the default
+/// algorithm) when `create` and there is none; an existing tree keeps its algorithm and
+/// refuses a different explicit one.
+pub(super) fn tree_row(
+    client: &mut Client,
+    t: &Target,
+    (host, root): (&str, &[u8]),
+    create: bool,
+    algo: Option<&'static Algorithm>,
+) -> Result<TreeRow, PgError> {
+    let q = |e: postgres::Error| t.query_error(&e);
+    if create {
+        let name = algo.unwrap_or_else(algo::default_algorithm).name;
+        client
+            .execute(
+                "INSERT INTO fixity.trees (host, root, algorithm, created) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (host, root) DO NOTHING",
+                &[&host, &root, &name, &crate::clock::now_ms()],
+            )
+            .map_err(q)?;
+    }
+    let row = client
+        .query_opt(
+            "SELECT id, algorithm FROM fixity.trees WHERE host = $1 AND root = $2",
+            &[&host, &root],
+        )
+        .map_err(q)?;
+    let Some(row) = row else {
+        return Err(PgError::NotFound {
+            catalog: t.shown.clone(),
+            host: host.to_string(),
+            tree: root.to_vec(),
+        });
+    };
+    let name: String = row.get(1);
+    let Some(stored) = algo::lookup(&name) else {
+        return Err(PgError::UnknownAlgorithm { catalog: t.shown.clone(), algo: name });
+    };
+    if algo.is_some_and(|a| a.name != stored.name) {
+        return Err(PgError::AlgorithmMismatch { catalog: t.shown.clone(), algo: stored.name });
+    }
+    Ok(TreeRow { id: row.get(0), algo: stored })
+}

@@ -1,0 +1,350 @@
+//! The PostgreSQL catalog as a [`Store`]: one tree's rows, the run lock as a session
+//! advisory lock, batched writes on one connection, and the streams a run reads (records
+//! in path order, stale records) on connections of their own.
+
+use super::db::Db;
+use super::writer::{Batch, Writer};
+use super::{PgError, PgSpec, Target, schema};
+use crate::algo::Algorithm;
+use crate::catalog::store::{
+    Found, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError,
+    Summary,
+};
+use crate::catalog::stream::Stream;
+use crate::catalog::{CatalogError, Class};
+use crate::clock::now_ms;
+use crate::digest::Digest;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+/// One tree's records in a PostgreSQL catalog.
+pub(crate) struct PgStore {
+    db: RefCell<Db>,
+    batch: Batch,
+    /// The catalog as messages name it: the URL (password masked), host and tree.
+    location: PathBuf,
+    run_id: Option<i64>,
+}
+
+fn pg(e: PgError) -> StoreError {
+    StoreError::Catalog(CatalogError::Postgres(e))
+}
+
+impl PgStore {
+    /// Opens the tree `spec` names as `how` says: to read it (nothing changes), or for a
+    /// run under the tree's run lock (the schema and the tree's row made first, with
+    /// `how.create`).
+    pub(crate) fn open(spec: &PgSpec, how: &OpenOptions) -> Result<PgStore, PgError> {
+        let target = Target::new(&spec.url)?;
+        let mut client = target.connect()?;
+        let not_found = || PgError::NotFound {
+            catalog: target.shown.clone(),
+            host: spec.host.clone(),
+            tree: spec.tree.clone(),
+        };
+        let writes = !how.read_only;
+        match schema::version(&mut client, &target)? {
+            None if !(writes && how.create) => return Err(not_found()),
+            Some(v) if !writes => schema::check_version(v, &target)?,
+            _ => schema::migrate(&mut client, &target)?,
+        }
+        let key = (spec.host.as_str(), spec.tree.as_slice());
+        let tree =
+            schema::tree_row(&mut client, &target, key, writes && how.create, how.algorithm)?;
+        if writes {
+            let locked: bool = if how.wait {
+                client
+                    .execute("SELECT pg_advisory_lock($1, $2)", &[&schema::RUN_LOCK, &tree.id])
+                    .map(|_| true)
+            } else {
+                client
+                    .query_one(
+                        "SELECT pg_try_advisory_lock($1, $2)",
+                        &[&schema::RUN_LOCK, &tree.id],
+                    )
+                    .map(|r| r.get(0))
+            }
+            .map_err(|e| target.query_error(&e))?;
+            if !locked {
+                return Err(PgError::Busy {
+                    catalog: target.shown.clone(),
+                    host: spec.host.clone(),
+                    tree: spec.tree.clone(),
+                });
+            }
+        }
+        let location = PathBuf::from(format!(
+            "{} {}:{}",
+            target.shown,
+            spec.host,
+            String::from_utf8_lossy(&spec.tree)
+        ));
+        Ok(PgStore {
+            db: RefCell::new(Db::new(client, target, tree.id, tree.algo)),
+            batch: Batch::default(),
+            location,
+            run_id: None,
+        })
+    }
+
+    fn writer<T>(
+        &mut self,
+        op: impl FnOnce(&mut Writer<'_>) -> Result<T, PgError>,
+    ) -> Result<T, StoreError> {
+        let db = self.db.get_mut();
+        op(&mut Writer { db, batch: &mut self.batch }).map_err(pg)
+    }
+
+    fn read<T>(&self, op: impl FnOnce(&mut Db) -> Result<T, PgError>) -> Result<T, StoreError> {
+        op(&mut self.db.borrow_mut()).map_err(pg)
+    }
+
+    /// A connection of its own to the same tree, for a stream read by another thread.
+    fn second(&self) -> Result<Db, StoreError> {
+        let db = self.db.borrow();
+        let client = db.target.connect().map_err(pg)?;
+        Ok(Db::new(client, db.target.clone(), db.tree, db.algo))
+    }
+
+    /// Sets the tree's pass times.
+    fn set_pass(&mut self, started: Option<i64>, completed: Option<i64>) -> Result<(), StoreError> {
+        let sql = match completed {
+            None => "UPDATE fixity.trees SET pass_started = $2 WHERE id = $1",
+            Some(_) => {
+                "UPDATE fixity.trees SET pass_started = $2, last_pass_completed = $3
+                        WHERE id = $1"
+            }
+        };
+        self.read(|db| match completed {
+            None => db.execute(sql, &[&started]),
+            Some(c) => db.execute(sql, &[&started, &c]),
+        })
+        .map(drop)
+    }
+}
+
+impl Store for PgStore {
+    fn location(&self) -> &Path {
+        &self.location
+    }
+
+    fn algorithm(&self) -> &'static Algorithm {
+        self.db.borrow().algo
+    }
+
+    fn remembers_gone(&self) -> bool {
+        true
+    }
+
+    fn lists_findings(&self) -> bool {
+        true
+    }
+
+    fn pass_order(&self) -> PassOrder {
+        PassOrder::Stale
+    }
+
+    fn clock(&self) -> Result<i64, StoreError> {
+        let last = self.read(|db| {
+            db.one("SELECT coalesce(max(started), 0) FROM fixity.runs WHERE tree = $1", &[])
+                .map(|r| r.get::<_, i64>(0))
+        })?;
+        Ok(now_ms().max(last + 1))
+    }
+
+    fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError> {
+        let id = self.read(|db| {
+            db.one(
+                "INSERT INTO fixity.runs (tree, command, started) VALUES ($1, $2, $3) RETURNING id",
+                &[&command, &now],
+            )
+            .map(|r| r.get::<_, i64>(0))
+        })?;
+        self.run_id = Some(id);
+        Ok(())
+    }
+
+    fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError> {
+        let Some(id) = self.run_id else { return Ok(()) };
+        self.read(|db| {
+            db.execute(
+                "UPDATE fixity.runs SET finished = $2, complete = $3, summary = $4
+                 WHERE tree = $1 AND id = $5",
+                &[&now_ms(), &complete, &summary, &id],
+            )
+        })
+        .map(drop)
+    }
+
+    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+        let mut db = self.second()?;
+        Ok(Box::new(Stream::spawn(move |after| db.by_path(after, 2048).map_err(pg))))
+    }
+
+    fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
+        self.read(|db| db.get(rel))
+    }
+
+    fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        self.writer(|w| w.insert(rel, stamp, id, digest.as_bytes(), now))
+    }
+
+    fn record_content(
+        &mut self,
+        rec: &Record,
+        found: &Found,
+        class: Class,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        self.writer(|w| w.rehashed(&rec.path, (stamp, id, digest.as_bytes()), class, now))
+    }
+
+    fn record_check(
+        &mut self,
+        rec: &Record,
+        class: Class,
+        _found: Option<&Found>,
+        note: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        // The digest stays: a corrupt file's record keeps the good content's.
+        self.writer(|w| w.checked(&rec.path, class, now, note))
+    }
+
+    fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {
+        self.writer(|w| w.missing(rel, now))
+    }
+
+    fn record_present(&mut self, rel: &[u8]) -> Result<(), StoreError> {
+        self.writer(|w| w.present(rel))
+    }
+
+    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError> {
+        self.writer(|w| w.moved(from, to))
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.writer(|w| w.commit())
+    }
+
+    fn uncommitted(&self) -> bool {
+        self.batch.pending() > 0
+    }
+
+    fn abandon(&mut self) {
+        let _ = self.writer(|w| {
+            w.abandon();
+            Ok(())
+        });
+    }
+
+    fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        self.read(|db| db.missing(after, limit))
+    }
+
+    fn new_since_a_loss(&self) -> Result<bool, StoreError> {
+        self.read(|db| db.new_since_a_loss())
+    }
+
+    fn move_candidates(
+        &self,
+        size: u64,
+        digest: &Digest,
+        since: i64,
+    ) -> Result<Vec<Record>, StoreError> {
+        self.read(|db| db.move_candidates(size, digest.as_bytes(), since))
+    }
+
+    fn presence_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, bool)>, StoreError> {
+        self.read(|db| db.presence(after, limit))
+    }
+
+    fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
+        let (stored, _) = self.read(|db| db.pass_times())?;
+        let since = match stored {
+            Some(p) if sliced => p,
+            _ => now,
+        };
+        Ok(Pass { since, after: None })
+    }
+
+    fn pass_begun(&mut self, since: i64) -> Result<(), StoreError> {
+        self.set_pass(Some(since), None)
+    }
+
+    fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+        Ok(Box::new(StalePages { db: self.second()?, since, after: None }))
+    }
+
+    fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError> {
+        self.read(|db| db.stale_count(since))
+    }
+
+    fn pass_end(&mut self, resume_after: Option<&[u8]>, _now: i64) -> Result<(), StoreError> {
+        if resume_after.is_some() {
+            // Unfinished: the pass's start stays recorded, and with it what is left.
+            return Ok(());
+        }
+        self.set_pass(None, Some(now_ms()))
+    }
+
+    fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError> {
+        // In pages by path, so a report of any size costs bounded memory.
+        let mut after: Vec<u8> = Vec::new();
+        loop {
+            let rows = self.read(|db| {
+                db.query(
+                    "SELECT path, last_result, moved_from, note FROM fixity.files
+                     WHERE tree = $1 AND last_checked = $2 AND last_result != 'ok' AND path > $3
+                     ORDER BY path LIMIT 4096",
+                    &[&run_start, &after],
+                )
+            })?;
+            let Some(last) = rows.last() else { return Ok(()) };
+            after = last.get(0);
+            for r in &rows {
+                let Some(class) = Class::from_name(r.get(1)) else { continue };
+                let from: Option<&[u8]> = r.get(2);
+                each(r.get(0), class, from, r.get(3));
+            }
+        }
+    }
+
+    fn summary(&self, now: i64) -> Result<Summary, StoreError> {
+        self.read(|db| db.summary(now))
+    }
+
+    fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        self.read(|db| db.by_path(after, limit))
+    }
+
+    fn count_under(&self, rel: &[u8]) -> Result<(u64, u64), StoreError> {
+        self.read(|db| db.count_under(rel))
+    }
+
+    fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError> {
+        self.writer(|w| w.forget_missing(rel))
+    }
+}
+
+/// Pages of stale records, least recently verified first, on a connection of their own.
+struct StalePages {
+    db: Db,
+    since: i64,
+    after: Option<(i64, Vec<u8>)>,
+}
+
+impl Pages for StalePages {
+    fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError> {
+        let after = self.after.as_ref().map(|(t, p)| (*t, p.as_slice()));
+        let page = self.db.stale(self.since, after, limit).map_err(pg)?;
+        self.after = page.last().map(|r| (r.last_verified, r.path.clone()));
+        Ok(page)
+    }
+}

@@ -1,0 +1,86 @@
+//! A run's cursor over a catalog's records ([`Records`]) for the catalogs that keep
+//! them in path order (SQLite, PostgreSQL): a thread of its own reads pages ahead
+//! (bounded), so reading rows overlaps with the walk. A read error ends the stream and
+//! is kept (see [`Records::error`]).
+
+use super::store::{Record, Records, StoreError};
+use std::collections::VecDeque;
+use std::path::Path;
+
+/// Records in path order, read ahead by a thread.
+pub(crate) struct Stream {
+    pages: crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>,
+    page: VecDeque<Record>,
+    error: Option<StoreError>,
+}
+
+impl Stream {
+    /// Streams the records `page` gives: up to a page of records after the path given
+    /// (from the start with `None`), in path order; an empty page is the end.
+    pub(crate) fn spawn<F>(mut page: F) -> Stream
+    where
+        F: FnMut(Option<&[u8]>) -> Result<Vec<Record>, StoreError> + Send + 'static,
+    {
+        let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<Record>, StoreError>>(4);
+        std::thread::spawn(move || {
+            let mut last: Option<Vec<u8>> = None;
+            loop {
+                match page(last.as_deref()) {
+                    Ok(records) if records.is_empty() => return,
+                    Ok(records) => {
+                        last = records.last().map(|r| r.path.clone());
+                        if tx.send(Ok(records)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        Stream { pages: rx, page: VecDeque::new(), error: None }
+    }
+
+    fn peek(&mut self) -> Option<&Record> {
+        if self.page.is_empty() && self.error.is_none() {
+            match self.pages.recv() {
+                Ok(Ok(records)) => self.page.extend(records),
+                Ok(Err(e)) => self.error = Some(e),
+                Err(_) => {}
+            }
+        }
+        self.page.front()
+    }
+
+    /// The next record if its path is `rel`.
+    fn take(&mut self, rel: &[u8]) -> Option<Record> {
+        match self.peek() {
+            Some(r) if r.path == rel => self.page.pop_front(),
+            _ => None,
+        }
+    }
+}
+
+impl Records for Stream {
+    fn next_before(&mut self, rel: Option<&[u8]>) -> Option<Record> {
+        let r = self.peek()?;
+        if rel.is_some_and(|rel| r.path.as_slice() >= rel) {
+            return None;
+        }
+        self.page.pop_front()
+    }
+
+    fn file(&mut self, rel: &[u8], _full: &Path) -> Result<Option<Record>, String> {
+        Ok(self.take(rel))
+    }
+
+    fn other(&mut self, rel: &[u8]) -> Option<Record> {
+        self.take(rel)
+    }
+
+    fn error(&mut self) -> Option<StoreError> {
+        self.error.take()
+    }
+}

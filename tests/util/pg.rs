@@ -1,0 +1,193 @@
+//! A throwaway PostgreSQL cluster for the tests: made under a temporary directory with
+//! initdb (as an unprivileged user when the tests run as root), started with pg_ctl on a
+//! free port of 127.0.0.1 and a socket in that directory, shared by every test of this
+//! run (made once), stopped and removed when the test binary exits. Each test gets a
+//! database of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The superuser, and its password for connections over TCP (the socket trusts).
+pub const USER: &str = "fixity";
+pub const PASSWORD: &str = "s3cret-pw";
+
+struct Cluster {
+    dir: PathBuf,
+    port: u16,
+    /// The command prefix that runs a program as the cluster's owner.
+    as_owner: Vec<String>,
+    bin: PathBuf,
+}
+
+static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
+/// The data directory and pg_ctl of the running cluster, for the stop at exit.
+static STOP: OnceLock<(Vec<String>, PathBuf, PathBuf)> = OnceLock::new();
+
+/// A database of one test's own.
+pub struct Database {
+    /// `postgresql://fixity:PASSWORD@127.0.0.1:PORT/NAME`.
+    pub url: String,
+    pub name: String,
+    pub port: u16,
+}
+
+impl Database {
+    /// The URL with another password.
+    pub fn url_with_password(&self, password: &str) -> String {
+        self.url.replace(PASSWORD, password)
+    }
+
+    /// A client connected to this database.
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to the test database")
+    }
+}
+
+/// A fresh database, or `None` (after [`super::missing`]) when no cluster can run here.
+pub fn database() -> Option<Database> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let cluster = match CLUSTER.get_or_init(start) {
+        Ok(c) => c,
+        Err(why) => {
+            super::missing("postgresql", why);
+            return None;
+        }
+    };
+    let name = format!("test_{}", NEXT.fetch_add(1, Ordering::SeqCst));
+    let admin = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/postgres", cluster.port);
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls).expect("connect to the cluster");
+    c.batch_execute(&format!("CREATE DATABASE {name}")).expect("create database");
+    let url = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/{name}", cluster.port);
+    Some(Database { url, name, port: cluster.port })
+}
+
+/// Where initdb and pg_ctl are: on PATH, else Debian's /usr/lib/postgresql/VERSION/bin
+/// (the newest).
+fn bindir() -> Option<PathBuf> {
+    if let Some(p) = super::which("initdb") {
+        return p.parent().map(Path::to_path_buf);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|b| b.join("initdb").is_file() && b.join("pg_ctl").is_file())
+        .collect();
+    dirs.sort_by_key(|d| {
+        d.parent().and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok()).unwrap_or(0)
+    });
+    dirs.pop()
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+    })
+}
+
+/// Runs `program args` as the cluster's owner; its output on failure.
+fn run(as_owner: &[String], program: &Path, args: &[&str]) -> Result<(), String> {
+    let mut cmd = match as_owner.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
+    let out = cmd.args(args).output().map_err(|e| format!("{}: {e}", program.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {}: {}{}",
+            program.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+fn start() -> Result<Cluster, String> {
+    let bin = bindir().ok_or("initdb and pg_ctl not found (apt-get install postgresql)")?;
+    // initdb refuses to run as root: the cluster belongs to postgres (or nobody).
+    let as_owner: Vec<String> = if is_root() {
+        let owner = if Command::new("id")
+            .args(["-u", "postgres"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            "postgres"
+        } else {
+            "nobody"
+        };
+        if !super::have("setpriv") {
+            return Err("running as root without setpriv to run initdb as another user".into());
+        }
+        ["setpriv", "--reuid", owner, "--regid", owner, "--init-groups"].map(String::from).to_vec()
+    } else {
+        Vec::new()
+    };
+    let dir =
+        tempfile::Builder::new().prefix("fixity-pg").tempdir().map_err(|e| e.to_string())?.keep();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .map_err(|e| e.to_string())?;
+    let pwfile = dir.join("pw");
+    std::fs::write(&pwfile, PASSWORD).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&pwfile, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .map_err(|e| e.to_string())?;
+    let data = dir.join("data");
+    let d = |p: &Path| p.to_string_lossy().into_owned();
+    run(
+        &as_owner,
+        &bin.join("initdb"),
+        &[
+            "-D",
+            &d(&data),
+            "-U",
+            USER,
+            "--pwfile",
+            &d(&pwfile),
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        ],
+    )?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let opts = format!(
+        "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300 \
+         -c shared_buffers=32MB",
+        d(&dir)
+    );
+    let _ = STOP.set((as_owner.clone(), bin.join("pg_ctl"), data.clone()));
+    run(
+        &as_owner,
+        &bin.join("pg_ctl"),
+        &["-D", &d(&data), "-l", &d(&dir.join("log")), "-w", "-o", &opts, "start"],
+    )
+    .map_err(|e| {
+        let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
+        format!("{e}\n{log}")
+    })?;
+    // SAFETY: registering a plain function to run at exit.
+    unsafe { libc::atexit(stop) };
+    Ok(Cluster { dir, port, as_owner, bin })
+}
+
+/// Stops the cluster and removes its directory (at the test binary's exit).
+extern "C" fn stop() {
+    if let Some((as_owner, pg_ctl, data)) = STOP.get() {
+        let d = data.to_string_lossy().into_owned();
+        let _ = run(as_owner, pg_ctl, &["-D", &d, "-m", "immediate", "-w", "stop"]);
+        if let Some(dir) = data.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
