@@ -99,20 +99,24 @@ impl Cat {
 
     /// Every record of the tree at `tree`, in path order.
     pub(crate) fn records(&self, tree: &Path) -> Vec<fixity::catalog::Record> {
-        let store = self.store(tree);
-        let mut all: Vec<fixity::catalog::Record> = Vec::new();
-        loop {
-            let page = store.records_page(all.last().map(|r| r.path.as_slice()), 1000).unwrap();
-            if page.is_empty() {
-                return all;
-            }
-            all.extend(page);
-        }
+        all_records(self.store(tree).as_ref())
     }
 
     /// When each file's content last matched: which files a run looked at (all ok).
     pub(crate) fn verified_times(&self, tree: &Path) -> BTreeMap<Vec<u8>, i64> {
         self.records(tree).into_iter().map(|r| (r.path, r.last_verified)).collect()
+    }
+}
+
+/// Every record a store holds, in path order.
+pub(crate) fn all_records(store: &dyn fixity::catalog::Store) -> Vec<fixity::catalog::Record> {
+    let mut all: Vec<fixity::catalog::Record> = Vec::new();
+    loop {
+        let page = store.records_page(all.last().map(|r| r.path.as_slice()), 1000).unwrap();
+        if page.is_empty() {
+            return all;
+        }
+        all.extend(page);
     }
 }
 
@@ -467,7 +471,7 @@ pub(crate) fn unreadable_files_and_directories_are_reported_not_missing(cat: &Ca
 }
 
 /// Makes a tree big enough that a scan takes a while.
-fn many_files(root: &Path, n: usize) {
+pub(crate) fn many_files(root: &Path, n: usize) {
     for i in 0..n {
         let data: Vec<u8> = (0..4096u32).map(|j| (j as usize * 31 + i * 7) as u8).collect();
         write(root, format!("d{:02}/f{i:05}", i % 40), &data);

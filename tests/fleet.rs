@@ -1,10 +1,15 @@
 //! The PostgreSQL catalog: the catalog cases of tests/catalog.rs on PostgreSQL, many
 //! hosts and processes scanning into one database, kill -9 mid-scan, the fleet's status,
-//! export equal to SQLite's, and connection errors.
+//! export equal to SQLite's, the run lock, and connection errors.
 
-use crate::catalog::Cat;
-use crate::util::pg;
+use crate::catalog::{Cat, all_records, many_files};
+use crate::util::pg::{self, Database};
 use crate::util::{fixity, tempdir, write};
+use fixity::catalog::postgres::PgSpec;
+use fixity::catalog::{OpenOptions, Record, StoreSpec, open_store};
+use std::path::Path;
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -17,4 +22,398 @@ fn postgres() -> Option<Cat> {
 
 mod cases {
     crate::catalog::catalog_cases!(super::postgres());
+}
+
+/// `fixity ARGS` in `dir` as the host `host`.
+fn on_host(dir: &Path, host: &str, args: &[&str]) -> Command {
+    let mut c = fixity(dir);
+    c.env("FIXITY_HOST", host).args(args);
+    c
+}
+
+/// Every record of `host`'s tree at `tree`.
+fn records(url: &str, host: &str, tree: &Path) -> Vec<Record> {
+    let spec = StoreSpec::Postgres(PgSpec::new(url, Some(host), tree));
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    let store = open_store(&spec, &how).unwrap_or_else(|e| panic!("open {host}:{tree:?}: {e}"));
+    all_records(store.as_ref())
+}
+
+/// (path, size, mtime ns, digest) of every file under `root`, in path order, the digest
+/// blake3's: what a scan must record.
+fn tree_files(root: &Path) -> Vec<(Vec<u8>, u64, i128, Vec<u8>)> {
+    use std::os::unix::ffi::OsStrExt;
+    fn visit(dir: &Path, root: &Path, out: &mut Vec<(Vec<u8>, u64, i128, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                visit(&p, root, out);
+            } else if m.is_file() {
+                use std::os::unix::fs::MetadataExt;
+                let rel = p.strip_prefix(root).unwrap().as_os_str().as_bytes().to_vec();
+                let mtime = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+                let blake3 = fixity::algo::lookup("blake3").unwrap();
+                let digest = blake3.digest(&std::fs::read(&p).unwrap()).as_bytes().to_vec();
+                out.push((rel, m.len(), mtime, digest));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(root, root, &mut out);
+    out.sort();
+    out
+}
+
+fn as_rows(records: &[Record]) -> Vec<(Vec<u8>, u64, i128, Vec<u8>)> {
+    records
+        .iter()
+        .filter(|r| r.missing_since.is_none())
+        .map(|r| (r.path.clone(), r.size.unwrap(), r.mtime_ns, r.digest.as_bytes().to_vec()))
+        .collect()
+}
+
+fn wait_ok(child: Child, what: &str) {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{what}: {}{}", text(&out.stdout), text(&out.stderr));
+}
+
+#[test]
+fn eight_scans_at_once_from_two_hosts_lose_and_double_nothing() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let trees: Vec<(String, String)> = (0..8)
+        .map(|i| (if i < 4 { "alpha" } else { "beta" }.to_string(), format!("t{i}")))
+        .collect();
+    for (i, (_, t)) in trees.iter().enumerate() {
+        for f in 0..150 {
+            write(&d.path().join(t), format!("d{}/f{f:03}", f % 7), format!("{i}:{f}").as_bytes());
+        }
+    }
+    // Eight processes, each making the schema if it is first: all at once.
+    let children: Vec<Child> = trees
+        .iter()
+        .map(|(host, t)| {
+            on_host(d.path(), host, &["scan", "-q", "--catalog", &db.url, t]).spawn().unwrap()
+        })
+        .collect();
+    for (c, (host, t)) in children.into_iter().zip(&trees) {
+        wait_ok(c, &format!("scan of {host}:{t}"));
+    }
+    // Two more runs of one tree at once: one waits for the other's run lock.
+    let again: Vec<Child> = (0..2)
+        .map(|_| {
+            on_host(d.path(), "alpha", &["scan", "-q", "--wait", "--catalog", &db.url, "t0"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in again {
+        wait_ok(c, "second scan of alpha:t0");
+    }
+    for (host, t) in &trees {
+        let root = d.path().join(t);
+        assert_eq!(as_rows(&records(&db.url, host, &root)), tree_files(&root), "{host}:{t}");
+    }
+    let mut c = db.client();
+    let row = c
+        .query_one(
+            "SELECT count(*), count(DISTINCT (tree, path)), count(DISTINCT tree),
+                    (SELECT count(DISTINCT host) FROM fixity.trees) FROM fixity.files",
+            &[],
+        )
+        .unwrap();
+    let n = |i| row.get::<_, i64>(i);
+    assert_eq!((n(0), n(1), n(2), n(3)), (8 * 150, 8 * 150, 8, 2));
+    // The same root on another host is another tree, which beta never scanned.
+    let spec = StoreSpec::Postgres(PgSpec::new(&db.url, Some("beta"), &d.path().join("t0")));
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    let err = open_store(&spec, &how).err().expect("no such tree").to_string();
+    assert!(err.contains("no catalog for beta:"), "{err}");
+}
+
+/// Waits until a backend of fixity's waits for a lock (one the test holds: a row, or a
+/// run lock).
+fn wait_until_blocked(db: &Database) {
+    let mut c = db.client();
+    let start = Instant::now();
+    loop {
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if n > 0 {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "the run never reached the held row");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 3000);
+    let want = tree_files(&t);
+    // The schema and the tree's row, with nothing in it yet.
+    let out = on_host(d.path(), "k", &["scan", "-q", "--catalog", &db.url, "--exclude", "d*", "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut c = db.client();
+    let tree: i32 =
+        c.query_one("SELECT id FROM fixity.trees WHERE host = 'k'", &[]).unwrap().get(0);
+
+    // The scan is killed while it waits for a row the test holds, half way through.
+    let mut hold = c.transaction().unwrap();
+    hold.execute(
+        "INSERT INTO fixity.files (tree, path, size, mtime_ns, digest, first_seen, last_verified,
+             last_checked, last_result) VALUES ($1, 'd20/f01500', 0, 0, '', 0, 0, 0, 'new')",
+        &[&tree],
+    )
+    .unwrap();
+    let mut scan = on_host(d.path(), "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"])
+        .spawn()
+        .unwrap();
+    wait_until_blocked(&db);
+    scan.kill().unwrap(); // SIGKILL
+    assert!(scan.wait().unwrap().code().is_none(), "killed mid-way");
+    hold.rollback().unwrap();
+    let partial = as_rows(&records(&db.url, "k", &t));
+    assert!(partial.len() < want.len(), "the killed run did not finish");
+    assert!(partial.iter().all(|r| want.contains(r)), "only whole rows, each as the tree has it");
+
+    // A verify killed the same way, while it waits to update a row.
+    let out = on_host(d.path(), "k", &["scan", "-q", "--wait", "--catalog", &db.url, "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut c = db.client();
+    let mut hold = c.transaction().unwrap();
+    hold.execute(
+        "SELECT 1 FROM fixity.files WHERE tree = $1 AND path = 'd20/f01500' FOR UPDATE",
+        &[&tree],
+    )
+    .unwrap();
+    let mut verify =
+        on_host(d.path(), "k", &["verify", "-q", "-j", "1", "--catalog", &db.url, "t"])
+            .spawn()
+            .unwrap();
+    wait_until_blocked(&db);
+    verify.kill().unwrap();
+    verify.wait().unwrap();
+    hold.rollback().unwrap();
+
+    // The rerun (waiting for the dead run's lock to go with its connection) converges.
+    let out = on_host(d.path(), "k", &["scan", "-q", "--wait", "--catalog", &db.url, "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(as_rows(&records(&db.url, "k", &t)), want);
+    let out = on_host(d.path(), "k", &["verify", "-q", "--wait", "--catalog", &db.url, "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+}
+
+#[test]
+fn status_shows_the_fleet_by_host_and_tree() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    write(d.path(), "a/x", b"xx");
+    write(d.path(), "a/y", b"yyy");
+    let gone = write(d.path(), "b/gone", b"g");
+    write(d.path(), "b/keep", b"k");
+    for (host, t) in [("alpha", "a"), ("beta", "a"), ("beta", "b")] {
+        let out =
+            on_host(d.path(), host, &["scan", "-q", "--catalog", &db.url, t]).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    std::fs::remove_file(gone).unwrap();
+    let out =
+        on_host(d.path(), "beta", &["verify", "-q", "--catalog", &db.url, "b"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a missing file");
+    let status = |args: &[&str]| -> serde_json::Value {
+        let out = on_host(d.path(), "alpha", args).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = status(&["status", "--json", "--catalog", &db.url]);
+    assert_eq!(v["catalog"], db.url.replace(pg::PASSWORD, "***"));
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(
+        hosts.iter().map(|h| h["host"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["alpha", "beta"]
+    );
+    let a = std::fs::canonicalize(d.path().join("a")).unwrap();
+    let b = std::fs::canonicalize(d.path().join("b")).unwrap();
+    let beta = hosts[1]["trees"].as_array().unwrap();
+    assert_eq!(beta.len(), 2);
+    assert_eq!(beta[0]["tree"], a.to_str().unwrap());
+    assert_eq!((beta[0]["files"].as_u64(), beta[0]["bytes"].as_u64()), (Some(2), Some(5)));
+    assert_eq!(beta[0]["last_run"]["command"], "scan");
+    assert_eq!(beta[0]["last_complete_pass"], serde_json::Value::Null);
+    assert_eq!(beta[1]["tree"], b.to_str().unwrap());
+    assert_eq!(beta[1]["files"], 1);
+    assert_eq!(beta[1]["findings"]["missing"], 1);
+    assert_eq!(beta[1]["findings"]["corrupt"], 0);
+    assert_eq!(beta[1]["last_run"]["command"], "verify");
+    assert!(beta[1]["last_complete_pass"].as_i64().is_some(), "the verify was a whole pass");
+    // One host's trees; one tree of another host.
+    let v = status(&["status", "--json", "--host", "alpha", "--catalog", &db.url]);
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 1);
+    assert_eq!(v["hosts"][0]["trees"][0]["files"], 2);
+    let v = status(&["status", "--json", "--host", "beta", "--catalog", &db.url, "b"]);
+    assert_eq!(
+        (v["host"].as_str(), v["files"].as_u64(), v["missing"].as_u64()),
+        (Some("beta"), Some(1), Some(1))
+    );
+    // The text view, grouped by host.
+    let out = on_host(d.path(), "alpha", &["status", "--catalog", &db.url]).output().unwrap();
+    let shown = text(&out.stdout);
+    assert!(shown.contains("host alpha\n") && shown.contains("host beta\n"), "{shown}");
+    assert!(shown.contains("missing 1"), "{shown}");
+    assert!(!shown.contains(pg::PASSWORD), "{shown}");
+}
+
+#[test]
+fn export_from_postgresql_equals_export_from_sqlite() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    write(&t, "a b", b"one");
+    write(&t, "back\\slash", b"two");
+    write(&t, "sub/c", b"three");
+    std::fs::write(t.join(std::ffi::OsStr::from_bytes(b"bad\xffname")), b"four").unwrap();
+    for catalog in [&["--catalog", "sqlite.db"][..], &["--catalog", &db.url]] {
+        let out = fixity(d.path())
+            .args(["scan", "-q", "-a", "sha256"])
+            .args(catalog)
+            .arg("t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    for format in ["sha256sum", "bsd", "json", "hashdeep"] {
+        let export = |catalog: &str| -> Output {
+            fixity(d.path())
+                .args(["export", "--format", format, "--catalog", catalog, "t"])
+                .output()
+                .unwrap()
+        };
+        let (from_sqlite, from_pg) = (export("sqlite.db"), export(&db.url));
+        assert!(from_pg.status.success(), "{format}: {}", text(&from_pg.stderr));
+        assert!(!from_pg.stdout.is_empty());
+        // hashdeep's header holds the command line: the catalog differs there, and the
+        // password is masked.
+        let without_command = |out: &[u8]| -> Vec<u8> {
+            let lines = out.split_inclusive(|&b| b == b'\n');
+            lines
+                .filter(|l| !l.starts_with(b"## # ") && !l.starts_with(b"## $ "))
+                .flatten()
+                .copied()
+                .collect()
+        };
+        assert_eq!(
+            without_command(&from_pg.stdout),
+            without_command(&from_sqlite.stdout),
+            "{format}"
+        );
+        let shown = text(&from_pg.stdout);
+        assert!(!shown.contains(pg::PASSWORD), "{shown}");
+        if format == "hashdeep" {
+            assert!(shown.contains("--catalog postgresql://fixity:***@"), "{shown}");
+        } else {
+            assert_eq!(from_pg.stdout, from_sqlite.stdout, "{format}");
+        }
+        assert_eq!(from_pg.stderr, from_sqlite.stderr, "{format}");
+    }
+}
+
+#[test]
+fn a_busy_tree_is_refused_or_waited_for() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    let scan = |extra: &[&str]| {
+        on_host(
+            d.path(),
+            "h",
+            &[&["verify", "-q", "--catalog", &db.url][..], extra, &["t"]].concat(),
+        )
+    };
+    assert!(
+        on_host(d.path(), "h", &["scan", "-q", "--catalog", &db.url, "t"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut c = db.client();
+    let tree: i32 = c.query_one("SELECT id FROM fixity.trees", &[]).unwrap().get(0);
+    // The run lock of another run (its class, then the tree's id).
+    c.execute("SELECT pg_advisory_lock($1, $2)", &[&0x6669_7801i32, &tree]).unwrap();
+    let out = scan(&[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("is busy for h:") && err.contains("pass --wait"), "{err}");
+    assert!(err.contains("fixity:***@127.0.0.1") && !err.contains(pg::PASSWORD), "{err}");
+    // Another tree (another host's) is not held up.
+    assert!(
+        on_host(d.path(), "other", &["scan", "-q", "--catalog", &db.url, "t"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // With --wait the run queues until the lock is let go.
+    let mut waiting = scan(&["--wait"]).spawn().unwrap();
+    wait_until_blocked(&db);
+    assert!(waiting.try_wait().unwrap().is_none(), "still waiting for the lock");
+    c.execute("SELECT pg_advisory_unlock($1, $2)", &[&0x6669_7801i32, &tree]).unwrap();
+    assert!(waiting.wait().unwrap().success());
+}
+
+#[test]
+fn a_wrong_password_or_no_server_is_exit_2_naming_the_catalog_not_the_password() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    let wrong = db.url_with_password("not-the-password");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let nobody = format!("postgresql://fixity:{}@127.0.0.1:{port}/x", pg::PASSWORD);
+    for (url, why) in [(&wrong, "password authentication failed"), (&nobody, "Connection refused")]
+    {
+        for args in
+            [&["scan", "t"][..], &["verify", "t"], &["status"], &["status", "t"], &["export", "t"]]
+        {
+            let out = fixity(d.path()).args(args).args(["--catalog", url]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?} {url}");
+            let err = text(&out.stderr);
+            let shown = url.replace(pg::PASSWORD, "***").replace("not-the-password", "***");
+            assert!(err.contains(&format!("cannot connect to catalog {shown}: ")), "{err}");
+            assert!(err.contains(why), "{err}");
+            assert!(!err.contains(pg::PASSWORD) && !err.contains("not-the-password"), "{err}");
+        }
+    }
+    // The password from PGPASSWORD when the URL has none; a bad PGSSLMODE is named.
+    let bare = db.url.replace(&format!(":{}@", pg::PASSWORD), "@");
+    let out = fixity(d.path())
+        .args(["scan", "-q", "--catalog", &bare, "t"])
+        .env("PGPASSWORD", pg::PASSWORD)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = fixity(d.path())
+        .args(["status", "--catalog", &bare])
+        .env("PGSSLMODE", "sometimes")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("PGSSLMODE \"sometimes\""), "{}", text(&out.stderr));
 }

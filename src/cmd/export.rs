@@ -7,6 +7,7 @@ use super::Status;
 use crate::cli::ExportArgs;
 use anyhow::{Context, anyhow, bail};
 use fixity::algo::{self, Algorithm};
+use fixity::catalog::postgres::{is_url, mask};
 use fixity::catalog::{OpenOptions, StoreSpec, open_store};
 use fixity::formats::{FileEntry, Invocation, OutputFormat, WriteOptions, xxhsum};
 use fixity::output::AtomicFile;
@@ -72,6 +73,14 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
         let tree = std::path::absolute(&args.path)
             .with_context(|| format!("cannot find {}", quote_env(path_bytes(&args.path))))?;
         opts.invocation = Invocation::current(path_bytes(&tree));
+        // The command line is written into the manifest: never a catalog's password.
+        let words: Vec<Vec<u8>> = std::env::args_os()
+            .map(|w| match w.to_str().filter(|w| is_url(w.as_bytes())) {
+                Some(url) => mask(url).into_bytes(),
+                None => w.into_encoded_bytes(),
+            })
+            .collect();
+        opts.invocation.command = words.join(&b' ');
     }
     let mut writer =
         format.writer(vec![algo], opts).map_err(|r| anyhow!(r.catalog_message(algo)))?;
