@@ -114,6 +114,19 @@ pub struct Pass {
     pub after: Option<Vec<u8>>,
 }
 
+impl Pass {
+    /// The pass a run takes part in, for a store that keeps the start of the pass
+    /// under way (`stored`): a slice (`sliced`) joins it; a run without a budget is a
+    /// pass of its own, begun `now`.
+    pub(crate) fn joined(stored: Option<i64>, sliced: bool, now: i64) -> Pass {
+        let since = match stored {
+            Some(p) if sliced => p,
+            _ => now,
+        };
+        Pass { since, after: None }
+    }
+}
+
 /// Where the verification pass is, for `fixity status`.
 #[derive(Clone, Debug, Default)]
 pub enum PassState {

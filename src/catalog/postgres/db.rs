@@ -115,6 +115,18 @@ impl Db {
         rows.iter().map(|r| self.record(r)).collect()
     }
 
+    /// Up to `limit` records of the rows `sql` selects (`$2`: the path they follow,
+    /// `$3`: the limit), in path order.
+    fn records_after(
+        &mut self,
+        sql: &'static str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Record>, PgError> {
+        let rows = self.query(sql, &[&after.unwrap_or(START), &(limit as i64)])?;
+        Ok(self.records(rows))
+    }
+
     /// Up to `limit` records (present or missing) after `after`, in byte order of their
     /// paths: the order a sorted walk visits them.
     pub(super) fn by_path(
@@ -122,13 +134,13 @@ impl Db {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Record>, PgError> {
-        let rows = self.query(
+        self.records_after(
             select_records!(
                 "FROM fixity.files WHERE tree = $1 AND path > $2 ORDER BY path LIMIT $3"
             ),
-            &[&after.unwrap_or(START), &(limit as i64)],
-        )?;
-        Ok(self.records(rows))
+            after,
+            limit,
+        )
     }
 
     /// Up to `limit` present records not looked at since `pass_start`, least recently
@@ -158,14 +170,14 @@ impl Db {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Record>, PgError> {
-        let rows = self.query(
+        self.records_after(
             select_records!(
                 "FROM fixity.files WHERE tree = $1 AND missing_since IS NOT NULL AND path > $2
-             ORDER BY path LIMIT $3"
+                 ORDER BY path LIMIT $3"
             ),
-            &[&after.unwrap_or(START), &(limit as i64)],
-        )?;
-        Ok(self.records(rows))
+            after,
+            limit,
+        )
     }
 
     /// Up to `limit` (path, missing) pairs after `after`, in path order.

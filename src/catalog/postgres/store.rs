@@ -267,11 +267,7 @@ impl Store for PgStore {
 
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
         let (stored, _) = self.read(|db| db.pass_times())?;
-        let since = match stored {
-            Some(p) if sliced => p,
-            _ => now,
-        };
-        Ok(Pass { since, after: None })
+        Ok(Pass::joined(stored, sliced, now))
     }
 
     fn pass_begun(&mut self, since: i64) -> Result<(), StoreError> {

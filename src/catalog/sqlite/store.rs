@@ -266,11 +266,7 @@ impl Store for SqliteStore {
 
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
         let stored = self.cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok());
-        let since = match stored {
-            Some(p) if sliced => p,
-            _ => now,
-        };
-        Ok(Pass { since, after: None })
+        Ok(Pass::joined(stored, sliced, now))
     }
 
     fn pass_begun(&mut self, since: i64) -> Result<(), StoreError> {
