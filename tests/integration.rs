@@ -14,6 +14,7 @@ mod faults;
 mod golden;
 mod hash;
 mod hashdeep;
+mod plan;
 mod rhash;
 mod roundtrip;
 mod safety;

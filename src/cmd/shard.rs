@@ -217,6 +217,10 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
         None => Box::new(io::BufWriter::with_capacity(64 * 1024, stdout.lock())),
     };
     let mut writer: Option<Box<dyn ManifestWriter>> = None;
+    // Where each of the writer's algorithms is among the parts' (a writer may put them
+    // in its own order, as rhash's do).
+    let mut order: Vec<usize> = Vec::new();
+    let mut digests = Vec::new();
     let mut line = Vec::with_capacity(512);
     let mut failed = false;
     let mut write_err: Option<io::Error> = None;
@@ -225,8 +229,15 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
             merge::Step::Start(algos) => {
                 let mut w = args
                     .format
-                    .writer(algos.to_vec(), WriteOptions::default())
+                    .writer(args.format.algorithms(Some(algos.to_vec())), WriteOptions::default())
                     .map_err(|r| r.hash_message())?;
+                order = w
+                    .algorithms()
+                    .iter()
+                    .map(|a| {
+                        algos.iter().position(|b| b.name == a.name).expect("the parts' algorithms")
+                    })
+                    .collect();
                 line.clear();
                 w.header(&mut line);
                 writer = Some(w);
@@ -238,9 +249,11 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
             let w = writer.as_mut().expect("started");
             line.clear();
             match r {
-                Record::Hashed { name, size, mtime_ns, digests, changed } => {
+                Record::Hashed { name, size, mtime_ns, digests: found, changed } => {
                     let mtime = mtime_ns.map(|ns| ns.div_euclid(1_000_000_000) as i64);
-                    let file = FileEntry { name, size: *size, mtime, digests };
+                    digests.clear();
+                    digests.extend(order.iter().map(|&i| found[i]));
+                    let file = FileEntry { name, size: *size, mtime, digests: &digests };
                     if let Err(e) = w.record(&file, &mut line) {
                         ui::error(&e.message(&quote_env(name)));
                         failed = true;
@@ -313,7 +326,7 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
 /// `fixity merge --status`.
 fn show_status(plan: &Plan, json: bool) -> anyhow::Result<Status> {
     let st = merge::status(plan)?;
-    let all_done = st.strays.is_empty() && st.parts.iter().all(|p| matches!(p, PartState::Done(_)));
+    let all_done = st.complete() && st.parts.iter().all(|p| matches!(p, PartState::Done(_)));
     if json {
         let parts: Vec<serde_json::Value> = st
             .parts
@@ -341,7 +354,7 @@ fn show_status(plan: &Plan, json: bool) -> anyhow::Result<Status> {
             .collect();
         let strays: Vec<serde_json::Value> =
             st.strays.iter().map(|(n, w)| serde_json::json!({ "file": n, "why": w })).collect();
-        let doc = serde_json::json!({ "plan": plan.id, "parts": parts, "strays": strays, "complete": all_done });
+        let doc = serde_json::json!({ "plan": plan.id, "parts": parts, "strays": strays, "mixed": st.mixed, "complete": all_done });
         println!("{doc}");
     } else {
         let mut counts = std::collections::BTreeMap::new();
@@ -376,6 +389,9 @@ fn show_status(plan: &Plan, json: bool) -> anyhow::Result<Status> {
         }
         for (name, why) in &st.strays {
             println!("{name}: stray: {why}");
+        }
+        if let Some(m) = &st.mixed {
+            println!("mixed algorithms: {m}: run it again with the others'");
         }
         let summary: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
         println!("plan {}: {} parts: {}", plan.id, st.parts.len(), summary.join(", "));

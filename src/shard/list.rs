@@ -39,7 +39,8 @@ impl Entry {
         Entry::File { name, mode, size, mtime_ns }
     }
 
-    fn line(&self) -> String {
+    /// The entry as a line of a list (with its newline).
+    pub fn to_line(&self) -> String {
         match self {
             Entry::File { name, mode, size, mtime_ns } => {
                 let m = match mode {
@@ -56,7 +57,8 @@ impl Entry {
         }
     }
 
-    fn parse(line: &str) -> Option<Entry> {
+    /// The entry a line of a list (without its newline) holds, if it is one.
+    pub fn parse(line: &str) -> Option<Entry> {
         let f: Vec<&str> = line.split(' ').collect();
         let text = |s: &str| unesc(s).map(|b| String::from_utf8_lossy(&b).into_owned());
         Some(match f[..] {
@@ -104,7 +106,7 @@ impl ListWriter {
             self.files += 1;
             self.bytes += size;
         }
-        let line = e.line();
+        let line = e.to_line();
         self.hash.update(line.as_bytes());
         self.out.write_all(line.as_bytes()).map_err(PlanError::io(&self.path))
     }

@@ -49,13 +49,29 @@ impl PartState {
 pub struct Status {
     pub parts: Vec<PartState>,
     pub strays: Vec<(String, String)>,
+    /// Parts hashed with other algorithms than part 0's, named.
+    pub mixed: Option<String>,
 }
 
 impl Status {
     /// Whether every part can be merged and nothing stray is there.
     pub fn complete(&self) -> bool {
-        self.strays.is_empty() && self.parts.iter().all(PartState::mergeable)
+        self.strays.is_empty()
+            && self.mixed.is_none()
+            && self.parts.iter().all(PartState::mergeable)
     }
+
+    /// The algorithms of the first part hashed.
+    pub fn algorithms(&self) -> Option<&[&'static Algorithm]> {
+        self.parts.iter().find_map(|p| match p {
+            PartState::Done(h) | PartState::Failed(h) => Some(&h.algorithms[..]),
+            _ => None,
+        })
+    }
+}
+
+fn names(a: &[&Algorithm]) -> String {
+    a.iter().map(|a| a.name).collect::<Vec<_>>().join(",")
 }
 
 /// Reads the state of every part of `plan`.
@@ -99,7 +115,22 @@ pub fn status(plan: &Plan) -> Result<Status, PlanError> {
             }
         });
     }
-    Ok(Status { parts, strays })
+    let mut st = Status { parts, strays, mixed: None };
+    if let Some(first) = st.algorithms() {
+        let first = names(first);
+        let (i0, _) = st.parts.iter().enumerate().find(|(_, p)| p.mergeable()).expect("one is");
+        let other = st.parts.iter().enumerate().find_map(|(i, p)| match p {
+            PartState::Done(h) | PartState::Failed(h) if names(&h.algorithms) != first => {
+                Some(format!(
+                    "part-{i} was hashed with {}, part-{i0} with {first}",
+                    names(&h.algorithms)
+                ))
+            }
+            _ => None,
+        });
+        st.mixed = other;
+    }
+    Ok(st)
 }
 
 /// Why a merge cannot be made.
@@ -158,29 +189,14 @@ pub fn merge(
         for (name, reason) in &st.strays {
             why.push(format!("{name}: {reason}"));
         }
+        why.extend(st.mixed.clone());
         return Err(MergeError::Refused(format!(
             "cannot merge {}: {}",
             plan.dir.display(),
             why.join("; ")
         )));
     }
-    let algorithms = match &st.parts[0] {
-        PartState::Done(h) | PartState::Failed(h) => h.algorithms.clone(),
-        _ => unreachable!("complete"),
-    };
-    let names = |a: &[&Algorithm]| a.iter().map(|a| a.name).collect::<Vec<_>>().join(",");
-    for (i, p) in st.parts.iter().enumerate() {
-        if let PartState::Done(h) | PartState::Failed(h) = p
-            && names(&h.algorithms) != names(&algorithms)
-        {
-            return Err(MergeError::Refused(format!(
-                "cannot merge {}: part-{i} was hashed with {}, part-0 with {}",
-                plan.dir.display(),
-                names(&h.algorithms),
-                names(&algorithms)
-            )));
-        }
-    }
+    let algorithms = st.algorithms().expect("complete").to_vec();
     each(Step::Start(&algorithms)).map_err(MergeError::Refused)?;
     let mut sorter = LineSorter::new(&plan.dir, 64 << 20);
     let mut merged = Merged { algorithms, files: 0, bytes: 0, problems: 0, root: String::new() };

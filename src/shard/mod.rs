@@ -182,10 +182,13 @@ impl Plan {
             let mut reader = ListReader::open(&scratch)?;
             let (mut left_files, mut left_bytes) = (files, bytes);
             let mut next = reader.next_entry()?;
+            // At most `cap` files in a part, and at least what the parts after it leave
+            // over at `cap` each.
+            let cap = (files.div_ceil(opts.parts as u64) * opts.files_factor.max(1)).max(1);
             for i in 0..opts.parts {
                 let left_parts = (opts.parts - i) as u64;
                 let share = left_bytes.div_ceil(left_parts);
-                let cap = (left_files.div_ceil(left_parts) * opts.files_factor.max(1)).max(1);
+                let at_least = left_files.saturating_sub((left_parts - 1) * cap);
                 let path = dir.join(format!("list-{i}"));
                 let mut w = ListWriter::create(&path)?;
                 while let Some(entry) = next.take() {
@@ -193,6 +196,7 @@ impl Plan {
                     if let Entry::File { size, .. } = &entry
                         && !last
                         && w.files > 0
+                        && w.files >= at_least
                         && (w.bytes + size > share || w.files >= cap)
                     {
                         next = Some(entry);
@@ -350,4 +354,3 @@ pub fn host_name() -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
-

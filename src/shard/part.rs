@@ -60,7 +60,8 @@ impl Record {
         }
     }
 
-    fn line(&self) -> String {
+    /// The record as a line of a part file (with its newline).
+    pub fn to_line(&self) -> String {
         match self {
             Record::Hashed { name, size, mtime_ns, digests, changed } => {
                 let m = mtime_ns.map_or("-".to_string(), |t| t.to_string());
@@ -77,7 +78,8 @@ impl Record {
         }
     }
 
-    fn parse(line: &str, algos: &[&'static Algorithm]) -> Option<Record> {
+    /// The record a line of a part file hashed with `algos` holds, if it is one.
+    pub fn parse(line: &str, algos: &[&'static Algorithm]) -> Option<Record> {
         let f: Vec<&str> = line.split(' ').collect();
         let text = |s: &str| unesc(s).map(|b| String::from_utf8_lossy(&b).into_owned());
         let flag = |s: &str| match s {
@@ -246,7 +248,7 @@ pub fn run(
             },
         };
         head.problems += u64::from(record.is_problem() && !matches!(record, Record::Hashed { .. }));
-        if let Err(e) = write(&mut out, &record.line()) {
+        if let Err(e) = write(&mut out, &record.to_line()) {
             failure = Some(e);
             return false;
         }
