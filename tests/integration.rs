@@ -17,6 +17,7 @@ mod hashdeep;
 mod rhash;
 mod roundtrip;
 mod safety;
+mod scale;
 mod storage;
 mod upstream;
 mod util;
