@@ -157,6 +157,9 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
         .arg("--output")
         .arg(dir.join("slurm-%A_%a.out"))
         .args(["--wrap", &wrap])
+        // The tasks get this environment (sbatch --export=ALL): the same locale as the
+        // one-machine run.
+        .env("LC_ALL", "C")
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -342,9 +345,9 @@ fn the_kubernetes_example_is_an_indexed_job_over_the_plans_parts() {
     let docs = YamlLoader::load_from_str(&source).expect("the example is valid YAML");
     assert!(docs.iter().all(|d| d["kind"].as_str() == Some("Job")), "every document is a Job");
     let runs = |sub: &str| -> &Yaml {
-        let mut found = docs.iter().filter(|d| {
-            words(container(d)).windows(2).any(|w| w[0] == "fixity" && w[1] == sub)
-        });
+        let mut found = docs
+            .iter()
+            .filter(|d| words(container(d)).windows(2).any(|w| w[0] == "fixity" && w[1] == sub));
         let job = found.next().unwrap_or_else(|| panic!("a Job runs fixity {sub}"));
         assert!(found.next().is_none(), "one Job runs fixity {sub}");
         job
@@ -367,8 +370,9 @@ fn the_kubernetes_example_is_an_indexed_job_over_the_plans_parts() {
     let plan_dir = flag_after(&hash_words, "hash", "--plan").expect("fixity hash --plan DIR");
     assert!(flag_after(&hash_words, "hash", "--part").is_none(), "the index is the pod's");
     assert_eq!(flag_after(&plan_words, "plan", "-o"), Some(plan_dir.clone()), "the same plan");
-    let merge_at = words(container(merger)).windows(3).any(|w| w[..2] == ["fixity", "merge"]
-        && w[2] == plan_dir);
+    let merge_at = words(container(merger))
+        .windows(3)
+        .any(|w| w[..2] == ["fixity", "merge"] && w[2] == plan_dir);
     assert!(merge_at, "the merge Job runs fixity merge {plan_dir}");
 
     // The tree and the plan are on one shared volume, seen at the same place by all.
