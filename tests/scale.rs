@@ -53,12 +53,16 @@ fn one_machine(dir: &Path) -> Vec<u8> {
     out.stdout
 }
 
-/// `fixity plan tree --parts 4 -o plan` in `dir`.
-fn plan(dir: &Path) {
+/// A temporary directory with the test tree, planned there:
+/// `fixity plan tree --parts 4 -o plan`.
+fn planned_tree() -> tempfile::TempDir {
+    let d = util::tempdir();
+    make_tree(d.path());
     let parts = PARTS.to_string();
-    let out = run(dir, ["plan", "tree", "--parts", &parts, "-o", "plan"]);
+    let out = run(d.path(), ["plan", "tree", "--parts", &parts, "-o", "plan"]);
     ok("fixity plan", &out);
     assert!(!text(&out.stdout).trim().is_empty(), "plan prints its id");
+    d
 }
 
 /// `fixity merge plan -o merged.sha256` in `dir`: the merged manifest and the root line.
@@ -143,10 +147,8 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
     if let Some(why) = slurm_unready() {
         return util::missing("slurm", &why);
     }
-    let d = util::tempdir();
+    let d = planned_tree();
     let dir = d.path();
-    make_tree(dir);
-    plan(dir);
     let wrap = format!("{} hash --plan plan -a sha256", sh_quote(env!("CARGO_BIN_EXE_fixity")));
     let name = format!("fixity-scale-{}", std::process::id());
     let mut child = Command::new("sbatch")
@@ -196,10 +198,8 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
 
 #[test]
 fn indexed_pods_in_any_order_merge_to_the_one_machine_manifest() {
-    let d = util::tempdir();
+    let d = planned_tree();
     let dir = d.path();
-    make_tree(dir);
-    plan(dir);
     // Pods start in any order; the last index has not run yet.
     for i in ["2", "0", "3"] {
         ok(&format!("JOB_COMPLETION_INDEX={i}"), &as_pod(dir, i));
@@ -229,10 +229,8 @@ fn indexed_pods_in_any_order_merge_to_the_one_machine_manifest() {
 
 #[test]
 fn the_part_index_comes_from_the_flag_then_slurm_then_kubernetes() {
-    let d = util::tempdir();
+    let d = planned_tree();
     let dir = d.path();
-    make_tree(dir);
-    plan(dir);
     let hash = || {
         let mut c = fixity(dir);
         c.args(["hash", "--plan", "plan", "-a", "sha256"])
