@@ -65,31 +65,44 @@ fn planned_tree() -> tempfile::TempDir {
     d
 }
 
-/// `fixity merge plan -o merged.sha256` in `dir`: the merged manifest and the root line.
-fn merge(dir: &Path) -> (Vec<u8>, String) {
-    let out = run(dir, ["merge", "plan", "-o", "merged.sha256"]);
-    ok("fixity merge", &out);
-    let stderr = text(&out.stderr);
-    let root = stderr.lines().find(|l| l.starts_with("fixity: root: ")).map(str::to_owned);
-    let root = root.unwrap_or_else(|| panic!("merge prints \"fixity: root: ...\":\n{stderr}"));
-    (std::fs::read(dir.join("merged.sha256")).unwrap(), root)
-}
-
-/// `fixity merge plan --status`: its exit code and its output.
-fn status(dir: &Path) -> (Option<i32>, String) {
-    let out = run(dir, ["merge", "plan", "--status"]);
-    (out.status.code(), text(&out.stdout))
-}
-
-/// Asserts that `--status` says every part is done.
-fn all_done(dir: &Path) {
-    let (code, said) = status(dir);
-    assert_eq!(code, Some(0), "--status exits 0 when every part is done:\n{said}");
-    let done = said.lines().filter(|l| l.contains("done")).count();
-    assert_eq!(done, PARTS, "one line per part, each done:\n{said}");
-    for word in ["missing", "failed", "stale"] {
-        assert!(!said.contains(word), "no part is {word}:\n{said}");
+/// `fixity merge plan` in `dir`, the manifest on stdout or, with `to_file`, written with
+/// `-o merged.sha256`: the manifest and the root line (`root blake3:... over ...`).
+fn merge(dir: &Path, to_file: bool) -> (Vec<u8>, String) {
+    let mut args = vec!["merge", "plan"];
+    if to_file {
+        args.extend(["-o", "merged.sha256"]);
     }
+    let out = run(dir, &args);
+    ok("fixity merge", &out);
+    // The root line is on stderr after a manifest on stdout, and on stdout with -o.
+    let said = if to_file { text(&out.stdout) } else { text(&out.stderr) };
+    let root = said.lines().find_map(|l| l.trim_start_matches("fixity: ").strip_prefix("root "));
+    let root = root.unwrap_or_else(|| panic!("merge prints its root digest:\n{said}"));
+    let manifest =
+        if to_file { std::fs::read(dir.join("merged.sha256")).unwrap() } else { out.stdout };
+    (manifest, root.to_owned())
+}
+
+/// `fixity merge plan --status --json`: its exit code and each part's state, in order.
+fn status(dir: &Path) -> (Option<i32>, Vec<String>) {
+    let out = run(dir, ["merge", "plan", "--status", "--json"]);
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--status --json: {e}:\n{}", text(&out.stdout)));
+    let parts = said["parts"].as_array().expect("--status --json lists the parts");
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["part"].as_u64(), Some(i as u64), "parts in order: {said}");
+    }
+    let states = parts.iter().map(|p| p["state"].as_str().unwrap_or("?").to_owned());
+    (out.status.code(), states.collect())
+}
+
+/// Asserts that `--status` says every part is done, in JSON and in words.
+fn all_done(dir: &Path) {
+    let (code, states) = status(dir);
+    assert_eq!(states, vec!["done"; PARTS], "every part is done");
+    assert_eq!(code, Some(0), "--status --json exits 0 when every part is done");
+    let out = run(dir, ["merge", "plan", "--status"]);
+    assert_eq!(out.status.code(), Some(0), "--status exits 0:\n{}", text(&out.stdout));
 }
 
 /// `fixity hash --plan plan -a sha256` with the index as Kubernetes gives it: only
@@ -192,8 +205,12 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
         assert!(logs.contains(&format!("_{i}.out\n")), "array task {i} ran:\n{logs}");
     }
     all_done(dir);
-    let (merged, _root) = merge(dir);
-    assert!(merged == one_machine(dir), "merged manifest differs from one machine's");
+    let want = one_machine(dir);
+    let (merged, root) = merge(dir, true);
+    assert!(merged == want, "the merged manifest (-o) differs from one machine's");
+    let (merged, root_again) = merge(dir, false);
+    assert!(merged == want, "the merged manifest (stdout) differs from one machine's");
+    assert_eq!(root, root_again, "one root digest, with -o or without");
 }
 
 #[test]
@@ -204,25 +221,26 @@ fn indexed_pods_in_any_order_merge_to_the_one_machine_manifest() {
     for i in ["2", "0", "3"] {
         ok(&format!("JOB_COMPLETION_INDEX={i}"), &as_pod(dir, i));
     }
-    let (code, said) = status(dir);
-    assert_eq!(code, Some(1), "--status exits 1 while a part is missing:\n{said}");
-    assert!(said.contains("missing"), "--status names the missing part:\n{said}");
+    let (code, states) = status(dir);
+    assert_eq!(states, ["done", "missing", "done", "done"], "--status says part 1 is missing");
+    assert_eq!(code, Some(1), "--status exits 1 while a part is missing");
     let early = run(dir, ["merge", "plan", "-o", "merged.sha256"]);
     assert_eq!(early.status.code(), Some(2), "merge refuses while part 1 is missing");
     let why = text(&early.stderr);
-    assert!(why.contains("missing") && why.contains('1'), "merge names part 1: {why}");
+    assert!(why.contains("part-1 missing"), "merge names part 1: {why}");
+    assert!(!why.contains("part-0") && !why.contains("part-2"), "and only part 1: {why}");
     assert!(!dir.join("merged.sha256").exists(), "a refused merge writes nothing");
 
     ok("JOB_COMPLETION_INDEX=1", &as_pod(dir, "1"));
     all_done(dir);
-    let (first, root) = merge(dir);
+    let (first, root) = merge(dir, false);
     let want = one_machine(dir);
     assert!(first == want, "merged manifest differs from one machine's");
 
     // A pod retried after it succeeded (a node lost after the write) changes nothing.
     ok("JOB_COMPLETION_INDEX=0 again", &as_pod(dir, "0"));
     all_done(dir);
-    let (again, root_again) = merge(dir);
+    let (again, root_again) = merge(dir, true);
     assert!(again == want, "merge after a re-run part differs from one machine's");
     assert_eq!(root_again, root, "the root digest is the same after a re-run part");
 }
