@@ -243,6 +243,43 @@ fn indexed_pods_in_any_order_merge_to_the_one_machine_manifest() {
     let (again, root_again) = merge(dir, true);
     assert!(again == want, "merge after a re-run part differs from one machine's");
     assert_eq!(root_again, root, "the root digest is the same after a re-run part");
+
+    // The root is over the sorted records: the same for the tree in one part.
+    ok("plan in one part", &run(dir, ["plan", "tree", "--parts", "1", "-o", "whole"]));
+    ok("the one part", &run(dir, ["hash", "--plan", "whole", "--part", "0", "-a", "sha256"]));
+    let whole = run(dir, ["merge", "whole"]);
+    ok("merge whole", &whole);
+    assert!(whole.stdout == want, "one part merges to the one-machine manifest too");
+    let said = text(&whole.stderr);
+    assert!(said.contains(&format!("root {root}")), "the same root in one part: {said}");
+}
+
+#[test]
+fn a_failed_part_is_mended_by_running_its_index_again() {
+    let d = planned_tree();
+    let dir = d.path();
+    let lost = dir.join("tree/with space.txt");
+    let (data, mtime) = (std::fs::read(&lost).unwrap(), lost.metadata().unwrap().modified());
+    std::fs::remove_file(&lost).unwrap();
+    let codes: Vec<_> = (0..PARTS).map(|i| as_pod(dir, &i.to_string()).status.code()).collect();
+    let failed: Vec<_> = (0..PARTS).filter(|&i| codes[i] != Some(0)).collect();
+    assert_eq!(failed.len(), 1, "one part holds the lost file: exit codes {codes:?}");
+    let bad = failed[0];
+    assert_eq!(codes[bad], Some(1), "a file not read: exit 1");
+    let (code, states) = status(dir);
+    assert_eq!(states[bad], "failed", "--status: {states:?}");
+    assert_eq!(code, Some(1), "--status exits 1 with a failed part");
+    let out = run(dir, ["merge", "plan"]);
+    assert_eq!(out.status.code(), Some(1), "a failed part merges as a run with a lost file");
+    assert!(text(&out.stderr).contains("with space.txt"), "{}", text(&out.stderr));
+
+    // Put back as it was planned, and run that index alone again.
+    std::fs::write(&lost, &data).unwrap();
+    std::fs::File::options().write(true).open(&lost).unwrap().set_modified(mtime.unwrap()).unwrap();
+    ok("the failed index again", &as_pod(dir, &bad.to_string()));
+    all_done(dir);
+    let (merged, _) = merge(dir, true);
+    assert!(merged == one_machine(dir), "the mended merge is the one-machine manifest");
 }
 
 #[test]
