@@ -18,6 +18,7 @@ mod plan;
 mod rhash;
 mod roundtrip;
 mod safety;
+mod scale;
 mod storage;
 mod upstream;
 mod util;
