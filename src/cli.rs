@@ -47,7 +47,18 @@ pub enum Command {
     /// BagIt bags (RFC 8493): make a directory into a bag in place, validate bags.
     #[command(subcommand)]
     Bag(BagCommand),
+    /// Freeze a tree's file list into N parts balanced by bytes, for `hash --plan` on
+    /// many machines (a Slurm array, a Kubernetes Indexed Job) and `merge`.
+    #[command(after_help = PLAN_EXIT)]
+    Plan(PlanArgs),
+    /// Merge the parts of a plan into the manifest one `fixity hash` would have written,
+    /// and print a root digest of the tree; or show where the parts stand (--status).
+    #[command(after_help = MERGE_EXIT)]
+    Merge(MergeArgs),
 }
+
+const PLAN_EXIT: &str = "Exit status: 0 planned; 1 planned, but the walk could not enter some directories (they are reported again by the merge); 2 no plan (usage, an unwritable directory, a directory that holds results of a plan).";
+const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every part done); 1 merged, with files that could not be read or changed since the plan (with --status: some part not done); 2 no merge (a part missing, of another plan, or covering other files; a bad plan).";
 
 const SCRUB_EXIT: &str = "Exit status: 0 clean; 1 findings (corrupt, missing or unreadable files); \
 2 could not run (usage, a catalog that cannot be opened, read or written, a failed write of the \
@@ -267,6 +278,52 @@ pub struct StatusArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Into how many parts to split the files.
+    #[arg(long, value_name = "N")]
+    pub parts: usize,
+    /// The plan directory (made if needed).
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Take the files and trees from FILE (`-`: standard input), NUL-separated (`find
+    /// -print0`, GPFS policy lists, dwalk, fpart), instead of PATHs.
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    pub from_list: Option<PathBuf>,
+    /// A part is cut at K times the even share of files (files / N), even when its bytes
+    /// are below its share: many tiny files cost per file, not per byte.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub files_bound: u64,
+    /// Follow symbolic links inside trees.
+    #[arg(short = 'L', long)]
+    pub follow: bool,
+    /// Leave out names matching GLOB (as `hash --exclude`).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Files and trees, as `fixity hash` takes them.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The plan directory.
+    #[arg(value_name = "DIR")]
+    pub plan: PathBuf,
+    /// Manifest format (any `hash --format`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "gnu")]
+    pub format: OutputFormat,
+    /// Write the manifest to FILE atomically instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Show each part's state (done, failed, missing, stale, overlapping) instead.
+    #[arg(long)]
+    pub status: bool,
+    /// With --status: one JSON object.
+    #[arg(long, requires = "status")]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ExportArgs {
     /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
     /// (postgresql://USER@HOST/DB) holding PATH's tree.
@@ -335,6 +392,13 @@ pub struct HashArgs {
     /// for hashdeep).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
+    /// Hash one part of the plan in DIR (`fixity plan`) and write DIR/part-I; the part is
+    /// --part, else SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["paths", "output", "format"])]
+    pub plan: Option<PathBuf>,
+    /// With --plan: which part (from 0).
+    #[arg(long, value_name = "I", requires = "plan")]
+    pub part: Option<usize>,
     /// Manifest format (--tag, --sfv and --json are shorthands; rhash's layouts too).
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["tag", "sfv", "json"])]
     pub format: Option<OutputFormat>,

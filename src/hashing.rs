@@ -17,6 +17,8 @@ pub enum Inputs {
     /// Files already listed (by a walk done before, as `--embed-crc` does so as not to
     /// walk what it renames).
     Listed(Vec<Source>),
+    /// Files from a list read as the run goes (a planned part's).
+    Stream(Box<dyn Iterator<Item = Source>>),
 }
 
 /// A validated hash job: which files, which algorithms, how to read.
@@ -96,6 +98,13 @@ pub fn run(plan: HashPlan, mut on_event: impl FnMut(HashEvent) -> bool) {
             match inputs {
                 Inputs::Sources(sources) => sources.each(&mut each),
                 Inputs::Listed(files) => {
+                    for f in files {
+                        if !each(f) {
+                            break;
+                        }
+                    }
+                }
+                Inputs::Stream(files) => {
                     for f in files {
                         if !each(f) {
                             break;

@@ -70,6 +70,7 @@ pub mod pipeline;
 pub mod read;
 pub mod resolve;
 pub mod scrub;
+pub mod shard;
 pub mod sources;
 pub mod storage;
 pub mod units;

@@ -366,6 +366,7 @@ impl Hasher for Md5 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::multibuf::tests::Rng;
     use super::*;
     use ::md5::Digest as _;
 
@@ -402,20 +403,6 @@ mod tests {
         }
     }
 
-    /// A small generator so the test needs no seed file: xorshift64*.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     fn reference(data: &[u8]) -> String {
         ::md5::Md5::digest(data).iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -423,7 +410,7 @@ mod tests {
     #[test]
     fn same_as_md5_crate_at_every_short_length() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let data: Vec<u8> = (0..300).map(|_| rng.next() as u8).collect();
+        let data = rng.bytes(300);
         for n in 0..=data.len() {
             assert_eq!(of(&data[..n]), reference(&data[..n]), "length {n}");
         }
@@ -432,7 +419,7 @@ mod tests {
     #[test]
     fn same_as_md5_crate_at_random_lengths_fed_in_random_pieces() {
         let mut rng = Rng(0x0123_4567_89ab_cdef);
-        let data: Vec<u8> = (0..3 << 20).map(|_| rng.next() as u8).collect();
+        let data = rng.bytes(3 << 20);
         for _ in 0..24 {
             let n = rng.below(data.len() + 1);
             let start = rng.below(data.len() - n + 1);
@@ -451,7 +438,7 @@ mod tests {
     #[test]
     fn compress_matches_the_crate_block_by_block() {
         let mut rng = Rng(42);
-        let data: Vec<u8> = (0..64 * 37).map(|_| rng.next() as u8).collect();
+        let data = rng.bytes(64 * 37);
         let (blocks, _) = data.as_chunks::<64>();
         for n in [0, 1, 2, 3, 36, 37] {
             let mut ours =

@@ -12,6 +12,7 @@ pub(crate) mod hash;
 mod resolve;
 mod rhash_out;
 mod scrub;
+mod shard;
 mod status;
 mod update;
 
@@ -41,6 +42,7 @@ pub enum Status {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
+        Command::Hash(a) if a.plan.is_some() => shard::part(a),
         Command::Hash(a) if a.rhash.update.is_some() => update::run(a),
         Command::Hash(a) if a.rhash.embed_crc => embedded::embed(a),
         Command::Hash(a) => hash::run(a),
@@ -58,6 +60,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),
         Command::Bag(b) => bag::run(b),
+        Command::Plan(a) => shard::plan(a),
+        Command::Merge(a) => shard::merge(a),
     }
 }
 

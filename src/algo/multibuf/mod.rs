@@ -366,4 +366,4 @@ pub(crate) fn digest(family: Family, state: &State) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -31,20 +31,21 @@ fn kernels(family: Family) -> Vec<&'static Kernel> {
     runs
 }
 
-/// A deterministic pseudo-random byte source (xorshift64*), for reproducible messages.
-struct Rng(u64);
+/// A deterministic pseudo-random byte source (xorshift64*), for reproducible messages
+/// (the MD5 tests use it too).
+pub(in crate::algo) struct Rng(pub(in crate::algo) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(in crate::algo) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545f4914f6cdd1d)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(in crate::algo) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
+    pub(in crate::algo) fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| (self.next() >> 56) as u8).collect()
     }
 }
