@@ -339,18 +339,8 @@ fn plan_id(parts: &[PartInfo]) -> String {
     hex(&h.finalize().as_bytes()[..16])
 }
 
-/// This machine's name, for plans and parts (`FIXITY_HOST` overrides it).
+/// This machine's name, for plans and parts (`FIXITY_HOST` overrides it): the name the
+/// catalog records hosts by.
 pub fn host_name() -> String {
-    if let Some(h) = std::env::var_os("FIXITY_HOST").filter(|h| !h.is_empty()) {
-        return h.to_string_lossy().into_owned();
-    }
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
-    #[allow(unsafe_code)]
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    crate::catalog::postgres::this_host()
 }
