@@ -284,6 +284,20 @@ fn intern(why: String) -> &'static str {
     s
 }
 
+/// The last line of the file at `path`, read from its end (the trailer is short, the
+/// records before it may be millions).
+fn last_line(path: &Path) -> Result<Option<String>, PlanError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).map_err(PlanError::io(path))?;
+    let len = f.metadata().map_err(PlanError::io(path))?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(4096))).map_err(PlanError::io(path))?;
+    let mut tail = Vec::with_capacity(4096);
+    f.read_to_end(&mut tail).map_err(PlanError::io(path))?;
+    let Some(body) = tail.strip_suffix(b"\n") else { return Ok(None) };
+    let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    Ok(Some(String::from_utf8_lossy(&body[start..]).into_owned()))
+}
+
 /// A part file opened for reading: its header and trailer, then its records.
 pub struct PartFile {
     pub header: PartHeader,
@@ -340,11 +354,8 @@ impl PartFile {
             changed: 0,
             finished: 0,
         };
-        let mut last = None;
-        for l in lines.by_ref() {
-            last = Some(l.map_err(PlanError::io(path))?);
-        }
-        let end = last.ok_or_else(|| bad("cut short"))?;
+        drop(lines);
+        let end = last_line(path)?.ok_or_else(|| bad("cut short"))?;
         let n: Vec<i64> = end
             .strip_prefix("end ")
             .ok_or_else(|| bad("no end line: cut short"))?
