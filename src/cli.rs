@@ -233,11 +233,21 @@ pub struct ScrubArgs {
     /// If another run holds the catalog, wait for it instead of failing.
     #[arg(long)]
     pub wait: bool,
+    /// Cover one part of a plan (`fixity plan TREE --parts N -o DIR`) instead of the
+    /// whole tree: the files the part's list names, the records of its range; parts run
+    /// at once on one catalog (a PostgreSQL one across machines).
+    #[arg(long, value_name = "DIR")]
+    pub plan: Option<PathBuf>,
+    /// With --plan: which part (from 0; default: SLURM_ARRAY_TASK_ID or
+    /// JOB_COMPLETION_INDEX).
+    #[arg(long, value_name = "I", requires = "plan")]
+    pub part: Option<usize>,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// The tree (default: the current directory).
-    #[arg(value_name = "PATH", default_value = ".")]
-    pub path: PathBuf,
+    /// The tree (default: the current directory; with --plan, the tree the plan was made
+    /// of).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -252,10 +262,10 @@ pub struct VerifyArgs {
     pub common: ScrubArgs,
     /// Stop starting new reads after this long (e.g. 2h, 30m, 1h30m); the next run
     /// continues where this one stopped.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", conflicts_with = "plan")]
     pub max_duration: Option<String>,
     /// Stop starting new reads after this many bytes (e.g. 500G); the next run continues.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", conflicts_with = "plan")]
     pub max_bytes: Option<String>,
 }
 

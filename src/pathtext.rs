@@ -6,6 +6,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// The name of the directory that holds fixity's state in a tree
+/// (`ROOT/.fixity/catalog.db`): never part of the tree's content (the walk), never read
+/// to probe the storage.
+pub(crate) const STATE_DIR: &str = ".fixity";
+
 /// Whether a name must be escaped in a checksum line: it holds `\`, LF or CR
 /// (coreutils 9 rule; such a line then starts with `\`).
 pub(crate) fn needs_escape(name: &[u8]) -> bool {

@@ -42,6 +42,11 @@ pub fn describe(err: &anyhow::Error) -> String {
         .join(": ")
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 file", "2 files".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// Prints `fixity: MSG` on stderr.
 pub fn error(msg: &str) {
     let line = format!("{}: {msg}\n", program());

@@ -50,8 +50,7 @@ pub struct Exclude {
     keep_state: bool,
 }
 
-/// The directory that holds fixity's state in a tree (`ROOT/.fixity/catalog.db`).
-pub(crate) const STATE_DIR: &str = ".fixity";
+pub(crate) use crate::pathtext::STATE_DIR;
 
 impl Exclude {
     /// Builds the matcher from `--exclude` patterns.
@@ -143,6 +142,27 @@ impl Kind {
     }
 }
 
+/// What a walk would say of the entry at `path` now, looked at by itself (a plan's list
+/// replayed against the tree: `scan|verify --plan`): a file with its stamp, or an entry
+/// skipped on purpose; `None` when no file is there any more (gone, or a directory now).
+/// A `stat` that fails otherwise gives the file without a stamp: reading it reports why.
+pub(crate) fn event_at(path: &Path, follow: bool) -> Option<WalkEvent> {
+    let md = if follow { std::fs::metadata(path) } else { std::fs::symlink_metadata(path) };
+    let md = match md {
+        Ok(md) => md,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return None,
+        Err(_) => return Some(WalkEvent::File(path.to_path_buf(), None)),
+    };
+    Some(match Kind::of(md.file_type()) {
+        Kind::File => WalkEvent::File(path.to_path_buf(), Some(Stamp::of(&md))),
+        Kind::Dir => return None,
+        Kind::Symlink => WalkEvent::Skipped(path.to_path_buf(), NOT_FOLLOWED),
+        Kind::Special(what) => WalkEvent::Skipped(path.to_path_buf(), what),
+    })
+}
+
+const NOT_FOLLOWED: &str = "symbolic link not followed (use -L to follow)";
+
 const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
 
 /// Walks `root` (a directory), calling `emit` for each event in sorted order until it
@@ -185,9 +205,7 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
         }
         let event = match kind {
             Kind::File => WalkEvent::File(path, stamp),
-            Kind::Symlink => {
-                WalkEvent::Skipped(path, "symbolic link not followed (use -L to follow)")
-            }
+            Kind::Symlink => WalkEvent::Skipped(path, NOT_FOLLOWED),
             Kind::Special(what) => WalkEvent::Skipped(path, what),
             Kind::Dir => {
                 let id = if opts.follow {

@@ -427,10 +427,13 @@ fn a_busy_catalog_is_reported_not_corrupted() {
     let d = tempdir();
     write(d.path(), "t/a", b"1");
     cmd_in(d.path(), &["scan", "-q", "t"]);
-    let lock =
-        fixity::catalog::lock::RunLock::acquire(&d.path().join("t/.fixity/catalog.db.lock"), false)
-            .unwrap()
-            .unwrap();
+    let lock = fixity::catalog::lock::RunLock::acquire(
+        &d.path().join("t/.fixity/catalog.db.lock"),
+        false,
+        false,
+    )
+    .unwrap()
+    .unwrap();
     let out = cmd_in(d.path(), &["verify", "t"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is busy"), "{}", text(&out.stderr));
@@ -482,7 +485,7 @@ fn rows(catalog: &Path) -> Vec<(Vec<u8>, u64, i128, Vec<u8>)> {
     let cat = Catalog::open(catalog, false, None).unwrap();
     assert_eq!(cat.integrity_check().unwrap(), "ok");
     let r = cat.reader().unwrap();
-    r.by_path(None, 1_000_000)
+    r.by_path(None, false, 1_000_000)
         .unwrap()
         .into_iter()
         .filter(|row| row.missing_since.is_none())

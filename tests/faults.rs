@@ -608,7 +608,7 @@ fn files_that_shrink_or_grow_while_read_are_reported() {
                 untimed(&text(&out.stdout)),
                 "unreadable  grow.bin: file changed while it was being read\n\
                  unreadable  shrink.bin: file changed while it was being read\n\
-                 verify .: 1 files read (6 B)\n\
+                 verify .: 1 file read (6 B)\n\
                  ok 1, modified 0, CORRUPT 0, missing 0, new 0, moved 0, unreadable 2\n",
                 "{what}: stdout"
             );

@@ -24,6 +24,10 @@ mod cases {
     crate::catalog::catalog_cases!(super::postgres());
 }
 
+mod part_cases {
+    crate::parts::part_cases!(super::postgres());
+}
+
 /// `fixity ARGS` in `dir` as the host `host`.
 fn on_host(dir: &Path, host: &str, args: &[&str]) -> Command {
     let mut c = fixity(dir);
@@ -152,6 +156,56 @@ fn wait_until_blocked(db: &Database) {
         assert!(start.elapsed() < Duration::from_secs(120), "the run never reached the held row");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn parts_run_on_many_hosts_land_in_the_tree_of_the_host_that_made_the_plan() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 600);
+    let want = tree_files(&t);
+    let out =
+        on_host(d.path(), "login", &["plan", "t", "--parts", "4", "-o", "plan"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Four nodes at once, each its own part, as a job array would run them.
+    let nodes: Vec<Child> = (0..4)
+        .map(|i| {
+            let node = format!("node{i}");
+            let mut c =
+                on_host(d.path(), &node, &["scan", "-q", "--catalog", &db.url, "--plan", "plan"]);
+            c.env("SLURM_ARRAY_TASK_ID", i.to_string()).stderr(std::process::Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for n in nodes {
+        let out = n.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let got: Vec<_> = records(&db.url, "login", &t)
+        .into_iter()
+        .map(|r| (r.path, r.size.unwrap(), r.mtime_ns, r.digest.as_bytes().to_vec()))
+        .collect();
+    assert_eq!(got, want);
+    // The fleet has one tree, the plan host's: no node has one of its own.
+    let out = fixity(d.path()).args(["status", "--json", "--catalog", &db.url]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts: Vec<_> = v["hosts"].as_array().unwrap().iter().map(|h| h["host"].clone()).collect();
+    assert_eq!(hosts, ["login"], "{v}");
+    assert_eq!(v["hosts"][0]["trees"][0]["files"], 600, "{v}");
+    // A verify fanned out the same way reads every file once and finds nothing.
+    for i in 0..4 {
+        let out = on_host(
+            d.path(),
+            "other",
+            &["verify", "--catalog", &db.url, "--plan", "plan", "--part", &i.to_string(), "--json"],
+        )
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let stale = records(&db.url, "login", &t).into_iter().filter(|r| r.last_verified == 0).count();
+    assert_eq!(stale, 0);
 }
 
 #[test]

@@ -47,7 +47,7 @@ fn parts_in_any_order_merge_into_one_runs_manifest_in_every_format() {
         let plan = format!("plan{n}");
         let out = run(d.path(), ["plan", "t", "--parts", &n.to_string(), "-o", &plan]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        assert!(text(&out.stdout).contains(&format!("{n} parts")), "{}", text(&out.stdout));
+        assert!(text(&out.stdout).contains(&format!("{n} part")), "{}", text(&out.stdout));
         // The walk's note on the symlink comes at plan time.
         assert!(
             text(&out.stderr).contains("t/link: symbolic link not followed"),

@@ -155,14 +155,10 @@ fn slurm_logs(dir: &Path) -> String {
     logs
 }
 
-#[test]
-fn slurm_array_parts_merge_to_the_one_machine_manifest() {
-    if let Some(why) = slurm_unready() {
-        return util::missing("slurm", &why);
-    }
-    let d = planned_tree();
-    let dir = d.path();
-    let wrap = format!("{} hash --plan plan -a sha256", sh_quote(env!("CARGO_BIN_EXE_fixity")));
+/// Runs `wrap` (a shell command line) as a Slurm array of `PARTS` tasks in `dir`, two at
+/// a time, and waits for it; the output of `sbatch --wait` (its status is the highest of
+/// the tasks').
+fn sbatch_array(dir: &Path, wrap: &str) -> Output {
     let name = format!("fixity-scale-{}", std::process::id());
     let mut child = Command::new("sbatch")
         .args(["--wait", "--quiet", "--time=10", "--job-name", &name])
@@ -171,7 +167,7 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
         .arg(dir)
         .arg("--output")
         .arg(dir.join("slurm-%A_%a.out"))
-        .args(["--wrap", &wrap])
+        .args(["--wrap", wrap])
         // The tasks get this environment (sbatch --export=ALL): the same locale as the
         // one-machine run.
         .env("LC_ALL", "C")
@@ -193,6 +189,22 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let out = child.wait_with_output().expect("sbatch output");
+    let logs = slurm_logs(dir);
+    for i in 0..PARTS {
+        assert!(logs.contains(&format!("_{i}.out\n")), "array task {i} ran:\n{logs}");
+    }
+    out
+}
+
+#[test]
+fn slurm_array_parts_merge_to_the_one_machine_manifest() {
+    if let Some(why) = slurm_unready() {
+        return util::missing("slurm", &why);
+    }
+    let d = planned_tree();
+    let dir = d.path();
+    let wrap = format!("{} hash --plan plan -a sha256", sh_quote(env!("CARGO_BIN_EXE_fixity")));
+    let out = sbatch_array(dir, &wrap);
     assert!(
         out.status.success(),
         "sbatch --wait: {:?}\n{}{}",
@@ -200,10 +212,6 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
         text(&out.stderr),
         slurm_logs(dir)
     );
-    let logs = slurm_logs(dir);
-    for i in 0..PARTS {
-        assert!(logs.contains(&format!("_{i}.out\n")), "array task {i} ran:\n{logs}");
-    }
     all_done(dir);
     let want = one_machine(dir);
     let (merged, root) = merge(dir, true);
@@ -211,6 +219,47 @@ fn slurm_array_parts_merge_to_the_one_machine_manifest() {
     let (merged, root_again) = merge(dir, false);
     assert!(merged == want, "the merged manifest (stdout) differs from one machine's");
     assert_eq!(root, root_again, "one root digest, with -o or without");
+}
+
+#[test]
+fn slurm_array_verifies_a_catalog_part_by_part() {
+    if let Some(why) = slurm_unready() {
+        return util::missing("slurm", &why);
+    }
+    let d = planned_tree();
+    let dir = d.path();
+    let out = run(dir, ["scan", "-q", "tree"]);
+    ok("scan", &out);
+    // One file rots after the scan: same size, same mtime, other bytes.
+    let victim = std::fs::read_dir(dir.join("tree/d1"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().unwrap().as_bytes().starts_with(b"f")
+                && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0)
+        })
+        .expect("a file");
+    let mtime = std::fs::metadata(&victim).unwrap().modified().unwrap();
+    let mut data = std::fs::read(&victim).unwrap();
+    data[0] ^= 1;
+    std::fs::write(&victim, &data).unwrap();
+    std::fs::File::options().write(true).open(&victim).unwrap().set_modified(mtime).unwrap();
+    let wrap = format!("{} verify --plan plan", sh_quote(env!("CARGO_BIN_EXE_fixity")));
+    let out = sbatch_array(dir, &wrap);
+    let logs = slurm_logs(dir);
+    assert!(!out.status.success(), "the part with the finding fails the array:\n{logs}");
+    // Reported once, by the part that owns it; every part ran as a verify of its files.
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    let reports = logs.lines().filter(|l| l.starts_with("CORRUPT") && l.contains(&name)).count();
+    assert_eq!(reports, 1, "{logs}");
+    for i in 0..PARTS {
+        assert!(logs.contains(&format!("part {i} of {PARTS}")), "{logs}");
+    }
+    // The catalog holds the finding: a plain verify reports it too.
+    let out = run(dir, ["verify", "-q", "tree"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains(&name), "{}", text(&out.stdout));
 }
 
 #[test]

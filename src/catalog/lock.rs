@@ -4,9 +4,10 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// An exclusive hold on a catalog for one run (`flock` on a `.lock` file beside it): a
-/// second run on the same catalog waits for it or is told the catalog is busy. The lock
-/// goes away with the process, however it ends.
+/// A hold on a catalog for one run (`flock` on a `.lock` file beside it): exclusive for a
+/// run over the whole tree, shared by the parts of a plan (each on its own files); a run
+/// that conflicts waits for it or is told the catalog is busy. The lock goes away with
+/// the process, however it ends.
 pub struct RunLock {
     /// The locked file; `None` on read-only media with no lock file, where no run can
     /// write the catalog and there is nothing to keep apart.
@@ -14,14 +15,14 @@ pub struct RunLock {
 }
 
 impl RunLock {
-    /// Takes the lock at `path`, waiting for it when `wait`; `Ok(None)` when another run
-    /// holds it and `wait` is false.
+    /// Takes the lock at `path` (`shared` or exclusive), waiting for it when `wait`;
+    /// `Ok(None)` when another run holds it and `wait` is false.
     ///
     /// Where the lock file cannot be opened for writing (read-only media, a directory this
     /// user may not write), an existing one is locked through a read-only descriptor
     /// (flock needs no write access); with none, the run goes on unlocked: it cannot write
     /// the catalog either, and SQLite keeps its reads consistent.
-    pub fn acquire(path: &Path, wait: bool) -> io::Result<Option<RunLock>> {
+    pub fn acquire(path: &Path, wait: bool, shared: bool) -> io::Result<Option<RunLock>> {
         use std::os::fd::AsRawFd;
         let file =
             match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path) {
@@ -34,7 +35,8 @@ impl RunLock {
                 }
                 Err(e) => return Err(e),
             };
-        let op = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+        let kind = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
+        let op = if wait { kind } else { kind | libc::LOCK_NB };
         loop {
             #[allow(unsafe_code)]
             // SAFETY: flock on a descriptor this function owns.
@@ -67,11 +69,24 @@ mod tests {
     fn second_lock_is_refused_while_the_first_is_held() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("c.lock");
-        let first = RunLock::acquire(&p, false).unwrap();
+        let first = RunLock::acquire(&p, false, false).unwrap();
         assert!(first.is_some());
         // flock locks belong to the open file description: a second open conflicts.
-        assert!(RunLock::acquire(&p, false).unwrap().is_none());
+        assert!(RunLock::acquire(&p, false, false).unwrap().is_none());
+        assert!(RunLock::acquire(&p, false, true).unwrap().is_none());
         drop(first);
-        assert!(RunLock::acquire(&p, false).unwrap().is_some());
+        assert!(RunLock::acquire(&p, false, false).unwrap().is_some());
+    }
+
+    #[test]
+    fn shared_locks_exclude_only_an_exclusive_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.lock");
+        let a = RunLock::acquire(&p, false, true).unwrap();
+        let b = RunLock::acquire(&p, false, true).unwrap();
+        assert!(a.is_some() && b.is_some(), "two parts share it");
+        assert!(RunLock::acquire(&p, false, false).unwrap().is_none(), "a whole run waits");
+        drop((a, b));
+        assert!(RunLock::acquire(&p, false, false).unwrap().is_some());
     }
 }

@@ -240,8 +240,9 @@ pub trait Store {
     fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError>;
     /// Records the end of the run begun with [`Store::start_run`].
     fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError>;
-    /// The cursor over the known records for the walk.
-    fn records(&self) -> Result<Box<dyn Records>, StoreError>;
+    /// The cursor over the known records for the walk, from the path `from` on (every
+    /// one with `None`).
+    fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError>;
     /// One record by path.
     fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError>;
 
@@ -272,8 +273,9 @@ pub trait Store {
     /// A file recorded as missing is back, unchanged.
     fn record_present(&mut self, rel: &[u8]) -> Result<(), StoreError>;
     /// Records that the missing file at `from` now lives at `to`, which inherits its
-    /// history.
-    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError>;
+    /// history; the run that found it (`now`) reports it (`to` may have been recorded
+    /// new by another part of the same plan).
+    fn record_moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError>;
     /// Makes what was recorded so far durable (a store that writes each record as it
     /// goes has nothing to do).
     fn commit(&mut self) -> Result<(), StoreError> {
@@ -364,6 +366,9 @@ pub struct OpenOptions {
     pub read_only: bool,
     /// Take the run lock waiting for it, instead of failing when another run holds it.
     pub wait: bool,
+    /// Share the run lock with other runs that share it (the parts of a plan: `scan|verify
+    /// --plan`, each on its own files), excluding only runs over the whole tree.
+    pub shared: bool,
     /// For a run: a store that cannot be opened for writing is opened to compare with
     /// ([`Store::read_only_reason`] says why nothing is recorded).
     pub compare_if_read_only: bool,

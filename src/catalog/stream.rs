@@ -15,17 +15,23 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// Streams the records `page` gives: up to a page of records after the path given
-    /// (from the start with `None`), in path order; an empty page is the end.
-    pub(crate) fn spawn<F>(mut page: F) -> Stream
+    /// Streams the records `page` gives, from the path `from` on (from the start with
+    /// `None`): `page(after, inclusive)` is up to a page of records after the path given
+    /// (or from it, when `inclusive`; from the start with `None`), in path order; an
+    /// empty page is the end.
+    pub(crate) fn spawn<F>(from: Option<&[u8]>, mut page: F) -> Stream
     where
-        F: FnMut(Option<&[u8]>) -> Result<Vec<Record>, StoreError> + Send + 'static,
+        F: FnMut(Option<&[u8]>, bool) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
         let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<Record>, StoreError>>(4);
+        let from = from.map(<[u8]>::to_vec);
         std::thread::spawn(move || {
-            let mut last: Option<Vec<u8>> = None;
+            let mut inclusive = from.is_some();
+            let mut last: Option<Vec<u8>> = from;
             loop {
-                match page(last.as_deref()) {
+                let got = page(last.as_deref(), inclusive);
+                inclusive = false;
+                match got {
                     Ok(records) if records.is_empty() => return,
                     Ok(records) => {
                         last = records.last().map(|r| r.path.clone());

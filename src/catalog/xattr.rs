@@ -378,7 +378,7 @@ impl Store for XattrStore {
         Ok(())
     }
 
-    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+    fn records(&self, _from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         Ok(Box::new(AttrRecords { prefer: self.prefer }))
     }
 
@@ -437,7 +437,7 @@ impl Store for XattrStore {
         Ok(())
     }
 
-    fn record_moved(&mut self, _from: &[u8], _to: &[u8]) -> Result<(), StoreError> {
+    fn record_moved(&mut self, _from: &[u8], _to: &[u8], _now: i64) -> Result<(), StoreError> {
         // A moved file carries its record with it.
         Ok(())
     }

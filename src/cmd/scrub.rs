@@ -11,7 +11,8 @@ use fixity::catalog::{Class, OpenOptions, StoreSpec, open_store};
 use fixity::clock::{format_rfc3339, format_time};
 use fixity::formats::json;
 use fixity::pathtext::{path_bytes, quote_env};
-use fixity::scrub::{self, Finding, Mode, Notice, Options, Report};
+use fixity::scrub::{self, Bounds, Finding, Mode, Notice, Options, Report};
+use fixity::shard::Plan;
 use fixity::units::{human_bytes, parse_duration, parse_size};
 use fixity::walk::Exclude;
 use std::cell::RefCell;
@@ -27,10 +28,26 @@ pub fn run(
     max_bytes: Option<String>,
     max_duration: Option<String>,
 ) -> anyhow::Result<Status> {
-    let root = args.path.clone();
+    let (root, part) = match &args.plan {
+        None => (args.path.clone().unwrap_or_else(|| ".".into()), None),
+        Some(dir) => {
+            let (root, plan, index) = plan_part(dir, args.part, args.path.as_deref())?;
+            (root, Some((plan, index)))
+        }
+    };
     if !std::fs::metadata(&root).is_ok_and(|m| m.is_dir()) {
         bail!("{}: not a directory", quote_env(path_bytes(&root)));
     }
+    // A part's scope (checked before anything is made): its list, and the records it owns (the findings listed are those).
+    let (scope, bounds) = match &part {
+        Some((plan, index)) => {
+            let base = plan.root.clone().map_or_else(|| std::path::absolute(&root), Ok)?;
+            let scope = fixity::shard::scope::part_scope(plan, *index, &base)?;
+            let bounds = scope.bounds.clone();
+            (Some(scope), bounds)
+        }
+        None => (None, Bounds::default()),
+    };
     let max_bytes = match max_bytes {
         Some(t) => {
             Some(parse_size(&t).with_context(|| format!("bad --max-bytes {t:?} (try 500G)"))?)
@@ -60,7 +77,9 @@ pub fn run(
         Store::Sqlite => {
             // The tree's own .fixity directory is never part of the tree's content.
             patterns.push("./.fixity".into());
-            super::catalog_spec(Some(&catalog_path), &root, None)
+            // A plan's parts, wherever they run, record the tree of the host that made it.
+            let host = part.as_ref().map(|(p, _)| p.host.as_str());
+            super::catalog_spec(Some(&catalog_path), &root, host)
         }
         Store::Xattr => StoreSpec::Xattr(root.clone()),
     };
@@ -70,6 +89,7 @@ pub fn run(
         create: mode == Mode::Scan,
         algorithm: algo,
         wait: args.wait,
+        shared: part.is_some(),
         compare_if_read_only: true,
         probe: true,
         ..OpenOptions::default()
@@ -115,7 +135,11 @@ pub fn run(
     // The store's failure, told after every finding is out.
     let mut catalog_error: Option<String> = store.read_only_reason();
 
-    let report = match scrub::run(&root, store.as_mut(), &opts, &mut notice) {
+    let ran = match scope {
+        Some(scope) => scrub::run_part(&root, store.as_mut(), &opts, scope, &mut notice),
+        None => scrub::run(&root, store.as_mut(), &opts, &mut notice),
+    };
+    let report = match ran {
         Ok(r) => r,
         Err(e) => {
             // What was found before the store failed is out first.
@@ -135,6 +159,10 @@ pub fn run(
     let mut extra = extra.into_iter().peekable();
     let mut write_err = None;
     let listed = store.findings(report.started_ms, &mut |path, class, from, note| {
+        // Another part that started in the same millisecond lists its own.
+        if !bounds.holds(path) && !from.is_some_and(|f| bounds.holds(f)) {
+            return;
+        }
         let mut buf = buf.borrow_mut();
         while let Some(f) = extra.next_if(|f| f.path.as_slice() < path) {
             held(&f, &mut buf);
@@ -295,11 +323,15 @@ fn finding_line(
 
 fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     let rate = if r.seconds > 0.0 { r.bytes_read as f64 / r.seconds } else { 0.0 };
+    let part = r
+        .part
+        .as_ref()
+        .map_or(String::new(), |p| format!(" part {} of {} (plan {})", p.part, p.parts, p.plan));
     let mut s = format!(
-        "{} {}: {} files read ({}) in {:.1} s, {}/s\n",
+        "{} {}{part}: {} read ({}) in {:.1} s, {}/s\n",
         r.command,
         quote_env(path_bytes(root)),
-        r.files_read,
+        ui::count(r.files_read, "file"),
         human_bytes(r.bytes_read),
         r.seconds,
         human_bytes(rate as u64)
@@ -313,8 +345,8 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     s.push('\n');
     if let Some(why) = r.stopped_by {
         s.push_str(&format!(
-            "slice stopped at --{why}; {} files ({}) wait for the next run\n",
-            r.remaining_files,
+            "slice stopped at --{why}; {} ({}) wait for the next run\n",
+            ui::count(r.remaining_files, "file"),
             human_bytes(r.remaining_bytes)
         ));
     }
@@ -342,6 +374,42 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
         );
     }
     out.extend_from_slice(s.as_bytes());
+}
+
+/// The tree, plan and part of `--plan DIR`: the tree is PATH if given (it must be the
+/// plan's, when the plan was made of one directory), else the plan's.
+fn plan_part(
+    dir: &Path,
+    part: Option<usize>,
+    path: Option<&Path>,
+) -> anyhow::Result<(std::path::PathBuf, Plan, usize)> {
+    let plan = Plan::read(&std::path::absolute(dir).context("cannot find the plan")?)?;
+    let index = super::shard::part_in(&plan, part)?;
+    let root = match (path, &plan.root) {
+        (Some(p), Some(r)) => {
+            let id = |p: &Path| {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).map(|m| (m.dev(), m.ino())).ok()
+            };
+            if id(p).is_none() || id(p) != id(r) {
+                bail!(
+                    "{} is not the tree the plan in {} was made of ({})",
+                    quote_env(path_bytes(p)),
+                    plan.dir.display(),
+                    quote_env(path_bytes(r))
+                );
+            }
+            p.to_path_buf()
+        }
+        (Some(p), None) => p.to_path_buf(),
+        (None, Some(r)) => r.clone(),
+        (None, None) => bail!(
+            "the plan in {} was not made of one directory: name the tree (`fixity scan TREE \
+             --plan DIR`)",
+            plan.dir.display()
+        ),
+    };
+    Ok((root, plan, index))
 }
 
 /// Appends `TIME COMMAND ROOT key=value ...` to the log.

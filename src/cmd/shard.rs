@@ -88,7 +88,15 @@ pub(crate) fn plan(args: PlanArgs) -> anyhow::Result<Status> {
             }
         }
     };
-    let opts = MakeOptions { parts: args.parts, files_factor: args.files_bound, host: host_name() };
+    // A plan of one directory knows its tree: `scan|verify --plan` take it as the root.
+    let root = match (&args.from_list, &args.paths[..]) {
+        (None, [one]) if std::fs::metadata(one).is_ok_and(|m| m.is_dir()) => {
+            Some(std::path::absolute(one).context("cannot find the current directory")?)
+        }
+        _ => None,
+    };
+    let opts =
+        MakeOptions { parts: args.parts, files_factor: args.files_bound, host: host_name(), root };
     let made = Plan::make(&args.output, &mut produce, &opts, &mut |ev| match ev {
         MakeEvent::Skipped { path, why } => {
             ui::error(&format!("{}: {why}", quote_env(path_bytes(path))))
@@ -108,10 +116,10 @@ pub(crate) fn plan(args: PlanArgs) -> anyhow::Result<Status> {
     let plan = made?;
     let biggest = plan.parts.iter().map(|p| p.bytes).max().unwrap_or(0);
     println!(
-        "plan {}: {} parts, {} files, {} in {} (largest part {})",
+        "plan {}: {}, {}, {} in {} (largest part {})",
         plan.id,
-        plan.parts.len(),
-        plan.files,
+        ui::count(plan.parts.len() as u64, "part"),
+        ui::count(plan.files, "file"),
         fixity::units::human_bytes(plan.bytes),
         plan.dir.display(),
         fixity::units::human_bytes(biggest)
@@ -120,7 +128,7 @@ pub(crate) fn plan(args: PlanArgs) -> anyhow::Result<Status> {
 }
 
 /// Which part to hash: `--part`, else the array index the scheduler gives.
-fn part_index(arg: Option<usize>) -> anyhow::Result<usize> {
+pub(super) fn part_index(arg: Option<usize>) -> anyhow::Result<usize> {
     if let Some(i) = arg {
         return Ok(i);
     }
@@ -136,20 +144,26 @@ fn part_index(arg: Option<usize>) -> anyhow::Result<usize> {
     )
 }
 
+/// Which part of `plan` to work on (see [`part_index`]), checked against its parts.
+pub(super) fn part_in(plan: &Plan, arg: Option<usize>) -> anyhow::Result<usize> {
+    let index = part_index(arg)?;
+    if index >= plan.parts.len() {
+        bail!(
+            "part {index} is out of range: the plan in {} has {} parts (0 to {})",
+            plan.dir.display(),
+            plan.parts.len(),
+            plan.parts.len() - 1
+        );
+    }
+    Ok(index)
+}
+
 /// `fixity hash --plan DIR`.
 pub(crate) fn part(args: HashArgs) -> anyhow::Result<Status> {
     let dir = std::path::absolute(args.plan.as_deref().expect("--plan"))
         .context("cannot find the plan")?;
     let plan = Plan::read(&dir)?;
-    let index = part_index(args.part)?;
-    if index >= plan.parts.len() {
-        bail!(
-            "part {index} is out of range: the plan in {} has {} parts (0 to {})",
-            dir.display(),
-            plan.parts.len(),
-            plan.parts.len() - 1
-        );
-    }
+    let index = part_in(&plan, args.part)?;
     let asked = match &args.algorithm {
         Some(list) => Some(fixity::algo::parse_list(list).map_err(anyhow::Error::msg)?),
         None => None,
@@ -166,9 +180,9 @@ pub(crate) fn part(args: HashArgs) -> anyhow::Result<Status> {
         report(r);
     })?;
     println!(
-        "part {index} of {}: {} files, {} hashed into {}{}",
+        "part {index} of {}: {}, {} hashed into {}{}",
         plan.parts.len(),
-        head.files,
+        ui::count(head.files, "file"),
         fixity::units::human_bytes(head.bytes),
         plan.part_path(index).display(),
         match (head.problems, head.changed) {
@@ -308,10 +322,10 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
     drop(out);
     let names: Vec<&str> = merged.algorithms.iter().map(|a| a.name).collect();
     let root = format!(
-        "root blake3:{} over {} of {} files ({} bytes)",
+        "root blake3:{} over {} of {} ({} bytes)",
         merged.root,
         names.join(","),
-        merged.files,
+        ui::count(merged.files, "file"),
         merged.bytes
     );
     if let (Some(f), Some(target)) = (atomic, &args.output) {
@@ -362,8 +376,8 @@ fn show_status(plan: &Plan, json: bool) -> anyhow::Result<Status> {
             *counts.entry(p.word()).or_insert(0usize) += 1;
             let detail = match p {
                 PartState::Done(h) | PartState::Failed(h) => format!(
-                    "{} files, {}, on {} at {}{}",
-                    h.files,
+                    "{}, {}, on {} at {}{}",
+                    ui::count(h.files, "file"),
                     fixity::units::human_bytes(h.bytes),
                     h.host,
                     fixity::clock::format_time(h.finished),
@@ -373,8 +387,8 @@ fn show_status(plan: &Plan, json: bool) -> anyhow::Result<Status> {
                     }
                 ),
                 PartState::Missing => format!(
-                    "not run ({} files, {} planned)",
-                    plan.parts[i].files,
+                    "not run ({}, {} planned)",
+                    ui::count(plan.parts[i].files, "file"),
                     fixity::units::human_bytes(plan.parts[i].bytes)
                 ),
                 PartState::Stale { plan: other } => {

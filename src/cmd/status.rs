@@ -92,8 +92,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
         match s.pass {
             PassState::InProgress(p, files, bytes) => writeln!(
                 out,
-                "pass:      in progress since {} UTC: {files} files ({}) left",
+                "pass:      in progress since {} UTC: {} ({}) left",
                 format_time(p),
+                crate::ui::count(files, "file"),
                 human_bytes(bytes)
             )?,
             PassState::Completed(t) => {
@@ -148,9 +149,9 @@ fn fleet(url: &str, args: &StatusArgs) -> anyhow::Result<Status> {
             }
             writeln!(
                 out,
-                "  {}: {} files ({}), corrupt {}, unreadable {}, missing {} ({})",
+                "  {}: {} ({}), corrupt {}, unreadable {}, missing {} ({})",
                 quote_env(&t.root),
-                t.files,
+                crate::ui::count(t.files, "file"),
                 human_bytes(t.bytes),
                 t.corrupt,
                 t.unreadable,

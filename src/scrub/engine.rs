@@ -2,16 +2,19 @@
 //! records; then moves are paired and wholly missing directories found (stores that
 //! remember gone files); phase two (verify, [`PassOrder::Stale`]) re-reads unchanged
 //! files least recently verified first. With [`PassOrder::Walk`] the re-reading happens
-//! during the walk instead, in path order after the cursor an earlier slice left.
+//! during the walk instead, in path order after the cursor an earlier slice left. A run
+//! over one part of a tree ([`run_part`]) takes the part's list for the walk and the
+//! part's range of records, and a verify of a part reads its files during that walk.
 
+use super::moves::{find_vanished, pair_moves};
 use super::recorder::{Item, Recorder, sink};
-use super::vanished::vanished_dirs;
-use super::{Mode, Notice, Options, Report, ScrubError, Seen, classify, excluded, rel_of};
+use super::scope::{Bounds, Listed, Scope};
+use super::{Mode, Notice, Options, Report, ScrubError, excluded, rel_of};
 use crate::algo::Algorithm;
-use crate::catalog::{Class, Found, Pass, PassOrder, Record, Records, Store, StoreError};
+use crate::catalog::{Class, Pass, PassOrder, Records, Store, StoreError};
 use crate::pipeline::{self, Task, Work};
 use crate::read::{OpenMode, io_message};
-use crate::walk::{WalkEvent, WalkOptions, default_threads, walk};
+use crate::walk::{WalkEvent, WalkOptions, default_threads, event_at, walk};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,16 +33,63 @@ pub fn run(
     opts: &Options,
     notice: &mut dyn FnMut(Notice),
 ) -> Result<Report, ScrubError> {
+    run_in(root, store, opts, None, notice)
+}
+
+/// Runs `scan` or `verify` over one part of the tree at `root` (see [`Scope`]), as
+/// [`run`] does over all of it, with three differences: the files are the ones the
+/// part's list names (looked at now: gone ones are missing, none is new that the list
+/// does not name); only the records in the part's range are looked at (so each gone
+/// file is reported by one part); and a verify reads every unchanged file of the part
+/// in path order, leaving the store's verification pass (of the whole tree) alone. A
+/// part takes no budget: split the tree into more parts instead.
+pub fn run_part(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &Options,
+    scope: Scope,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
+    run_in(root, store, opts, Some(scope), notice)
+}
+
+fn run_in(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &Options,
+    scope: Option<Scope>,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
     let started = Instant::now();
     let now = store.clock()?;
     let algo = store.algorithm();
     let order = store.pass_order();
     let verify = opts.mode == Mode::Verify;
     let sliced = opts.max_bytes.is_some() || opts.max_duration.is_some();
-    let mut report =
-        Report { command: opts.mode.name(), started_ms: now, complete: true, ..Default::default() };
-    // A pass in walk order is joined before the walk, which does its reading.
-    let walk_pass = match verify && order == PassOrder::Walk {
+    let (bounds, listed, part) = match scope {
+        Some(s) if sliced => {
+            return Err(ScrubError::Store(format!(
+                "part {} is verified whole: split the tree into more parts instead of a \
+                 budget (--max-bytes, --max-duration)",
+                s.part.part
+            )));
+        }
+        Some(s) => (s.bounds, Some(s.entries), Some((s.part, s.listed_ms))),
+        None => (Bounds::default(), None, None),
+    };
+    let (part, listed_ms) = part.unzip();
+    let in_part = listed.is_some();
+    let mut report = Report {
+        command: opts.mode.name(),
+        started_ms: now,
+        complete: true,
+        part,
+        ..Default::default()
+    };
+    // A pass in walk order is joined before the walk, which does its reading; a part's
+    // verify reads all its files in that walk, in a pass of its own.
+    let walk_pass = match verify && (order == PassOrder::Walk || in_part) {
+        true if in_part => Some(Pass { since: now, after: None }),
         true => Some(store.pass(sliced, now)?),
         false => None,
     };
@@ -49,7 +99,7 @@ pub fn run(
     if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
         rec.fail(e, notice);
     }
-    let records = rec.store.records()?;
+    let records = rec.store.records(bounds.from.as_deref())?;
     let window = opts.modify_window_ns;
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
@@ -64,6 +114,7 @@ pub fn run(
         last_taken: None,
     };
     let mut read_error = None;
+    let mut list_error = None;
     {
         let walk = Walker {
             root,
@@ -79,6 +130,9 @@ pub fn run(
             unreadable_dir: None,
             error: None,
             slice: &mut slice,
+            listed,
+            until: bounds.until.clone(),
+            list_error: &mut list_error,
         };
         let read_error = &mut read_error;
         pipeline::run(
@@ -91,6 +145,10 @@ pub fn run(
         );
     }
     rec.commit(notice);
+    if let Some(e) = list_error {
+        // What was recorded stands; the run cannot go on without its list.
+        return Err(ScrubError::Store(e));
+    }
     if let Some(e) = read_error {
         // The merge stopped early: what it recorded stands, nothing after it was looked at.
         rec.fail(e, notice);
@@ -98,13 +156,15 @@ pub fn run(
     }
 
     if remembers_gone && report.count(Class::Missing) > 0 {
-        pair_moves(&mut rec, &mut report, now, window, notice);
+        pair_moves(&mut rec, &mut report, (now, window), (&bounds, listed_ms), notice);
         if rec.ok() {
-            find_vanished(&mut rec, &mut report, notice);
+            find_vanished(&mut rec, &mut report, &bounds, notice);
         }
     }
 
-    if let Some(pass) = walk_pass {
+    if in_part {
+        // The part's files were read in the walk; the tree's pass is not the part's.
+    } else if let Some(pass) = walk_pass {
         // A slice continues after the last file this one took (or where the last one
         // stopped, if this one took none).
         let end = match slice.stopped {
@@ -186,6 +246,12 @@ struct Walker<'a> {
     /// The error that ended the records.
     error: Option<StoreError>,
     slice: &'a mut Slice,
+    /// A part's list, walked instead of the tree (see [`run_part`]).
+    listed: Option<Box<dyn Iterator<Item = Result<Listed, String>> + Send>>,
+    /// Where the part's records end.
+    until: Option<Vec<u8>>,
+    /// Why the list could not be read on.
+    list_error: &'a mut Option<String>,
 }
 
 impl Walker<'_> {
@@ -193,12 +259,40 @@ impl Walker<'_> {
     fn run(mut self, push: &mut dyn FnMut(Task<Item>) -> bool) -> Option<StoreError> {
         let mut go_on = true;
         let (root, walk_opts) = (self.root, self.walk.clone());
-        walk(root, &walk_opts, &mut |ev| {
-            go_on = self.entry(ev, push);
-            go_on
-        });
+        match self.listed.take() {
+            None => walk(root, &walk_opts, &mut |ev| {
+                go_on = self.entry(ev, push);
+                go_on
+            }),
+            Some(entries) => {
+                for e in entries {
+                    let ev = match e {
+                        Ok(Listed::Path(rel)) if !excluded(&self.opts.exclude, &rel) => {
+                            match event_at(&super::full_path(root, &rel), self.opts.follow) {
+                                Some(ev) => ev,
+                                None => continue, // gone: its record is missing
+                            }
+                        }
+                        Ok(Listed::Path(_)) => continue,
+                        Ok(Listed::Unlisted(rel, why)) => WalkEvent::Error(
+                            super::full_path(root, &rel),
+                            std::io::Error::other(why),
+                        ),
+                        Err(why) => {
+                            *self.list_error = Some(why);
+                            return self.error;
+                        }
+                    };
+                    if !self.entry(ev, push) {
+                        go_on = false;
+                        break;
+                    }
+                }
+            }
+        }
         if go_on {
-            self.drain_before(None, push);
+            let until = self.until.take();
+            self.drain_before(until.as_deref(), push);
         }
         self.error
     }
@@ -288,97 +382,6 @@ impl Walker<'_> {
             }
         };
         push(task)
-    }
-}
-
-/// Moves: a missing file whose content now lives at a path new in the tree. Missing
-/// records are read in pages, so a tree that vanished whole costs no memory; and they
-/// are only read when some file is new since the oldest loss (else nothing can pair).
-fn pair_moves(
-    rec: &mut Recorder<'_>,
-    report: &mut Report,
-    now: i64,
-    window: i128,
-    notice: &mut dyn FnMut(Notice),
-) {
-    let candidates = match rec.store.new_since_a_loss() {
-        Ok(any) => any,
-        Err(e) => {
-            rec.fail(e, notice);
-            false
-        }
-    };
-    if !rec.ok() || !candidates {
-        return;
-    }
-    let mut after: Option<Vec<u8>> = None;
-    'pages: loop {
-        let page = match rec.store.missing_page(after.as_deref(), 1024) {
-            Ok(p) if p.is_empty() => break,
-            Ok(p) => p,
-            Err(e) => {
-                rec.fail(e, notice);
-                break;
-            }
-        };
-        after = page.last().map(|r| r.path.clone());
-        for m in page {
-            let Some(size) = m.size.filter(|&s| s > 0) else {
-                continue; // every empty file looks alike
-            };
-            let since = m.missing_since.unwrap_or(now);
-            // A candidate paired earlier in this loop is 'moved' now, no longer 'new'.
-            let cands = match rec.store.move_candidates(size, &m.digest, since) {
-                Ok(c) => c,
-                Err(e) => {
-                    rec.fail(e, notice);
-                    break 'pages;
-                }
-            };
-            let moved = |c: &&Record| {
-                let found = Found { digest: c.digest, stamp: c.stamp(), file_id: None };
-                classify(Some(&m), Seen::Elsewhere(&found), window) == Class::Moved
-            };
-            let base = |p: &[u8]| p.rsplit(|&b| b == b'/').next().map(<[u8]>::to_vec);
-            let mut cands = cands.iter().filter(moved).peekable();
-            let first = cands.peek().copied();
-            let pick = cands.find(|c| base(&c.path) == base(&m.path)).or(first);
-            if let Some(to) = pick {
-                let _ = rec.write(notice, None, |s| s.record_moved(&m.path, &to.path));
-                if !rec.ok() {
-                    break 'pages;
-                }
-                report.sub(Class::Missing);
-                report.sub(Class::New);
-                report.add(Class::Moved);
-            }
-        }
-    }
-    rec.commit(notice);
-}
-
-/// Directories whose every recorded file is missing: unmounted, or gone whole.
-fn find_vanished(rec: &mut Recorder<'_>, report: &mut Report, notice: &mut dyn FnMut(Notice)) {
-    let mut after: Option<Vec<u8>> = None;
-    let mut failed = None;
-    let store = &*rec.store;
-    let pages = std::iter::from_fn(|| match store.presence_page(after.as_deref(), 4096) {
-        Ok(p) if p.is_empty() => None,
-        Ok(p) => {
-            after = p.last().map(|(path, _)| path.clone());
-            Some(p)
-        }
-        Err(e) => {
-            failed = Some(e);
-            None
-        }
-    });
-    let (dirs, more) = vanished_dirs(pages.flatten(), 100);
-    if let Some(e) = failed {
-        rec.fail(e, notice);
-    } else {
-        report.vanished = dirs;
-        report.vanished_more = more;
     }
 }
 

@@ -23,11 +23,14 @@
 
 mod classify;
 mod engine;
+mod moves;
 mod recorder;
+mod scope;
 mod vanished;
 
 pub(crate) use classify::{Seen, classify};
-pub use engine::run;
+pub use engine::{run, run_part};
+pub use scope::{Bounds, Listed, PartOf, Scope};
 
 use crate::catalog::Class;
 use crate::catalog::StoreError;
@@ -122,6 +125,9 @@ pub struct Report {
     pub pass_started_ms: i64,
     /// When the run started (ms since the epoch); the catalog marks what it touched with it.
     pub started_ms: i64,
+    /// The part of a plan the run covered (`scan|verify --plan`), if it covered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<PartOf>,
     /// Problems the catalog cannot hold (a file never recorded that could not be read, a
     /// directory that could not be listed), to list beside the catalog's report.
     #[serde(skip)]

@@ -112,8 +112,10 @@ impl Store for MemStore {
     fn finish_run(&mut self, _: bool, _: &str) -> Result<(), StoreError> {
         Ok(())
     }
-    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
-        Ok(Box::new(MemRecords(self.records.values().cloned().collect())))
+    fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
+        let from = from.unwrap_or_default();
+        let held = self.records.values().filter(|r| r.path.as_slice() >= from);
+        Ok(Box::new(MemRecords(held.cloned().collect())))
     }
     fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
         Ok(self.records.get(rel).cloned())
@@ -159,7 +161,7 @@ impl Store for MemStore {
         self.update(rel, |r| r.missing_since = None);
         Ok(())
     }
-    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError> {
+    fn record_moved(&mut self, from: &[u8], to: &[u8], _now: i64) -> Result<(), StoreError> {
         self.records.remove(from);
         self.update(to, |r| r.last_result = Class::Moved);
         Ok(())
@@ -329,4 +331,52 @@ fn a_walk_order_slice_continues_after_the_last_file_it_took() {
     assert_eq!((r.files_read, r.stopped_by, r.complete), (1, None, true));
     assert_eq!(r.count(Class::Ok), 1);
     assert_eq!(store.cursor, None);
+}
+
+#[test]
+fn a_part_looks_at_its_list_and_owns_only_its_range_of_records() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        std::fs::write(root.join(name), name).unwrap();
+    }
+    let algo = crate::algo::default_algorithm();
+    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    run_mem(root, &mut store, Mode::Scan, None);
+    // b and e go, cc comes; c rots. The part's list names b, c, d; it owns [b, e).
+    std::fs::remove_file(root.join("b")).unwrap();
+    std::fs::remove_file(root.join("e")).unwrap();
+    std::fs::write(root.join("cc"), "new").unwrap();
+    store.update(b"c", |r| r.digest = algo.digest(b"C"));
+    let listed: Vec<Result<Listed, String>> =
+        ["b", "c", "d"].iter().map(|n| Ok(Listed::Path(n.as_bytes().to_vec()))).collect();
+    let scope = Scope {
+        bounds: Bounds { from: Some(b"b".to_vec()), until: Some(b"e".to_vec()) },
+        entries: Box::new(listed.into_iter()),
+        part: PartOf { plan: "p".into(), part: 1, parts: 3 },
+        listed_ms: 0,
+    };
+    let mut found = Vec::new();
+    let r = run_part(root, &mut store, &options(Mode::Verify, None), scope, &mut |n| {
+        if let Notice::Found(f) = n {
+            found.push((String::from_utf8(f.path).unwrap(), f.class));
+        }
+    })
+    .unwrap();
+    // e is another part's, cc is in no list: neither is seen here.
+    assert_eq!(found, vec![("b".to_string(), Class::Missing), ("c".to_string(), Class::Corrupt)]);
+    assert_eq!((r.files_read, r.count(Class::Ok), r.complete), (2, 1, true));
+    assert_eq!(r.part.as_ref().map(|p| p.part), Some(1));
+    assert!(store.lookup(b"cc").unwrap().is_none());
+    assert!(store.lookup(b"e").unwrap().unwrap().missing_since.is_none());
+    assert_eq!(store.cursor, None, "the tree's pass is not the part's");
+    // A budget is refused: a part is verified whole.
+    let scope = Scope {
+        bounds: Bounds::default(),
+        entries: Box::new(std::iter::empty()),
+        part: PartOf::default(),
+        listed_ms: 0,
+    };
+    let refused = run_part(root, &mut store, &options(Mode::Verify, Some(1)), scope, &mut |_| {});
+    assert!(matches!(refused, Err(ScrubError::Store(_))));
 }

@@ -18,6 +18,7 @@ pub(crate) mod codec;
 mod list;
 pub mod merge;
 pub mod part;
+pub mod scope;
 mod sort;
 
 pub use list::{Entry, ListReader};
@@ -48,6 +49,9 @@ pub struct Plan {
     pub version: String,
     /// The directory the names are relative to: parts run there.
     pub cwd: PathBuf,
+    /// The tree the plan was made of, when it was made of one directory (absolute, as
+    /// given, not resolved): the root of `scan|verify --plan`'s catalog.
+    pub root: Option<PathBuf>,
     /// Each part's files, bytes and list digest (hex).
     pub parts: Vec<PartInfo>,
 }
@@ -86,6 +90,8 @@ pub struct MakeOptions {
     pub files_factor: u64,
     /// The host recorded (the machine's name unless the caller says otherwise).
     pub host: String,
+    /// The one directory the plan is made of, if it is made of one (see [`Plan::root`]).
+    pub root: Option<PathBuf>,
 }
 
 /// Hands each source, in order, to the function it is given (which returns false to
@@ -229,6 +235,7 @@ impl Plan {
             host: opts.host.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             cwd,
+            root: opts.root.clone(),
             parts: infos,
         };
         plan.write()?;
@@ -239,7 +246,7 @@ impl Plan {
         let path = self.file("plan");
         let mut text = format!(
             "{PLAN_MAGIC}\nid {}\nparts {}\nfiles {}\nbytes {}\ncreated {}\nhost {}\n\
-             version {}\ncwd {}\n",
+             version {}\ncwd {}\nroot {}\n",
             self.id,
             self.parts.len(),
             self.files,
@@ -248,6 +255,7 @@ impl Plan {
             esc(self.host.as_bytes()),
             esc(self.version.as_bytes()),
             esc(crate::pathtext::path_bytes(&self.cwd)),
+            self.root.as_deref().map_or("-".to_string(), |r| esc(crate::pathtext::path_bytes(r))),
         );
         for (i, p) in self.parts.iter().enumerate() {
             text.push_str(&format!("part {i} {} {} {}\n", p.files, p.bytes, p.list));
@@ -291,6 +299,10 @@ impl Plan {
         let version = text(field("version")?)?;
         let cwd =
             crate::pathtext::bytes_path(&unesc(&field("cwd")?).ok_or_else(|| bad("bad cwd"))?);
+        let root = match field("root")?.as_str() {
+            "-" => None,
+            r => Some(crate::pathtext::bytes_path(&unesc(r).ok_or_else(|| bad("bad root"))?)),
+        };
         let mut parts = Vec::with_capacity(n.min(1 << 16));
         for i in 0..n {
             let l = field("part")?;
@@ -305,8 +317,18 @@ impl Plan {
                 _ => return Err(bad(&format!("bad line for part {i}"))),
             }
         }
-        let plan =
-            Plan { dir: dir.to_path_buf(), id, files, bytes, created, host, version, cwd, parts };
+        let plan = Plan {
+            dir: dir.to_path_buf(),
+            id,
+            files,
+            bytes,
+            created,
+            host,
+            version,
+            cwd,
+            root,
+            parts,
+        };
         if plan.id != plan_id(&plan.parts) {
             return Err(bad("its id is not the digest of its parts"));
         }

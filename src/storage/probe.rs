@@ -282,7 +282,13 @@ pub(crate) fn sample_files(dev: u64, seed: &Path) -> Vec<(PathBuf, u64)> {
                     }
                     _ => {}
                 }
-            } else if ft.is_dir() && subdirs < SUBDIRS {
+            } else if ft.is_dir()
+                && subdirs < SUBDIRS
+                && entry.file_name() != crate::pathtext::STATE_DIR
+            {
+                // Never fixity's own state: closing a descriptor of the catalog (or its
+                // shared-memory index) drops every lock SQLite holds on it in this
+                // process, and another process could then reset the index under it.
                 subdirs += 1;
                 dirs.push_back(entry.path());
             }

@@ -510,6 +510,23 @@ fn the_probe_samples_the_largest_files_near_the_seed_even_deep_down() {
     assert!(probe::sample_files(dev + 1, d).is_empty(), "files of another device are left out");
 }
 
+#[test]
+fn the_probe_never_reads_the_catalog() {
+    // Closing a descriptor of the catalog drops SQLite's locks on it in this process;
+    // another process could then reset the shared-memory index under the run (SIGBUS).
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    std::fs::create_dir_all(d.join(".fixity")).unwrap();
+    for name in ["catalog.db", "catalog.db-wal", "catalog.db-shm"] {
+        write_file(&d.join(".fixity").join(name), 1 << 20);
+    }
+    write_file(&d.join("small"), 10);
+    let dev = std::fs::metadata(d).unwrap().dev();
+    let files = probe::sample_files(dev, d);
+    let names: Vec<_> = files.iter().map(|f| f.0.clone()).collect();
+    assert_eq!(names, [d.join("small")]);
+}
+
 fn write_file(p: &Path, size: usize) {
     std::fs::write(p, vec![7u8; size]).unwrap();
 }

@@ -127,20 +127,23 @@ impl Db {
         Ok(self.records(rows))
     }
 
-    /// Up to `limit` records (present or missing) after `after`, in byte order of their
-    /// paths: the order a sorted walk visits them.
+    /// Up to `limit` records (present or missing) after `after` (or from it, when
+    /// `inclusive`), in byte order of their paths: the order a sorted walk visits them.
     pub(super) fn by_path(
         &mut self,
         after: Option<&[u8]>,
+        inclusive: bool,
         limit: usize,
     ) -> Result<Vec<Record>, PgError> {
-        self.records_after(
-            select_records!(
+        let sql = match inclusive {
+            true => select_records!(
+                "FROM fixity.files WHERE tree = $1 AND path >= $2 ORDER BY path LIMIT $3"
+            ),
+            false => select_records!(
                 "FROM fixity.files WHERE tree = $1 AND path > $2 ORDER BY path LIMIT $3"
             ),
-            after,
-            limit,
-        )
+        };
+        self.records_after(sql, after, limit)
     }
 
     /// Up to `limit` present records not looked at since `pass_start`, least recently

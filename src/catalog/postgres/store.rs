@@ -24,6 +24,20 @@ pub(crate) struct PgStore {
     /// The catalog as messages name it: the URL (password masked), host and tree.
     location: PathBuf,
     run_id: Option<i64>,
+    /// The statement that lets go of the run lock, when it is held.
+    unlock: Option<&'static str>,
+}
+
+impl Drop for PgStore {
+    /// Lets go of the run lock before the connection closes: the server ends a closed
+    /// session's locks only when it gets to it, and a run that follows at once would find
+    /// the tree busy.
+    fn drop(&mut self) {
+        if let Some(sql) = self.unlock {
+            let db = self.db.get_mut();
+            let _ = db.client.execute(sql, &[&schema::RUN_LOCK, &db.tree]);
+        }
+    }
 }
 
 fn pg(e: PgError) -> StoreError {
@@ -52,17 +66,19 @@ impl PgStore {
         let tree =
             schema::tree_row(&mut client, &target, key, writes && how.create, how.algorithm)?;
         if writes {
+            // Shared by the parts of a plan, exclusive for a run over the whole tree.
+            let (lock, try_lock) = match how.shared {
+                true => (
+                    "SELECT pg_advisory_lock_shared($1, $2)",
+                    "SELECT pg_try_advisory_lock_shared($1, $2)",
+                ),
+                false => ("SELECT pg_advisory_lock($1, $2)", "SELECT pg_try_advisory_lock($1, $2)"),
+            };
+            let key: [&(dyn postgres::types::ToSql + Sync); 2] = [&schema::RUN_LOCK, &tree.id];
             let locked: bool = if how.wait {
-                client
-                    .execute("SELECT pg_advisory_lock($1, $2)", &[&schema::RUN_LOCK, &tree.id])
-                    .map(|_| true)
+                client.execute(lock, &key).map(|_| true)
             } else {
-                client
-                    .query_one(
-                        "SELECT pg_try_advisory_lock($1, $2)",
-                        &[&schema::RUN_LOCK, &tree.id],
-                    )
-                    .map(|r| r.get(0))
+                client.query_one(try_lock, &key).map(|r| r.get(0))
             }
             .map_err(|e| target.query_error(&e))?;
             if !locked {
@@ -84,6 +100,10 @@ impl PgStore {
             batch: Batch::default(),
             location,
             run_id: None,
+            unlock: writes.then_some(match how.shared {
+                true => "SELECT pg_advisory_unlock_shared($1, $2)",
+                false => "SELECT pg_advisory_unlock($1, $2)",
+            }),
         })
     }
 
@@ -176,9 +196,11 @@ impl Store for PgStore {
         .map(drop)
     }
 
-    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+    fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         let mut db = self.second()?;
-        Ok(Box::new(Stream::spawn(move |after| db.by_path(after, 2048).map_err(pg))))
+        Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
+            db.by_path(after, inclusive, 2048).map_err(pg)
+        })))
     }
 
     fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
@@ -221,8 +243,8 @@ impl Store for PgStore {
         self.writer(|w| w.present(rel))
     }
 
-    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError> {
-        self.writer(|w| w.moved(from, to))
+    fn record_moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
+        self.writer(|w| w.moved(from, to, now))
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
@@ -317,7 +339,7 @@ impl Store for PgStore {
     }
 
     fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
-        self.read(|db| db.by_path(after, limit))
+        self.read(|db| db.by_path(after, false, limit))
     }
 
     fn count_under(&self, rel: &[u8]) -> Result<(u64, u64), StoreError> {

@@ -165,13 +165,13 @@ impl Writer<'_> {
     }
 
     /// The file at `from` (missing) now lives at `to`, which inherits its history.
-    pub(super) fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), PgError> {
+    pub(super) fn moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), PgError> {
         self.exec(
-            "UPDATE fixity.files SET last_result = 'moved', moved_from = $2,
+            "UPDATE fixity.files SET last_result = 'moved', moved_from = $2, last_checked = $4,
                 first_seen = least(first_seen,
                     (SELECT first_seen FROM fixity.files WHERE tree = $1 AND path = $2))
              WHERE tree = $1 AND path = $3",
-            &[&from, &to],
+            &[&from, &to, &now],
         )?;
         self.exec("DELETE FROM fixity.files WHERE tree = $1 AND path = $2", &[&from]).map(drop)
     }

@@ -9,11 +9,19 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// Up to `limit` rows (present or missing) with paths after `after`, in byte order of
-    /// their paths: the order a sorted walk of the tree visits them.
-    pub fn by_path(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
+    /// Up to `limit` rows (present or missing) with paths after `after` (or from it, when
+    /// `inclusive`), in byte order of their paths: the order a sorted walk of the tree
+    /// visits them.
+    pub fn by_path(
+        &self,
+        after: Option<&[u8]>,
+        inclusive: bool,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<Row>> {
+        let op = if inclusive { ">=" } else { ">" };
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {ROW_COLUMNS} FROM files WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2"
+            "SELECT {ROW_COLUMNS} FROM files WHERE ?1 IS NULL OR path {op} ?1 ORDER BY path \
+             LIMIT ?2"
         ))?;
         let rows = st.query_map(params![after, limit as i64], row_of)?;
         rows.collect()

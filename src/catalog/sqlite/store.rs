@@ -52,7 +52,7 @@ impl SqliteStore {
                 .map_err(|e| CatalogError::CreateDir(dir.to_path_buf(), e))?;
         }
         let lock_file = lock_path(path);
-        let lock = match RunLock::acquire(&lock_file, how.wait) {
+        let lock = match RunLock::acquire(&lock_file, how.wait, how.shared) {
             Ok(Some(l)) => l,
             Ok(None) => return Err(CatalogError::Busy(path.to_path_buf())),
             Err(e) => return Err(CatalogError::Lock(lock_file, e)),
@@ -163,12 +163,14 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    fn records(&self) -> Result<Box<dyn Records>, StoreError> {
+    fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         let (reader, path, algo) =
             (self.new_reader()?, self.cat.path().to_path_buf(), self.algorithm());
-        Ok(Box::new(Stream::spawn(move |after| match reader.by_path(after, 2048) {
-            Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
-            Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
+        Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
+            match reader.by_path(after, inclusive, 2048) {
+                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
+                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
+            }
         })))
     }
 
@@ -212,8 +214,8 @@ impl Store for SqliteStore {
         Ok(self.writer().present(rel)?)
     }
 
-    fn record_moved(&mut self, from: &[u8], to: &[u8]) -> Result<(), StoreError> {
-        Ok(self.writer().moved(from, to)?)
+    fn record_moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
+        Ok(self.writer().moved(from, to, now)?)
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
@@ -305,7 +307,7 @@ impl Store for SqliteStore {
     }
 
     fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
-        let rows = self.read(|r| r.by_path(after, limit))?;
+        let rows = self.read(|r| r.by_path(after, false, limit))?;
         Ok(rows.into_iter().map(|r| self.record(r)).collect())
     }
 

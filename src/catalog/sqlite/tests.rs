@@ -92,9 +92,10 @@ fn rows_stream_in_byte_order_and_stale_order() {
     }
     w.commit().unwrap();
     let r = c.reader().unwrap();
-    let all: Vec<_> = r.by_path(None, 100).unwrap().into_iter().map(|r| r.path).collect();
+    let all: Vec<_> = r.by_path(None, false, 100).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(all, vec![b"B".to_vec(), b"a.txt".to_vec(), b"a/b".to_vec(), b"\xff\xfe".to_vec()]);
-    let page: Vec<_> = r.by_path(Some(b"a.txt"), 1).unwrap().into_iter().map(|r| r.path).collect();
+    let page: Vec<_> =
+        r.by_path(Some(b"a.txt"), false, 1).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(page, vec![b"a/b".to_vec()]);
     // Stale order: least recently verified first; rows checked in this run are left out.
     let mut w = c.writer();
@@ -134,7 +135,7 @@ fn a_move_keeps_first_seen_and_forgets_the_old_path() {
     assert_eq!(paths(c.move_candidates(3, b"dig", 500).unwrap()), vec![b"new".to_vec()]);
     assert!(c.move_candidates(3, b"dig", 501).unwrap().is_empty());
     let mut w = c.writer();
-    w.moved(b"old", b"new").unwrap();
+    w.moved(b"old", b"new", 1).unwrap();
     w.commit().unwrap();
     assert!(c.get(b"old").unwrap().is_none());
     let row = c.get(b"new").unwrap().unwrap();

@@ -166,12 +166,12 @@ impl Writer<'_> {
 
     /// Records that the file at `from` (missing) now lives at `to`: the row at `to`
     /// inherits `from`'s history and `from` is forgotten.
-    pub(crate) fn moved(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
+    pub(crate) fn moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<()> {
         self.exec(
-            "UPDATE files SET last_result = 'moved', moved_from = ?1,
+            "UPDATE files SET last_result = 'moved', moved_from = ?1, last_checked = ?3,
                 first_seen = min(first_seen, (SELECT first_seen FROM files WHERE path = ?1))
              WHERE path = ?2",
-            params![from, to],
+            params![from, to, now],
         )?;
         self.delete(from)
     }
