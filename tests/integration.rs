@@ -15,6 +15,7 @@ mod fleet;
 mod golden;
 mod hash;
 mod hashdeep;
+mod pieces;
 mod plan;
 mod rhash;
 mod roundtrip;
