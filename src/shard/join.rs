@@ -154,3 +154,101 @@ impl Open {
         Record::Hashed { name: self.name.clone(), size, mtime_ns, digests, changed: false }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::Piece;
+
+    fn piece_records(data: &[u8], algos: &[&'static Algorithm], cuts: &[u64]) -> Vec<Record> {
+        let unit = 1024;
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(cuts);
+        bounds.push(data.len() as u64);
+        bounds
+            .windows(2)
+            .map(|w| {
+                let states = algos
+                    .iter()
+                    .map(|a| {
+                        let mut p = a.combine.unwrap().piece(unit, w[0]);
+                        p.update(&data[w[0] as usize..w[1] as usize]);
+                        p.finish()
+                    })
+                    .collect();
+                Record::Piece {
+                    name: b"f".to_vec(),
+                    piece: Piece { start: w[0], end: w[1], unit },
+                    total: data.len() as u64,
+                    result: PieceResult::Hashed {
+                        size: data.len() as u64,
+                        mtime_ns: Some(5),
+                        states,
+                        changed: false,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    fn message(r: &Record) -> &str {
+        match r {
+            Record::Unreadable { message, .. } => message,
+            r => panic!("not unreadable: {r:?}"),
+        }
+    }
+
+    #[test]
+    fn pieces_join_into_one_record_and_gaps_are_reported() {
+        let algos = [crate::algo::lookup("blake3").unwrap(), crate::algo::lookup("crc32").unwrap()];
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let records = piece_records(&data, &algos, &[1024, 3072]);
+        let mut j = Joiner::default();
+        let mut out = Vec::new();
+        for r in records.iter().cloned() {
+            out.extend(j.take(r, &algos));
+        }
+        assert!(j.finish().is_none());
+        let [Record::Hashed { digests, size: 5000, .. }] = &out[..] else { panic!("{out:?}") };
+        assert_eq!(digests[0], algos[0].digest(&data));
+        assert_eq!(digests[1], algos[1].digest(&data));
+        // The middle piece missing: one record, unreadable, at the file's place.
+        let mut j = Joiner::default();
+        let mut out = j.take(records[0].clone(), &algos);
+        out.extend(j.take(records[2].clone(), &algos));
+        out.extend(j.take(Record::Skipped { path: b"x".to_vec(), why: "y".into() }, &algos));
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert!(message(&out[0]).contains("its last pieces are not in the parts"));
+        assert!(message(&out[1]).contains("its first pieces are not in the parts"));
+        // A piece whose stat differs from the others': changed.
+        let mut changed = records.clone();
+        if let Record::Piece { result: PieceResult::Hashed { mtime_ns, .. }, .. } = &mut changed[1]
+        {
+            *mtime_ns = Some(6);
+        }
+        let mut j = Joiner::default();
+        let out: Vec<Record> = changed.into_iter().flat_map(|r| j.take(r, &algos)).collect();
+        assert_eq!(message(&out[0]), CHANGED);
+        // Covered pieces after a whole read are dropped; without one, reported once.
+        let covered = |start, end| Record::Piece {
+            name: b"f".to_vec(),
+            piece: Piece { start, end, unit: 1024 },
+            total: 5000,
+            result: PieceResult::Covered,
+        };
+        let whole = Record::Unreadable { name: b"f".to_vec(), message: "m".into(), skipped: false };
+        let mut j = Joiner::default();
+        let out: Vec<Record> = [whole, covered(1024, 3072), covered(3072, 5000)]
+            .into_iter()
+            .flat_map(|r| j.take(r, &algos))
+            .collect();
+        assert_eq!(out.len(), 1);
+        let mut j = Joiner::default();
+        let out: Vec<Record> = [covered(1024, 3072), covered(3072, 5000)]
+            .into_iter()
+            .flat_map(|r| j.take(r, &algos))
+            .collect();
+        assert_eq!(out.len(), 1);
+        assert!(message(&out[0]).contains("not in the parts"));
+    }
+}
