@@ -296,19 +296,17 @@ pub fn run(
         }
     }
     let error = stream.error.borrow_mut().take();
-    let Sink { out, path, mut head, failure, .. } = sink;
-    if let Some(e) = failure.or(error) {
+    if let Some(e) = sink.failure.take().or(error) {
         return Err(e);
     }
-    head.finished = crate::clock::now_ms().max(head.started);
-    let mut sink = Sink { out, path, head, failure: None, on_event: |_: PartEvent| {} };
-    let h = &sink.head;
+    let h = &mut sink.head;
+    h.finished = crate::clock::now_ms().max(h.started);
     let end = format!("end {} {} {} {} {}\n", h.files, h.bytes, h.problems, h.changed, h.finished);
     sink.write(&end)?;
-    let file =
-        sink.out.into_inner().map_err(|e| PlanError::Io(sink.path.clone(), e.into_error()))?;
-    file.commit().map_err(PlanError::io(&sink.path))?;
-    Ok(sink.head)
+    let Sink { out, path, head, .. } = sink;
+    let file = out.into_inner().map_err(|e| PlanError::Io(path.clone(), e.into_error()))?;
+    file.commit().map_err(PlanError::io(&path))?;
+    Ok(head)
 }
 
 /// A part's list, handed to the engine up to the next piece.
