@@ -309,6 +309,10 @@ pub struct PlanArgs {
     /// Leave out names matching GLOB (as `hash --exclude`).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// The unit a file larger than a part's share is cut at (a power of two of at least
+    /// 1024 bytes; 1 GiB by default). For tests: small files split at small units.
+    #[arg(long, value_name = "BYTES", hide = true, default_value_t = fixity::shard::PIECE_SIZE)]
+    pub piece_size: u64,
     /// Files and trees, as `fixity hash` takes them.
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,

@@ -16,6 +16,7 @@ mod golden;
 mod hash;
 mod hashdeep;
 mod parts;
+mod pieces;
 mod plan;
 mod rhash;
 mod roundtrip;

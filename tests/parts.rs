@@ -259,3 +259,41 @@ fn what_cannot_split_a_catalog_is_refused_with_the_reason() {
     let names: Vec<_> = store.iter().map(|r| text(&r.path)).collect();
     assert_eq!(names, ["d0/f00", "d1/f01", "d2/f02"]);
 }
+
+#[test]
+fn a_file_split_across_parts_is_one_file_of_the_catalog() {
+    let d = tempdir();
+    tree(d.path());
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i * 13 + i / 7) as u8).collect();
+    write(d.path(), "t/d1/huge", &big);
+    let out = run(d.path(), ["plan", "t", "--parts", "4", "--piece-size", "4096", "-o", "plan"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lists: Vec<String> = (0..4)
+        .map(|i| text(&std::fs::read(d.path().join(format!("plan/list-{i}"))).unwrap()))
+        .collect();
+    let holding = lists.iter().filter(|l| l.contains("d1/huge")).count();
+    assert!(holding >= 2, "the big file is split across parts: {lists:?}");
+    for i in 0..4 {
+        let out = part(&Cat::Sqlite, d.path(), "scan", i);
+        assert_eq!(out.status.code(), Some(0), "part {i}: {}", text(&out.stderr));
+    }
+    let other = tempdir();
+    tree(other.path());
+    write(other.path(), "t/d1/huge", &big);
+    assert_eq!(Cat::Sqlite.run(other.path(), &["scan", "t"]).status.code(), Some(0));
+    assert_eq!(
+        contents(&Cat::Sqlite, &d.path().join("t")),
+        contents(&Cat::Sqlite, &other.path().join("t"))
+    );
+    // Verified by parts: the part with its first piece reads it again, and no part
+    // calls it missing.
+    let t = d.path().join("t");
+    let before = Cat::Sqlite.verified_times(&t)[&b"d1/huge"[..]];
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    for i in 0..4 {
+        let args = ["verify", "--plan", "plan", "--part", &i.to_string()];
+        let (found, code) = findings(&Cat::Sqlite, d.path(), &args);
+        assert_eq!((found, code), (BTreeMap::new(), 0), "part {i}");
+    }
+    assert!(Cat::Sqlite.verified_times(&t)[&b"d1/huge"[..]] > before);
+}

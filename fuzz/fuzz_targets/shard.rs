@@ -1,6 +1,10 @@
-//! The plan directory's parsers on arbitrary bytes: list entries and part records parse
-//! or are refused, never panic, and what parses writes back to a line that parses to
-//! the same thing; whole plan, list and part files read from disk likewise.
+//! The plan directory's parsers on arbitrary bytes: list entries (`F`, and `P` for a
+//! piece of a file split across parts) and part records (`H`, `U`, `S`, `E`, and `R`,
+//! `X`, `C` for pieces) parse or are refused, never panic, and what parses writes back to
+//! a line that parses to the same thing; whole plan, list and part files read from disk
+//! likewise. A piece line made from the input's numbers parses exactly when it keeps the
+//! list's rules (a unit that is a power of two of at least 1 KiB, cuts at its multiples,
+//! a file larger than the unit).
 #![no_main]
 
 use fixity::shard::part::{PartFile, Record};
@@ -23,6 +27,24 @@ fuzz_target!(|data: &[u8]| {
                 let back = Record::parse(again.trim_end_matches('\n'), &chosen).expect("written lines parse");
                 assert_eq!(back.to_line(), again);
             }
+        }
+    }
+    if let Some(n) = text.get(..24) {
+        let num = |i: usize| u64::from_le_bytes(n[i..i + 8].try_into().expect("8 bytes"));
+        let (start, end, unit) = (num(0) % (1 << 40), num(8) % (1 << 40), 1u64 << (num(16) % 41));
+        let size = end + (num(16) >> 8) % 5000;
+        let line = format!("P W {size} 7 {start} {end} {unit} a%20b");
+        let keeps = unit >= 1024
+            && start < end
+            && size > unit
+            && start % unit == 0
+            && (end % unit == 0 || end == size);
+        match Entry::parse(&line) {
+            Some(e) => {
+                assert!(keeps, "{line}");
+                assert_eq!(e.to_line(), format!("{line}\n"));
+            }
+            None => assert!(!keeps, "{line}"),
         }
     }
     let dir = std::env::temp_dir().join(format!("fixity-fuzz-shard-{}", std::process::id()));

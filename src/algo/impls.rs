@@ -173,6 +173,22 @@ pub(super) fn crc32c() -> Box<dyn Hasher> {
     Box::new(Crc32c(crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi)))
 }
 
+/// CRC-64/NVME (the S3 default checksum), printed big-endian as the CRCs here are.
+struct Crc64Nvme(crc_fast::Digest);
+
+impl Hasher for Crc64Nvme {
+    fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+    fn finish(&self) -> Digest {
+        Digest::new(&self.0.finalize().to_be_bytes())
+    }
+}
+
+pub(super) fn crc64nvme() -> Box<dyn Hasher> {
+    Box::new(Crc64Nvme(crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc64Nvme)))
+}
+
 /// XXH64, seed 0, in xxhsum's canonical (big-endian) form.
 struct Xxh32(xxhash_rust::xxh32::Xxh32);
 

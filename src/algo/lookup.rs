@@ -78,6 +78,7 @@ pub fn blake2b_bits(bits: u32) -> Option<&'static Algorithm> {
             xxhsum: None,
             cksum: None,
             shatag: None,
+            combine: None,
             new: impls::blake2b,
         }
     }))

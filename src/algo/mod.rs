@@ -8,6 +8,7 @@ mod access;
 mod aich;
 mod block;
 mod btih;
+mod combine;
 mod ed2k;
 mod edonr;
 mod has160;
@@ -29,6 +30,7 @@ pub use multibuf::harness as multibuf_harness;
 
 use crate::digest::{Digest, Encoding};
 pub(crate) use access::Access;
+pub use combine::{Combine, JoinError, MIN_UNIT, Piece, valid_unit};
 use lookup::BLAKE2B_PREFIX;
 pub use lookup::{
     blake2b_bits, by_file_name, by_len, by_tag, by_tool, default_algorithm, lookup, normalize,
@@ -160,6 +162,9 @@ pub struct Algorithm {
     /// The multi-buffer kernel family that hashes many inputs of this algorithm at once
     /// (MD5, SHA-1, SHA-256; see [`multibuf`]), if any.
     pub(crate) lanes: Option<multibuf::Family>,
+    /// How its digest of a whole input is joined from digests of byte ranges hashed
+    /// apart (CRCs, BLAKE3's tree), if it can be: a plan's huge file then splits.
+    pub combine: Option<Combine>,
     /// Makes a hasher; given the row, so one constructor can serve rows that differ only
     /// in a parameter (BLAKE2b's output length, see [`blake2b_bits`]).
     new: fn(&Algorithm) -> Box<dyn Hasher>,
@@ -263,6 +268,7 @@ macro_rules! algo {
             xxhsum: None,
             cksum: None,
             shatag: None,
+            combine: None,
             new: $new,
         }
     };
@@ -288,7 +294,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         .with_cksum(1, "sysv"),
     algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crcieee"], ["sfv", "crc32"], impls::crc32)
         .with_cksum(3, "crc32b")
-        .with_rhash(0, "crc32", "crc32", false, Some(b'c')),
+        .with_rhash(0, "crc32", "crc32", false, Some(b'c'))
+        .with_combine(Combine::Crc32),
     algo!(
         "crc32c",
         "CRC32C",
@@ -298,7 +305,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["crc32c"],
         impls::crc32c
     )
-    .with_rhash(26, "crc32c", "crc32c", false, None),
+    .with_rhash(26, "crc32c", "crc32c", false, None)
+    .with_combine(Combine::Crc32c),
+    // CRC-64/NVME, the S3 default checksum (`x-amz-checksum-crc64nvme`).
+    algo!("crc64nvme", "CRC64NVME", 8, Checksum, ["crc64/nvme"], ["crc64nvme"], impls::crc64nvme)
+        .with_combine(Combine::Crc64Nvme),
     algo!("md4", "MD4", 16, Broken, ["md4sum"], ["md4"], impls::md4)
         .with_rhash(1, "md4", "md4", false, None),
     algo!("md5", "MD5", 16, Broken, ["md5sum"], ["md5", "md5sum", "md5sums"], impls::md5)
@@ -516,7 +527,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         impls::blake3,
         true
     )
-    .with_tools(&["b3sum"]),
+    .with_tools(&["b3sum"])
+    .with_combine(Combine::Blake3Tree),
     algo!(
         "murmur3",
         "MURMUR3",

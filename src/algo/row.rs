@@ -1,7 +1,7 @@
 //! The builders of the registry's rows: each adds one group of facts to a row of
 //! [`ALGORITHMS`](super::ALGORITHMS) (`algo!(...).with_rhash(...).with_tools(...)`).
 
-use super::{Algorithm, RhashFacts, multibuf};
+use super::{Algorithm, Combine, RhashFacts, multibuf};
 
 impl Algorithm {
     /// This row with rhash's facts (see [`RhashFacts`]).
@@ -44,6 +44,12 @@ impl Algorithm {
     /// This row with xxhsum's `-H` number.
     pub(super) const fn with_xxhsum(mut self, h: u8) -> Algorithm {
         self.xxhsum = Some(h);
+        self
+    }
+
+    /// This row with how its digest joins from pieces' (see [`Combine`]).
+    pub(super) const fn with_combine(mut self, combine: Combine) -> Algorithm {
+        self.combine = Some(combine);
         self
     }
 }

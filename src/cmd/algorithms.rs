@@ -42,6 +42,7 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
                 "aliases": a.aliases,
                 "strength": a.strength.label(),
                 "multithreaded": a.multithreaded,
+                "splits_into_ranges": a.combine.is_some(),
                 "mb_per_s_one_thread": s.map(|s| s.round()),
                 "speed_class": s.map(speed_class),
             });
@@ -55,8 +56,8 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         if args.no_speed { String::new() } else { format!("{:<24}", "speed (1 thread)") };
     writeln!(
         out,
-        "{:<nw$} {:>5}  {:<tw$}  {:<28} {speed_head}aliases",
-        "name", "bits", "tag", "strength"
+        "{:<nw$} {:>5}  {:<tw$}  {:<28} {:<7}{speed_head}aliases",
+        "name", "bits", "tag", "strength", "splits"
     )?;
     for (a, s) in ALGORITHMS.iter().zip(&speeds) {
         let speed = match s {
@@ -65,11 +66,12 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         };
         writeln!(
             out,
-            "{:<nw$} {:>5}  {:<tw$}  {:<28} {speed}{}",
+            "{:<nw$} {:>5}  {:<tw$}  {:<28} {:<7}{speed}{}",
             a.name,
             a.len * 8,
             a.tag,
             a.strength.label(),
+            if a.combine.is_some() { "yes" } else { "-" },
             a.aliases.join(", ")
         )?;
     }

@@ -11,6 +11,7 @@ use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::shard::merge::{self, PartState};
 use fixity::shard::part::{self, PartEvent, Record};
+use fixity::shard::piece::PieceResult;
 use fixity::shard::{MakeEvent, MakeOptions, Plan, host_name};
 use fixity::sources::{Source, Sources};
 use fixity::walk::Exclude;
@@ -95,8 +96,13 @@ pub(crate) fn plan(args: PlanArgs) -> anyhow::Result<Status> {
         }
         _ => None,
     };
-    let opts =
-        MakeOptions { parts: args.parts, files_factor: args.files_bound, host: host_name(), root };
+    let opts = MakeOptions {
+        parts: args.parts,
+        files_factor: args.files_bound,
+        host: host_name(),
+        root,
+        piece_size: args.piece_size,
+    };
     let made = Plan::make(&args.output, &mut produce, &opts, &mut |ev| match ev {
         MakeEvent::Skipped { path, why } => {
             ui::error(&format!("{}: {why}", quote_env(path_bytes(path))))
@@ -176,8 +182,17 @@ pub(crate) fn part(args: HashArgs) -> anyhow::Result<Status> {
         )
     })?;
     let config = engine_config(Some(Path::new(".")), &args.read);
-    let head = part::run(&plan, index, &algos, config, &host_name(), |PartEvent::Record(r)| {
-        report(r);
+    let head = part::run(&plan, index, &algos, config, &host_name(), |ev| match ev {
+        PartEvent::Record(r) => report(r),
+        PartEvent::ReadWhole { name, whole, split } => {
+            let (w, s) = (and_list(whole), and_list(split));
+            let verb = if whole.len() == 1 { "does" } else { "do" };
+            let and = if split.is_empty() { String::new() } else { format!(" ({s} split)") };
+            ui::error(&format!(
+                "{}: {w} {verb} not combine from ranges; part {index} reads the whole file{and}",
+                quote_env(name)
+            ));
+        }
     })?;
     println!(
         "part {index} of {}: {}, {} hashed into {}{}",
@@ -209,6 +224,35 @@ fn report(r: &Record) {
         Record::WalkError { path, message } => {
             ui::error(&format!("{}: {message}", quote_env(path)))
         }
+        Record::Piece { name, piece, result, .. } => match result {
+            PieceResult::Hashed { changed: true, .. } => {
+                ui::error(&format!("{}: {}", quote_env(name), fixity::shard::CHANGED))
+            }
+            PieceResult::Hashed { .. } => {}
+            PieceResult::Unreadable { message, .. } => ui::error(&format!(
+                "{}: bytes {} to {}: {message}",
+                quote_env(name),
+                piece.start,
+                piece.end
+            )),
+            PieceResult::Covered => ui::error(&format!(
+                "{}: bytes {} to {} are read by the part holding the file's first piece, which \
+                 reads the whole file",
+                quote_env(name),
+                piece.start,
+                piece.end
+            )),
+        },
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`: algorithms named in a sentence.
+fn and_list(algos: &[&fixity::algo::Algorithm]) -> String {
+    let names: Vec<&str> = algos.iter().map(|a| a.name).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -295,6 +339,8 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
                     failed = true;
                     w.problem(path, message, false, &mut line);
                 }
+                // The merge hands on a split file joined, never its pieces.
+                Record::Piece { .. } => {}
             }
             if write_err.is_none()
                 && let Err(e) = out.write_all(&line)

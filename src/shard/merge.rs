@@ -1,6 +1,7 @@
 //! Where a plan's parts stand, and merging them into one run's records.
 
 use super::codec::{esc, hex};
+use super::join::Joiner;
 use super::part::{PartFile, PartHeader, Record};
 use super::sort::LineSorter;
 use super::{Plan, PlanError};
@@ -159,7 +160,8 @@ pub enum Step<'a> {
     /// The parts' algorithms, before any record (the caller may refuse them: a format
     /// that cannot hold them).
     Start(&'a [&'static Algorithm]),
-    /// One record, in output order.
+    /// One record, in output order (never a piece: a split file's pieces come joined,
+    /// as one record at the file's place).
     Record(&'a Record),
 }
 
@@ -200,21 +202,32 @@ pub fn merge(
     each(Step::Start(&algorithms)).map_err(MergeError::Refused)?;
     let mut sorter = LineSorter::new(&plan.dir, 64 << 20);
     let mut merged = Merged { algorithms, files: 0, bytes: 0, problems: 0, root: String::new() };
+    let mut hand_on = |r: Record, merged: &mut Merged| -> Result<(), MergeError> {
+        if let Record::Hashed { name, size, digests, .. } = &r {
+            merged.files += 1;
+            merged.bytes += size;
+            let mut line = esc(name).into_bytes();
+            for (a, d) in merged.algorithms.iter().zip(digests) {
+                line.extend_from_slice(format!(" {}:{}", a.name, hex(d.as_bytes())).as_bytes());
+            }
+            sorter.push(line)?;
+        }
+        merged.problems += u64::from(r.is_problem());
+        each(Step::Record(&r)).map_err(MergeError::Refused)
+    };
+    // A file split across parts is handed on once, joined from its pieces.
+    let mut joiner = Joiner::default();
+    let algos = merged.algorithms.clone();
     for i in 0..plan.parts.len() {
         let mut part = PartFile::open(&plan.part_path(i))?;
         while let Some(r) = part.next_record()? {
-            if let Record::Hashed { name, size, digests, .. } = &r {
-                merged.files += 1;
-                merged.bytes += size;
-                let mut line = esc(name).into_bytes();
-                for (a, d) in merged.algorithms.iter().zip(digests) {
-                    line.extend_from_slice(format!(" {}:{}", a.name, hex(d.as_bytes())).as_bytes());
-                }
-                sorter.push(line)?;
+            for r in joiner.take(r, &algos) {
+                hand_on(r, &mut merged)?;
             }
-            merged.problems += u64::from(r.is_problem());
-            each(Step::Record(&r)).map_err(MergeError::Refused)?;
         }
+    }
+    if let Some(r) = joiner.finish() {
+        hand_on(r, &mut merged)?;
     }
     let mut h = blake3::Hasher::new();
     sorter.finish(&mut |l| {

@@ -15,13 +15,16 @@
 //! merge stream their lists; the root digest sorts on disk past a memory budget.
 
 pub(crate) mod codec;
+mod join;
 mod list;
 pub mod merge;
 pub mod part;
+pub mod piece;
 pub mod scope;
 mod sort;
 
-pub use list::{Entry, ListReader};
+pub use join::CHANGED;
+pub use list::{Entry, ListReader, Piece};
 
 use crate::output::AtomicFile;
 use crate::sources::Source;
@@ -92,7 +95,14 @@ pub struct MakeOptions {
     pub host: String,
     /// The one directory the plan is made of, if it is made of one (see [`Plan::root`]).
     pub root: Option<PathBuf>,
+    /// The unit a file larger than its part's share is cut at, so that parts end inside
+    /// it (a power of two, at least 1 KiB; see [`crate::algo::Combine`]). A file not
+    /// larger than it never splits.
+    pub piece_size: u64,
 }
+
+/// The default [`MakeOptions::piece_size`]: 1 GiB.
+pub const PIECE_SIZE: u64 = 1 << 30;
 
 /// Hands each source, in order, to the function it is given (which returns false to
 /// stop): a walk of the operands, or of the entries of a list.
@@ -131,6 +141,12 @@ impl Plan {
     ) -> Result<Plan, PlanError> {
         if opts.parts == 0 {
             return Err(PlanError::Usage("--parts must be at least 1".into()));
+        }
+        if !crate::algo::valid_unit(opts.piece_size) {
+            return Err(PlanError::Usage(format!(
+                "--piece-size {} is not a power of two of at least 1024 bytes",
+                opts.piece_size
+            )));
         }
         std::fs::create_dir_all(dir).map_err(PlanError::io(dir))?;
         for e in std::fs::read_dir(dir).map_err(PlanError::io(dir))? {
@@ -199,14 +215,27 @@ impl Plan {
                 let mut w = ListWriter::create(&path)?;
                 while let Some(entry) = next.take() {
                     let last = i + 1 == opts.parts;
-                    if let Entry::File { size, .. } = &entry
+                    if let Entry::File { .. } = &entry
                         && !last
-                        && w.files > 0
                         && w.files >= at_least
-                        && (w.bytes + size > share || w.files >= cap)
                     {
-                        next = Some(entry);
-                        break;
+                        let over = w.bytes + entry.bytes() > share;
+                        // A file larger than the room left is cut so that the part ends
+                        // inside it; the rest starts the next part.
+                        if over
+                            && w.files < cap
+                            && let Some((head, rest)) =
+                                cut(&entry, share.saturating_sub(w.bytes), w.files == 0, opts)
+                        {
+                            w.push(&head)?;
+                            left_files += 1;
+                            next = Some(rest);
+                            break;
+                        }
+                        if w.files > 0 && (over || w.files >= cap) {
+                            next = Some(entry);
+                            break;
+                        }
                     }
                     w.push(&entry)?;
                     next = reader.next_entry()?;
@@ -348,6 +377,37 @@ impl Plan {
         }
         ListReader::open(&path)
     }
+}
+
+/// Cuts a file (or the rest of one) larger than its unit at the multiple of the unit
+/// nearest `room` bytes in: the piece that fills the part, and the rest. `None` when it
+/// cannot be cut, or when the cut would fall at its end or (unless `must`: the part holds
+/// nothing yet, so it takes one unit at least) at its start.
+fn cut(entry: &Entry, room: u64, must: bool, opts: &MakeOptions) -> Option<(Entry, Entry)> {
+    let Entry::File { name, mode, size, mtime_ns, piece } = entry else { return None };
+    let (start, end, unit) =
+        piece.map_or((0, *size, opts.piece_size), |p| (p.start, p.end, p.unit));
+    if *size <= unit {
+        return None;
+    }
+    let mut at = start.saturating_add(room).saturating_add(unit / 2) / unit * unit;
+    if at <= start {
+        if !must {
+            return None;
+        }
+        at = start + unit;
+    }
+    if at >= end {
+        return None;
+    }
+    let with = |start, end| Entry::File {
+        name: name.clone(),
+        mode: *mode,
+        size: *size,
+        mtime_ns: *mtime_ns,
+        piece: Some(Piece { start, end, unit }),
+    };
+    Some((with(start, at), with(at, end)))
 }
 
 /// The plan's id: a digest over its parts' list digests, in order.

@@ -11,16 +11,29 @@
 //! started <ms>
 //! H <size> <mtime_ns or -> <hex digest,hex digest> <changed since the plan: 0|1> <name>
 //! U <skipped: 0|1> <message> <name>       could not be hashed (or left out, if skipped)
+//! R <piece> <size> <mtime_ns or -> <hex state,hex state or -> <changed: 0|1> <name>
+//!                                         a piece read: each algorithm's state
+//! X <piece> <skipped: 0|1> <message> <name>   a piece that could not be read
+//! C <piece> <name>                        a piece the part holding the file's first piece
+//!                                         covers, reading the whole file
 //! S <why> <path>                          left out by the plan's walk
 //! E <message> <path>                      the plan's walk could not go on below path
 //! end <files> <bytes> <problems> <changed> <finished ms>
 //! ```
 //!
+//! `<piece>` is `<start> <end> <unit> <planned size>`: the list's `P` entry. A piece read
+//! (`R`) holds what [`crate::algo::Combine`] joins: a CRC of the range, or BLAKE3's
+//! chaining values of its unit blocks; with `changed` (the file's stat was not the
+//! plan's) it holds none (`-`). When an algorithm does not combine from ranges, the part
+//! holding the first piece reads the whole file into an `H` (or `U`) record, and the
+//! parts holding the others write `C`. Files and bytes in the trailer count pieces read.
+//!
 //! The file is written atomically when the part ends, so a part killed on the way
 //! leaves none (or the one from an earlier run), and re-running a part replaces it.
 
 use super::codec::{esc, hex, unesc, unhex};
-use super::{Entry, Plan, PlanError};
+use super::piece::{self, PieceResult};
+use super::{Entry, ListReader, Piece, Plan, PlanError};
 use crate::algo::Algorithm;
 use crate::digest::Digest;
 use crate::hashing::{self, HashEvent, HashPlan, Inputs};
@@ -30,7 +43,7 @@ use crate::sources::Source;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 const PART_MAGIC: &str = "fixity-part 1";
@@ -47,6 +60,8 @@ pub enum Record {
     Skipped { path: Vec<u8>, why: String },
     /// The plan's walk could not go on below `path`.
     WalkError { path: Vec<u8>, message: String },
+    /// A piece of a file split across parts, of `total` bytes at plan time.
+    Piece { name: Vec<u8>, piece: Piece, total: u64, result: PieceResult },
 }
 
 impl Record {
@@ -57,6 +72,11 @@ impl Record {
             Record::Unreadable { skipped, .. } => !skipped,
             Record::Skipped { .. } => false,
             Record::WalkError { .. } => true,
+            Record::Piece { result, .. } => match result {
+                PieceResult::Hashed { changed, .. } => *changed,
+                PieceResult::Unreadable { skipped, .. } => !skipped,
+                PieceResult::Covered => false,
+            },
         }
     }
 
@@ -74,6 +94,24 @@ impl Record {
             Record::Skipped { path, why } => format!("S {} {}\n", esc(why.as_bytes()), esc(path)),
             Record::WalkError { path, message } => {
                 format!("E {} {}\n", esc(message.as_bytes()), esc(path))
+            }
+            Record::Piece { name, piece: p, total, result } => {
+                let at = format!("{} {} {} {total}", p.start, p.end, p.unit);
+                match result {
+                    PieceResult::Hashed { size, mtime_ns, states, changed } => {
+                        let m = mtime_ns.map_or("-".to_string(), |t| t.to_string());
+                        let s: Vec<String> = states.iter().map(|s| hex(s)).collect();
+                        let s = if s.is_empty() { "-".to_string() } else { s.join(",") };
+                        format!("R {at} {size} {m} {s} {} {}\n", u8::from(*changed), esc(name))
+                    }
+                    PieceResult::Unreadable { message, skipped } => format!(
+                        "X {at} {} {} {}\n",
+                        u8::from(*skipped),
+                        esc(message.as_bytes()),
+                        esc(name)
+                    ),
+                    PieceResult::Covered => format!("C {at} {}\n", esc(name)),
+                }
             }
         }
     }
@@ -112,9 +150,40 @@ impl Record {
             },
             ["S", why, path] => Record::Skipped { path: unesc(path)?, why: text(why)? },
             ["E", msg, path] => Record::WalkError { path: unesc(path)?, message: text(msg)? },
+            ["R", a, b, c, d, size, mtime, states, changed, name] => {
+                let states: Vec<Vec<u8>> = match states {
+                    "-" => Vec::new(),
+                    s => s.split(',').map(unhex).collect::<Option<_>>()?,
+                };
+                if !states.is_empty() && states.len() != algos.len() {
+                    return None;
+                }
+                let result = PieceResult::Hashed {
+                    size: size.parse().ok()?,
+                    mtime_ns: if mtime == "-" { None } else { Some(mtime.parse().ok()?) },
+                    states,
+                    changed: flag(changed)?,
+                };
+                piece_record(name, [a, b, c, d], result)?
+            }
+            ["X", a, b, c, d, skipped, msg, name] => {
+                let result =
+                    PieceResult::Unreadable { message: text(msg)?, skipped: flag(skipped)? };
+                piece_record(name, [a, b, c, d], result)?
+            }
+            ["C", a, b, c, d, name] => piece_record(name, [a, b, c, d], PieceResult::Covered)?,
             _ => return None,
         })
     }
+}
+
+/// A piece's record from the fields of its line, if they make a piece of the list's.
+fn piece_record(name: &str, at: [&str; 4], result: PieceResult) -> Option<Record> {
+    let [start, end, unit, total] = at.map(|f| f.parse::<u64>().ok());
+    let (piece, total) = (Piece { start: start?, end: end?, unit: unit? }, total?);
+    let line = format!("P N {total} 0 {} {} {} x", piece.start, piece.end, piece.unit);
+    Entry::parse(&line)?;
+    Some(Record::Piece { name: unesc(name)?, piece, total, result })
 }
 
 /// A part file's header and trailer.
@@ -140,21 +209,28 @@ pub struct PartHeader {
 pub enum PartEvent<'a> {
     /// One record, in order (already written to the part file).
     Record(&'a Record),
+    /// A file split across parts that this part reads whole (it holds the file's first
+    /// piece), because the algorithms `whole` do not combine from ranges (`split` do).
+    ReadWhole { name: &'a [u8], whole: &'a [&'static Algorithm], split: &'a [&'static Algorithm] },
 }
 
 /// Hashes part `index` of `plan` with `algos` and writes its part file. Names are
 /// opened as they are written in the list: the caller runs this in the plan's `cwd`.
+///
+/// Whole files stream through the engine; at a piece (a list's `P` entry) the stream
+/// stops, the piece is read (or covered, or its file read whole), and a new stream
+/// goes on from the entry after it.
 pub fn run(
     plan: &Plan,
     index: usize,
     algos: &[&'static Algorithm],
     config: Config,
     host: &str,
-    mut on_event: impl FnMut(PartEvent),
+    on_event: impl FnMut(PartEvent),
 ) -> Result<PartHeader, PlanError> {
     let path = plan.part_path(index);
     let list = plan.list(index)?;
-    let mut head = PartHeader {
+    let head = PartHeader {
         plan: plan.id.clone(),
         index,
         list: plan.parts[index].list.clone(),
@@ -168,7 +244,7 @@ pub fn run(
         changed: 0,
         finished: 0,
     };
-    let mut out = BufWriter::new(AtomicFile::create(&path).map_err(PlanError::io(&path))?);
+    let out = BufWriter::new(AtomicFile::create(&path).map_err(PlanError::io(&path))?);
     let names: Vec<&str> = algos.iter().map(|a| a.name).collect();
     let start = format!(
         "{PART_MAGIC}\nplan {}\npart {index}\nlist {}\nhost {}\nversion {}\nalgorithms {}\n\
@@ -180,48 +256,160 @@ pub fn run(
         names.join(","),
         head.started
     );
-    let mut failure: Option<PlanError> = None;
-    let write = |out: &mut BufWriter<AtomicFile>, text: &str| {
-        out.write_all(text.as_bytes()).map_err(PlanError::io(&path))
+    let mut sink = Sink { out, path, head, failure: None, on_event };
+    sink.write(&start)?;
+    let stream = Stream {
+        list: Rc::new(RefCell::new(list)),
+        planned: Rc::default(),
+        error: Rc::default(),
+        held: Rc::default(),
     };
-    write(&mut out, &start)?;
-    // The plan's stat of each file, in order, for the sink to compare with.
-    let planned: Rc<RefCell<VecDeque<(u64, i128)>>> = Rc::default();
-    let list_error: Rc<RefCell<Option<PlanError>>> = Rc::default();
-    let files = {
-        let planned = planned.clone();
-        let list_error = list_error.clone();
-        list.map_while(move |e| match e {
-            Ok(e) => Some(e),
-            Err(err) => {
-                *list_error.borrow_mut() = Some(err);
-                None
-            }
-        })
-        .map(move |e| match e {
-            Entry::File { name, mode, size, mtime_ns } => {
-                planned.borrow_mut().push_back((size, mtime_ns));
-                let path = crate::pathtext::bytes_path(&name);
-                Source::File { name, path, mode }
-            }
-            Entry::Skipped { path, why } => {
-                Source::Skipped { path: crate::pathtext::bytes_path(&path), why: intern(why) }
-            }
-            Entry::WalkError { path, message } => Source::Error {
-                path: crate::pathtext::bytes_path(&path),
-                error: std::io::Error::other(message),
-            },
-        })
+    let combine = piece::all_combine(algos);
+    let (whole, split): (Vec<_>, Vec<_>) = algos.iter().partition(|a| a.combine.is_none());
+    let hash = |inputs, sink: &mut Sink<_>| {
+        let job = HashPlan { inputs, algos: algos.to_vec(), config: config.clone() };
+        hashing::run(job, |event| sink.event(event, &stream.planned));
     };
-    let job = HashPlan { inputs: Inputs::Stream(Box::new(files)), algos: algos.to_vec(), config };
-    hashing::run(job, |event| {
+    loop {
+        hash(Inputs::Stream(Box::new(stream.segment())), &mut sink);
+        if sink.failure.is_some() || stream.error.borrow().is_some() {
+            break;
+        }
+        let Some(Entry::File { name, mode, size, mtime_ns, piece: Some(p) }) =
+            stream.held.borrow_mut().take()
+        else {
+            break;
+        };
+        let result = if combine {
+            piece::hash(&name, mode, (size, mtime_ns), p, algos, &config.read)
+        } else if p.is_first() {
+            (sink.on_event)(PartEvent::ReadWhole { name: &name, whole: &whole, split: &split });
+            stream.planned.borrow_mut().push_back((size, mtime_ns));
+            let path = crate::pathtext::bytes_path(&name);
+            hash(Inputs::Listed(vec![Source::File { name, path, mode }]), &mut sink);
+            continue;
+        } else {
+            PieceResult::Covered
+        };
+        if !sink.emit(Record::Piece { name, piece: p, total: size, result }) {
+            break;
+        }
+    }
+    let error = stream.error.borrow_mut().take();
+    if let Some(e) = sink.failure.take().or(error) {
+        return Err(e);
+    }
+    let h = &mut sink.head;
+    h.finished = crate::clock::now_ms().max(h.started);
+    let end = format!("end {} {} {} {} {}\n", h.files, h.bytes, h.problems, h.changed, h.finished);
+    sink.write(&end)?;
+    let Sink { out, path, head, .. } = sink;
+    let file = out.into_inner().map_err(|e| PlanError::Io(path.clone(), e.into_error()))?;
+    file.commit().map_err(PlanError::io(&path))?;
+    Ok(head)
+}
+
+/// A part's list, handed to the engine up to the next piece.
+struct Stream {
+    list: Rc<RefCell<ListReader>>,
+    /// The plan's stat of each file handed over and not yet hashed, in order.
+    planned: Rc<RefCell<VecDeque<(u64, i128)>>>,
+    /// The list could not be read on.
+    error: Rc<RefCell<Option<PlanError>>>,
+    /// The piece the last segment stopped at.
+    held: Rc<RefCell<Option<Entry>>>,
+}
+
+impl Stream {
+    /// The sources from here up to the next piece (held) or the list's end.
+    fn segment(&self) -> impl Iterator<Item = Source> + 'static {
+        let (list, planned) = (self.list.clone(), self.planned.clone());
+        let (error, held) = (self.error.clone(), self.held.clone());
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            let entry = match list.borrow_mut().next_entry() {
+                Ok(Some(e)) => e,
+                Ok(None) => None?,
+                Err(e) => {
+                    *error.borrow_mut() = Some(e);
+                    None?
+                }
+            };
+            Some(match entry {
+                Entry::File { piece: Some(_), .. } => {
+                    done = true;
+                    *held.borrow_mut() = Some(entry);
+                    return None;
+                }
+                Entry::File { name, mode, size, mtime_ns, piece: None } => {
+                    planned.borrow_mut().push_back((size, mtime_ns));
+                    let path = crate::pathtext::bytes_path(&name);
+                    Source::File { name, path, mode }
+                }
+                Entry::Skipped { path, why } => {
+                    Source::Skipped { path: crate::pathtext::bytes_path(&path), why: intern(why) }
+                }
+                Entry::WalkError { path, message } => Source::Error {
+                    path: crate::pathtext::bytes_path(&path),
+                    error: std::io::Error::other(message),
+                },
+            })
+        })
+        .fuse()
+    }
+}
+
+/// Where a part's records go: its file, its counts, and the caller.
+struct Sink<F> {
+    out: BufWriter<AtomicFile>,
+    path: PathBuf,
+    head: PartHeader,
+    failure: Option<PlanError>,
+    on_event: F,
+}
+
+impl<F: FnMut(PartEvent)> Sink<F> {
+    fn write(&mut self, text: &str) -> Result<(), PlanError> {
+        self.out.write_all(text.as_bytes()).map_err(PlanError::io(&self.path))
+    }
+
+    /// Counts, writes and hands over one record; false once the part file cannot be
+    /// written.
+    fn emit(&mut self, record: Record) -> bool {
+        let h = &mut self.head;
+        match &record {
+            Record::Hashed { size, changed, .. } => {
+                h.files += 1;
+                h.bytes += size;
+                h.changed += u64::from(*changed);
+            }
+            Record::Piece { piece, result: PieceResult::Hashed { changed, .. }, .. } => {
+                if *changed {
+                    h.changed += 1;
+                } else {
+                    h.files += 1;
+                    h.bytes += piece.len();
+                }
+            }
+            r => h.problems += u64::from(r.is_problem()),
+        }
+        if let Err(e) = self.write(&record.to_line()) {
+            self.failure = Some(e);
+            return false;
+        }
+        (self.on_event)(PartEvent::Record(&record));
+        true
+    }
+
+    /// The record of one of the engine's events, emitted.
+    fn event(&mut self, event: HashEvent, planned: &RefCell<VecDeque<(u64, i128)>>) -> bool {
         let record = match event {
             HashEvent::Hashed { name, hashed } => {
                 let (size, mtime) = planned.borrow_mut().pop_front().unwrap_or((0, 0));
                 let changed = hashed.size != size || hashed.mtime_ns.is_some_and(|t| t != mtime);
-                head.files += 1;
-                head.bytes += hashed.size;
-                head.changed += u64::from(changed);
                 Record::Hashed {
                     name: name.to_vec(),
                     size: hashed.size,
@@ -247,28 +435,8 @@ pub fn run(
                 message: crate::read::io_message(error),
             },
         };
-        head.problems += u64::from(record.is_problem() && !matches!(record, Record::Hashed { .. }));
-        if let Err(e) = write(&mut out, &record.to_line()) {
-            failure = Some(e);
-            return false;
-        }
-        on_event(PartEvent::Record(&record));
-        true
-    });
-    if let Some(e) = failure.or_else(|| list_error.borrow_mut().take()) {
-        return Err(e);
+        self.emit(record)
     }
-    head.finished = crate::clock::now_ms().max(head.started);
-    write(
-        &mut out,
-        &format!(
-            "end {} {} {} {} {}\n",
-            head.files, head.bytes, head.problems, head.changed, head.finished
-        ),
-    )?;
-    let file = out.into_inner().map_err(|e| PlanError::Io(path.clone(), e.into_error()))?;
-    file.commit().map_err(PlanError::io(&path))?;
-    Ok(head)
 }
 
 /// The walk's reasons are a few constants; a plan's are read back as text. Each distinct

@@ -3,7 +3,9 @@
 //! (from its first path to the next part's first path; see [`crate::scrub::Scope`]).
 //!
 //! The ranges only partition the records when the plan's names are in path order, as a
-//! walk of one tree gives them; a plan made from an unsorted list is refused here.
+//! walk of one tree gives them; a plan made from an unsorted list is refused here. A
+//! file split into pieces across parts is the catalog's one file: the part holding its
+//! first piece looks at it, and its later pieces are not entries here.
 
 use super::list::ListReader;
 use super::{Entry, Plan, PlanError};
@@ -31,7 +33,7 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
     // The part's own entries: in order, under `base`; its first and last paths.
     let list = plan.list_path(i);
     let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
-    for e in plan.list(i)? {
+    for e in plan.list(i)?.filter(is_listed) {
         let r = rel(&list, entry_path(&e?))?;
         match &mut ends {
             None => ends = Some((r.clone(), r)),
@@ -43,7 +45,7 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
     let mut before = None;
     for j in (0..i).rev() {
         let mut last = None;
-        for e in plan.list(j)? {
+        for e in plan.list(j)?.filter(is_listed) {
             last = Some(entry_path(&e?).to_vec());
         }
         if let Some(name) = last {
@@ -53,7 +55,7 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
     }
     let mut after = None;
     for j in i + 1..plan.parts.len() {
-        if let Some(e) = plan.list(j)?.next_entry()? {
+        if let Some(e) = plan.list(j)?.find(is_listed).transpose()? {
             after = Some(rel(&plan.list_path(j), entry_path(&e))?);
             break;
         }
@@ -76,8 +78,8 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
     let mut reader: ListReader = plan.list(i)?;
     let (cwd, base) = (plan.cwd.clone(), base.to_path_buf());
     let entries = std::iter::from_fn(move || {
-        let e = match reader.next_entry() {
-            Ok(e) => e?,
+        let e = match reader.find(is_listed)? {
+            Ok(e) => e,
             Err(e) => return Some(Err(e.to_string())),
         };
         let Some(rel) = rel_under(&cwd, &base, entry_path(&e)) else {
@@ -98,6 +100,12 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
         part: PartOf { plan: plan.id.clone(), part: i, parts: plan.parts.len() },
         listed_ms: plan.created,
     })
+}
+
+/// Whether a list's entry is one for a catalog run: all but the later pieces of a file
+/// split across parts (the part with its first piece looks at the file).
+fn is_listed(e: &Result<Entry, PlanError>) -> bool {
+    !matches!(e, Ok(Entry::File { piece: Some(p), .. }) if p.start > 0)
 }
 
 /// The path an entry names, as the plan keeps it.
