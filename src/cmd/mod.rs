@@ -9,6 +9,7 @@ pub(crate) mod check;
 mod embedded;
 mod export;
 pub(crate) mod hash;
+mod manual;
 mod resolve;
 mod rhash_out;
 mod scrub;
@@ -62,6 +63,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Bag(b) => bag::run(b),
         Command::Plan(a) => shard::plan(a),
         Command::Merge(a) => shard::merge(a),
+        Command::Completions(a) => manual::completions(a),
+        Command::Man(a) => manual::man(a),
     }
 }
 

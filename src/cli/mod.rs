@@ -5,6 +5,13 @@ use fixity::formats::OutputFormat;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod exit;
+mod manual;
+mod scale;
+use exit::*;
+pub use manual::{CompletionsArgs, ManArgs};
+pub use scale::{MergeArgs, PlanArgs};
+
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
 #[derive(Parser, Debug)]
 #[command(name = "fixity", version, about, max_term_width = 100)]
@@ -16,8 +23,10 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Hash files and trees; print (or write with -o) a manifest.
+    #[command(after_help = HASH_EXIT)]
     Hash(HashArgs),
     /// Verify files against manifests (GNU, BSD tag, SFV), like `sha256sum -c`.
+    #[command(after_help = CHECK_EXIT)]
     Check(CheckArgs),
     /// List the algorithms fixity computes.
     Algorithms(AlgorithmsArgs),
@@ -55,18 +64,14 @@ pub enum Command {
     /// and print a root digest of the tree; or show where the parts stand (--status).
     #[command(after_help = MERGE_EXIT)]
     Merge(MergeArgs),
+    /// Print a shell completion script to standard output.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Print the manual page of fixity or of one command (roff), or write every page into
+    /// a directory.
+    #[command(after_help = "Read one: fixity man hash | man -l -")]
+    Man(ManArgs),
 }
-
-const PLAN_EXIT: &str = "Exit status: 0 planned; 1 planned, but the walk could not enter some directories (they are reported again by the merge); 2 no plan (usage, an unwritable directory, a directory that holds results of a plan).";
-const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every part done); 1 merged, with files that could not be read or changed since the plan (with --status: some part not done); 2 no merge (a part missing, of another plan, or covering other files; a bad plan).";
-
-const SCRUB_EXIT: &str = "Exit status: 0 clean; 1 findings (corrupt, missing or unreadable files); \
-2 could not run (usage, a catalog that cannot be opened, read or written, a failed write of the \
-report). Findings are printed before a catalog error is.";
-const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
-not run (no catalog, not a fixity catalog, a read error).";
-const RESOLVE_EXIT: &str = "Exit status: 0 done; 2 nothing done (a PATH outside the tree, not \
-recorded, or in the wrong state; the catalog busy or failing).";
 
 /// Arguments of `accept` and `forget`.
 #[derive(Args, Debug)]
@@ -96,9 +101,11 @@ pub struct ResolveArgs {
 pub enum BagCommand {
     /// Make DIR a bag in place: its contents move to DIR/data/; manifests, bagit.txt,
     /// bag-info.txt and tag manifests are written beside it.
+    #[command(after_help = BAG_EXIT)]
     Create(BagCreateArgs),
     /// Validate a bag: bagit.txt, every manifest complete, every payload and tag file's
     /// digests. Exit 0 valid, 1 invalid, 2 when it cannot be checked.
+    #[command(after_help = BAG_EXIT)]
     Check(BagCheckArgs),
 }
 
@@ -285,56 +292,6 @@ pub struct StatusArgs {
     /// The tree (default: the current directory; with a PostgreSQL catalog, the fleet).
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
-}
-
-#[derive(Args, Debug)]
-pub struct PlanArgs {
-    /// Into how many parts to split the files.
-    #[arg(long, value_name = "N")]
-    pub parts: usize,
-    /// The plan directory (made if needed).
-    #[arg(short = 'o', long, value_name = "DIR")]
-    pub output: PathBuf,
-    /// Take the files and trees from FILE (`-`: standard input), NUL-separated (`find
-    /// -print0`, GPFS policy lists, dwalk, fpart), instead of PATHs.
-    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
-    pub from_list: Option<PathBuf>,
-    /// A part is cut at K times the even share of files (files / N), even when its bytes
-    /// are below its share: many tiny files cost per file, not per byte.
-    #[arg(long, value_name = "K", default_value_t = 2)]
-    pub files_bound: u64,
-    /// Follow symbolic links inside trees.
-    #[arg(short = 'L', long)]
-    pub follow: bool,
-    /// Leave out names matching GLOB (as `hash --exclude`).
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-    /// The unit a file larger than a part's share is cut at (a power of two of at least
-    /// 1024 bytes; 1 GiB by default). For tests: small files split at small units.
-    #[arg(long, value_name = "BYTES", hide = true, default_value_t = fixity::shard::PIECE_SIZE)]
-    pub piece_size: u64,
-    /// Files and trees, as `fixity hash` takes them.
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<OsString>,
-}
-
-#[derive(Args, Debug)]
-pub struct MergeArgs {
-    /// The plan directory.
-    #[arg(value_name = "DIR")]
-    pub plan: PathBuf,
-    /// Manifest format (any `hash --format`).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value = "gnu")]
-    pub format: OutputFormat,
-    /// Write the manifest to FILE atomically instead of standard output.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Show each part's state (done, failed, missing, stale, overlapping) instead.
-    #[arg(long)]
-    pub status: bool,
-    /// With --status: one JSON object.
-    #[arg(long, requires = "status")]
-    pub json: bool,
 }
 
 #[derive(Args, Debug)]

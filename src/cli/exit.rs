@@ -1,0 +1,31 @@
+//! What `--help` says after the options: each command's exit statuses, and notes.
+
+pub(super) const HASH_EXIT: &str = "Exit status: 0 every file hashed; 1 some file could not be read (it is \
+named on stderr, the others are hashed); 2 could not run (usage, an unknown algorithm or \
+format, an output that cannot be written).";
+
+pub(super) const BAG_EXIT: &str = "Exit status: 0 valid (create: made); 1 invalid (create: a file could not \
+be read); 2 could not run (not a directory, already a bag, a half-made bag, usage).";
+
+pub(super) const PLAN_EXIT: &str = "Exit status: 0 planned; 1 planned, but the walk could not enter some directories (they are reported again by the merge); 2 no plan (usage, an unwritable directory, a directory that holds results of a plan).";
+
+pub(super) const SCRUB_EXIT: &str = "Exit status: 0 clean; 1 findings (corrupt, missing or unreadable files); \
+2 could not run (usage, a catalog that cannot be opened, read or written, a failed write of the \
+report). Findings are printed before a catalog error is.";
+
+pub(super) const RESOLVE_EXIT: &str = "Exit status: 0 done; 2 nothing done (a PATH outside the tree, not \
+recorded, or in the wrong state; the catalog busy or failing).";
+
+pub(super) const CHECK_EXIT: &str = "Exit status: 0 every listed file matches; 1 a file differs, is missing \
+or unreadable, or a line was refused (as `sha256sum -c`); 2 could not run (usage, a manifest \
+that cannot be read).";
+
+pub(super) const COMPLETIONS_HELP: &str = "Install, for example: fixity completions bash > \
+/usr/share/bash-completion/completions/fixity; fixity completions zsh > \
+/usr/share/zsh/vendor-completions/_fixity; fixity completions fish > \
+/usr/share/fish/vendor_completions.d/fixity.fish.";
+
+pub(super) const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every part done); 1 merged, with files that could not be read or changed since the plan (with --status: some part not done); 2 no merge (a part missing, of another plan, or covering other files; a bad plan).";
+
+pub(super) const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
+not run (no catalog, not a fixity catalog, a read error).";
