@@ -136,3 +136,74 @@ fn manual_pages_cover_every_command_and_render() {
     );
     assert!(verify.contains("EXIT STATUS") && verify.contains("--max-duration"), "{verify}");
 }
+
+/// Writes the shipped units into `dir` with the tree `tree` as their instance, the
+/// service's command pointing at the fixity under test; returns `dir` and the instance.
+fn units_for(dir: &std::path::Path, tree: &std::path::Path) -> (std::path::PathBuf, String) {
+    let escaped = Command::new("systemd-escape").arg("--path").arg(tree).output().unwrap();
+    let instance = text(&escaped.stdout).trim().to_string();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/systemd");
+    let service = std::fs::read_to_string(root.join("fixity-verify@.service")).unwrap();
+    let timer = std::fs::read_to_string(root.join("fixity-verify@.timer")).unwrap();
+    assert!(service.contains("ExecStart=fixity "), "{service}");
+    let exe = concat!("ExecStart=", env!("CARGO_BIN_EXE_fixity"), " ");
+    let service = service.replace("ExecStart=fixity ", exe);
+    std::fs::write(dir.join(format!("fixity-verify@{instance}.service")), &service).unwrap();
+    std::fs::write(dir.join(format!("fixity-verify@{instance}.timer")), timer).unwrap();
+    (dir.to_path_buf(), instance)
+}
+
+#[test]
+fn the_systemd_units_verify_and_their_command_checks_the_tree() {
+    if !have("systemd-analyze") || !have("systemd-escape") {
+        return missing("systemd-analyze", "cannot check the shipped units");
+    }
+    let d = tempdir();
+    let tree = d.path().join("srv data");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("a"), b"alpha").unwrap();
+    let units = d.path().join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let (dir, instance) = units_for(&units, &tree);
+    // systemd-analyze checks the Documentation= pages exist: the ones `fixity man` writes.
+    let man = d.path().join("man/man1");
+    out(&["man", "--dir", man.to_str().unwrap()]);
+    let service = dir.join(format!("fixity-verify@{instance}.service"));
+    let timer = dir.join(format!("fixity-verify@{instance}.timer"));
+    let o = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&service)
+        .arg(&timer)
+        .env("MANPATH", d.path().join("man"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "systemd-analyze verify: {}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "", "no warning about the units");
+    let timer_text = std::fs::read_to_string(&timer).unwrap();
+    assert!(timer_text.contains("Persistent=true"), "{timer_text}");
+    // The service's command, with %f and %i as systemd fills them in, runs: clean, then
+    // exit 1 once a file rots (the unit fails, `systemctl --failed` shows it).
+    let text_of = std::fs::read_to_string(&service).unwrap();
+    let exec = text_of.lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
+    let log = d.path().join("fixity.log");
+    let argv: Vec<String> = exec
+        .split_whitespace()
+        .map(|w| {
+            w.replace("/var/log/fixity/%i.log", log.to_str().unwrap())
+                .replace("%f", tree.to_str().unwrap())
+        })
+        .collect();
+    let run = |argv: &[String]| Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+    let scan = Command::new(env!("CARGO_BIN_EXE_fixity")).args(["scan", "-q"]).arg(&tree).output();
+    assert!(scan.unwrap().status.success());
+    let o = run(&argv);
+    assert_eq!(o.status.code(), Some(0), "{argv:?}: {}", text(&o.stderr));
+    assert!(o.stdout.is_empty(), "a clean night is silent: {}", text(&o.stdout));
+    let mtime = std::fs::metadata(tree.join("a")).unwrap().modified().unwrap();
+    std::fs::write(tree.join("a"), b"alphA").unwrap();
+    std::fs::File::options().write(true).open(tree.join("a")).unwrap().set_modified(mtime).unwrap();
+    let o = run(&argv);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("CORRUPT"), "{}", text(&o.stdout));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("corrupt=1"));
+}
