@@ -38,7 +38,8 @@ pub fn run(
     if !std::fs::metadata(&root).is_ok_and(|m| m.is_dir()) {
         bail!("{}: not a directory", quote_env(path_bytes(&root)));
     }
-    // A part's scope (checked before anything is made): its list, and the records it owns (the findings listed are those).
+    // A part's scope, checked before anything is made: its list, and the records it owns
+    // (the findings listed are those).
     let (scope, bounds) = match &part {
         Some((plan, index)) => {
             let base = plan.root.clone().map_or_else(|| std::path::absolute(&root), Ok)?;
