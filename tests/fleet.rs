@@ -471,3 +471,205 @@ fn a_wrong_password_or_no_server_is_exit_2_naming_the_catalog_not_the_password()
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("PGSSLMODE \"sometimes\""), "{}", text(&out.stderr));
 }
+
+/// `(class, path)` of every file a `--json` run reported (`from -> to` for a move), and
+/// the exit code.
+fn reported(out: &Output) -> (Vec<(String, String)>, Option<i32>) {
+    let mut found = Vec::new();
+    for line in text(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        if v.get("summary").is_some() {
+            continue;
+        }
+        let path = v["path"].as_str().unwrap().to_string();
+        let path = match v.get("moved_from") {
+            Some(from) => format!("{} -> {path}", from.as_str().unwrap()),
+            None => path,
+        };
+        found.push((v["class"].as_str().unwrap().to_string(), path));
+    }
+    found.sort();
+    (found, out.status.code())
+}
+
+#[test]
+fn runs_of_more_rows_than_a_batch_record_every_row_exactly() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 5000);
+    // More new files than one batch holds (4096 rows).
+    let out = on_host(d.path(), "h", &["scan", "-q", "--catalog", &db.url, "t"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(as_rows(&records(&db.url, "h", &t)), tree_files(&t));
+
+    // Every kind of write, in batches of 7 rows. Files 0..256 have distinct contents
+    // (file i and i + 256 are alike), so each move pairs with its own source.
+    let name = |i: usize| format!("d{:02}/f{i:05}", i % 40);
+    let mut want = Vec::new();
+    for k in 0..26 {
+        let (edit, gone, moved) = (name(10 * k), name(10 * k + 1), name(10 * k + 2));
+        write(&t, &edit, format!("edited {k}").as_bytes());
+        std::fs::remove_file(t.join(&gone)).unwrap();
+        let to = format!("moved/f{:05}", 10 * k + 2);
+        std::fs::create_dir_all(t.join("moved")).unwrap();
+        std::fs::rename(t.join(&moved), t.join(&to)).unwrap();
+        want.extend([
+            ("modified".to_string(), edit),
+            ("missing".to_string(), gone),
+            ("moved".to_string(), format!("{moved} -> {to}")),
+        ]);
+    }
+    for i in 0..30 {
+        write(&t, format!("new/n{i:02}"), format!("new {i}").as_bytes());
+        want.push(("new".to_string(), format!("new/n{i:02}")));
+    }
+    want.sort();
+    let run = |cmd: &str| {
+        on_host(d.path(), "h", &[cmd, "--json", "--catalog", &db.url, "t"])
+            .env("FIXITY_PG_BATCH", "7")
+            .output()
+            .unwrap()
+    };
+    let out = run("scan");
+    assert_eq!(reported(&out), (want, Some(1)), "{}", text(&out.stderr));
+    let recorded = records(&db.url, "h", &t);
+    assert_eq!(as_rows(&recorded), tree_files(&t));
+    assert_eq!(recorded.iter().filter(|r| r.missing_since.is_some()).count(), 26);
+
+    // A verify in batches of 7 looks at every present file once: each ok, the losses
+    // still missing.
+    let before = records(&db.url, "h", &t);
+    let out = run("verify");
+    let (found, code) = reported(&out);
+    assert_eq!(code, Some(1), "{}", text(&out.stderr));
+    assert_eq!(found.len(), 26);
+    assert!(found.iter().all(|(class, _)| class == "missing"), "{found:?}");
+    let after = records(&db.url, "h", &t);
+    assert_eq!(as_rows(&after), tree_files(&t));
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(a.path, b.path);
+        if a.missing_since.is_none() {
+            assert!(a.last_verified > b.last_verified, "{:?} verified", text(&a.path));
+            assert_eq!(a.last_result, fixity::catalog::Class::Ok);
+        }
+    }
+}
+
+#[test]
+fn later_writes_to_a_path_in_one_batch_win_and_reads_see_them() {
+    use fixity::catalog::{Class, Found, StoreError};
+    use fixity::device::Stamp;
+    use fixity::digest::Digest;
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let spec = StoreSpec::Postgres(PgSpec::new(&db.url, Some("h"), &t));
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut s = open_store(&spec, &how).unwrap();
+    let found = |b: u8| Found {
+        digest: Digest::new(&[b; 32]),
+        stamp: Stamp { size: 10, mtime_ns: 1 },
+        file_id: Some((1, u64::from(b))),
+    };
+    let lookup = |s: &dyn fixity::catalog::Store, p: &str| s.lookup(p.as_bytes()).unwrap();
+    s.record_new(b"old", &found(1), 100).unwrap();
+    s.commit().unwrap();
+
+    // In one batch: a file recorded new, then the missing one found moved to it; a file
+    // recorded new, missing, back, and checked.
+    s.record_missing(b"old", 200).unwrap();
+    s.record_new(b"new", &found(1), 200).unwrap();
+    s.record_moved(b"old", b"new", 200).unwrap();
+    s.record_new(b"again", &found(2), 200).unwrap();
+    s.record_missing(b"again", 200).unwrap();
+    s.record_present(b"again").unwrap();
+    let mut rec = lookup(&*s, "new").expect("a read sees the batch's writes");
+    assert!(s.uncommitted(), "read, not committed");
+    assert_eq!(rec.last_result, Class::Moved);
+    assert_eq!(lookup(&*s, "old").map(|r| r.path), None, "the move's source is gone");
+    rec.path = b"again".to_vec();
+    s.record_check(&rec, Class::Corrupt, None, Some("bad"), 300).unwrap();
+    s.record_check(&rec, Class::Ok, None, None, 300).unwrap();
+    s.commit().unwrap();
+    assert!(!s.uncommitted());
+    let again = records(&db.url, "h", &t).into_iter().find(|r| r.path == b"again").unwrap();
+    assert_eq!(
+        (again.last_result, again.missing_since, again.last_verified),
+        (Class::Ok, None, 300)
+    );
+    let mut listed = Vec::new();
+    s.findings(200, &mut |p, class, from, _| {
+        listed.push((text(p), class, from.map(text)));
+    })
+    .unwrap();
+    assert_eq!(listed, [("new".to_string(), Class::Moved, Some("old".to_string()))]);
+
+    // An abandoned batch leaves nothing, held or sent.
+    s.record_new(b"dropped", &found(3), 400).unwrap();
+    assert!(lookup(&*s, "dropped").is_some());
+    s.record_new(b"dropped too", &found(4), 400).unwrap();
+    s.abandon();
+    assert!(!s.uncommitted());
+    s.commit().unwrap();
+    assert!(lookup(&*s, "dropped").is_none() && lookup(&*s, "dropped too").is_none());
+
+    // A batch that cannot be sent is a catalog error, at the commit that sends it.
+    s.record_new(b"lost", &found(5), 500).unwrap();
+    let mut c = db.client();
+    c.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'fixity' AND datname = current_database()",
+        &[],
+    )
+    .unwrap();
+    let err = s.commit().expect_err("the connection is gone");
+    assert!(matches!(err, StoreError::Catalog(_)), "{err}");
+    s.abandon();
+    drop(s);
+    assert!(records(&db.url, "h", &t).iter().all(|r| r.path != b"lost"));
+}
+
+#[test]
+fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 300);
+    let out = on_host(d.path(), "k", &["scan", "-q", "--catalog", &db.url, "--exclude", "d*", "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut c = db.client();
+    let tree: i32 =
+        c.query_one("SELECT id FROM fixity.trees WHERE host = 'k'", &[]).unwrap().get(0);
+    // The run's insert waits for a row the test holds; its connection is then ended.
+    let mut hold = c.transaction().unwrap();
+    hold.execute(
+        "INSERT INTO fixity.files (tree, path, size, mtime_ns, digest, first_seen, last_verified,
+             last_checked, last_result) VALUES ($1, 'd20/f00100', 0, 0, '', 0, 0, 0, 'new')",
+        &[&tree],
+    )
+    .unwrap();
+    let scan = on_host(d.path(), "k", &["scan", "--json", "--catalog", &db.url, "t"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_blocked(&db);
+    let mut k = db.client();
+    k.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+        &[],
+    )
+    .unwrap();
+    let out = scan.wait_with_output().unwrap();
+    hold.rollback().unwrap();
+    let (found, code) = reported(&out);
+    assert_eq!(code, Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("were not recorded"), "{}", text(&out.stderr));
+    assert_eq!(found.len(), 300, "every new file is reported, unrecorded");
+    assert!(records(&db.url, "k", &t).is_empty(), "the batch with the held row is not committed");
+}

@@ -15,6 +15,7 @@
 mod connect;
 mod db;
 mod error;
+mod rows;
 mod schema;
 mod store;
 mod summary;

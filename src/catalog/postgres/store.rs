@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 /// One tree's records in a PostgreSQL catalog.
 pub(crate) struct PgStore {
     db: RefCell<Db>,
-    batch: Batch,
+    /// The open batch; a read on `db` sends its held writes first.
+    batch: RefCell<Batch>,
     /// The catalog as messages name it: the URL (password masked), host and tree.
     location: PathBuf,
     run_id: Option<i64>,
@@ -97,7 +98,7 @@ impl PgStore {
         ));
         Ok(PgStore {
             db: RefCell::new(Db::new(client, target, tree.id, tree.algo)),
-            batch: Batch::default(),
+            batch: RefCell::new(Batch::new()),
             location,
             run_id: None,
             unlock: writes.then_some(match how.shared {
@@ -111,12 +112,16 @@ impl PgStore {
         &mut self,
         op: impl FnOnce(&mut Writer<'_>) -> Result<T, PgError>,
     ) -> Result<T, StoreError> {
-        let db = self.db.get_mut();
-        op(&mut Writer { db, batch: &mut self.batch }).map_err(pg)
+        let (db, batch) = (self.db.get_mut(), self.batch.get_mut());
+        op(&mut Writer { db, batch }).map_err(pg)
     }
 
+    /// Runs `op` on the writing connection, after sending the writes held (in the open
+    /// batch), so that it sees them.
     fn read<T>(&self, op: impl FnOnce(&mut Db) -> Result<T, PgError>) -> Result<T, StoreError> {
-        op(&mut self.db.borrow_mut()).map_err(pg)
+        let (mut db, mut batch) = (self.db.borrow_mut(), self.batch.borrow_mut());
+        Writer { db: &mut db, batch: &mut batch }.flush().map_err(pg)?;
+        op(&mut db).map_err(pg)
     }
 
     /// A connection of its own to the same tree, for a stream read by another thread.
@@ -209,7 +214,7 @@ impl Store for PgStore {
 
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
         let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
-        self.writer(|w| w.insert(rel, stamp, id, digest.as_bytes(), now))
+        self.writer(|w| w.insert(rel, (stamp, id, digest.as_bytes()), now))
     }
 
     fn record_content(
@@ -252,7 +257,7 @@ impl Store for PgStore {
     }
 
     fn uncommitted(&self) -> bool {
-        self.batch.pending() > 0
+        self.batch.borrow().pending() > 0
     }
 
     fn abandon(&mut self) {

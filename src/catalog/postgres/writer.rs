@@ -1,20 +1,27 @@
-//! Batched writes: statements go into transactions of a few thousand rows (or one
-//! second), each committed whole, as in the SQLite catalog. A run killed at any moment
-//! leaves the rows of the committed batches; PostgreSQL rolls back the open one when the
-//! connection goes.
+//! Batched writes: a run's writes are held in the open batch and sent a few statements
+//! at a time (`rows.rs`: one statement over arrays per kind of write), in transactions
+//! of a few thousand rows (or one second), each committed whole, as in the SQLite
+//! catalog. Reads on the writing connection send what is held first, so they see every
+//! write made before them. A run killed at any moment leaves the rows of the committed
+//! batches; PostgreSQL rolls back the open one when the connection goes.
 
 use super::PgError;
 use super::db::Db;
+use super::rows::{Content, Rows};
 use crate::catalog::{Class, below};
-use crate::device::Stamp;
-use postgres::types::ToSql;
 use std::time::{Duration, Instant};
 
-/// The open batch: statements in it, and when it began.
-#[derive(Default)]
+/// Rows in a batch, at most (`FIXITY_PG_BATCH` sets another number, for tests).
+const BATCH_ROWS: usize = 4096;
+
+/// The open batch: writes in it (held or sent), when it began, and what is not sent yet.
 pub(super) struct Batch {
     pending: usize,
     since: Option<Instant>,
+    /// The batch's transaction has begun on the server.
+    open: bool,
+    rows: Rows,
+    limit: usize,
 }
 
 /// Writes into one tree's rows, in the open batch of `batch`.
@@ -24,48 +31,72 @@ pub(super) struct Writer<'a> {
 }
 
 impl Batch {
-    /// Statements in the open batch (0 right after a commit).
+    pub(super) fn new() -> Batch {
+        let limit = std::env::var("FIXITY_PG_BATCH").ok().and_then(|n| n.parse().ok());
+        Batch {
+            pending: 0,
+            since: None,
+            open: false,
+            rows: Rows::default(),
+            limit: limit.filter(|&n| n > 0).unwrap_or(BATCH_ROWS),
+        }
+    }
+
+    /// Writes in the open batch (0 right after a commit).
     pub(super) fn pending(&self) -> usize {
         self.pending
     }
 }
 
-fn id_of(id: Option<(u64, u64)>) -> (Option<i64>, Option<i64>) {
-    match id {
-        Some((d, i)) => (Some(d as i64), Some(i as i64)),
-        None => (None, None),
-    }
-}
-
 impl Writer<'_> {
-    /// Runs one statement in the open batch (the tree is `$1`); returns the rows changed.
-    fn exec(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, PgError> {
+    /// Counts a write held in the batch; commits the batch when it is full or old.
+    fn wrote(&mut self) -> Result<(), PgError> {
         if self.batch.pending == 0 {
-            self.db.client.batch_execute("BEGIN").map_err(|e| self.db.err(e))?;
             self.batch.since = Some(Instant::now());
         }
         self.batch.pending += 1;
-        let changed = self.db.execute(sql, params)?;
         let old = self.batch.since.is_some_and(|s| s.elapsed() > Duration::from_secs(1));
-        if self.batch.pending >= 4096 || old {
+        if self.batch.pending >= self.batch.limit || old {
             self.commit()?;
         }
-        Ok(changed)
+        Ok(())
     }
 
-    /// Commits the open batch.
+    /// Sends the held writes, in the batch's transaction (begun here if need be).
+    pub(super) fn flush(&mut self) -> Result<(), PgError> {
+        if self.batch.rows.is_empty() {
+            return Ok(());
+        }
+        self.begin()?;
+        self.batch.rows.send(self.db)
+    }
+
+    /// Begins the batch's transaction on the server, if it has not begun.
+    fn begin(&mut self) -> Result<(), PgError> {
+        if !self.batch.open {
+            self.db.client.batch_execute("BEGIN").map_err(|e| self.db.err(e))?;
+            self.batch.open = true;
+        }
+        Ok(())
+    }
+
+    /// Sends what is held and commits the open batch.
     pub(super) fn commit(&mut self) -> Result<(), PgError> {
-        if self.batch.pending > 0 {
-            self.batch.pending = 0;
+        self.flush()?;
+        if self.batch.open {
+            self.batch.open = false;
             self.db.client.batch_execute("COMMIT").map_err(|e| self.db.err(e))?;
         }
+        self.batch.pending = 0;
         Ok(())
     }
 
     /// Gives up the open batch (after a failed write).
     pub(super) fn abandon(&mut self) {
-        if self.batch.pending > 0 {
-            self.batch.pending = 0;
+        self.batch.rows.clear();
+        self.batch.pending = 0;
+        if self.batch.open {
+            self.batch.open = false;
             let _ = self.db.client.batch_execute("ROLLBACK");
         }
     }
@@ -74,43 +105,23 @@ impl Writer<'_> {
     pub(super) fn insert(
         &mut self,
         path: &[u8],
-        stamp: Stamp,
-        file_id: Option<(u64, u64)>,
-        digest: &[u8],
+        content: Content<'_>,
         now: i64,
     ) -> Result<(), PgError> {
-        let (dev, ino) = id_of(file_id);
-        let (size, mtime) = (stamp.size as i64, stamp.mtime_ns as i64);
-        self.exec(
-            "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest, first_seen,
-                 last_verified, last_checked, last_result, missing_since)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, 'new', NULL)
-             ON CONFLICT (tree, path) DO UPDATE SET size = $3, mtime_ns = $4, dev = $5,
-                ino = $6, digest = $7, last_verified = $8, last_checked = $8,
-                last_result = 'new', missing_since = NULL, moved_from = NULL, note = NULL",
-            &[&path, &size, &mtime, &dev, &ino, &digest, &now],
-        )
-        .map(drop)
+        self.batch.rows.new_file(path, content, now);
+        self.wrote()
     }
 
     /// Records a new digest for a known file: `class` is what the run found.
     pub(super) fn rehashed(
         &mut self,
         path: &[u8],
-        (stamp, file_id, digest): (Stamp, Option<(u64, u64)>, &[u8]),
+        content: Content<'_>,
         class: Class,
         now: i64,
     ) -> Result<(), PgError> {
-        let (dev, ino) = id_of(file_id);
-        let (size, mtime) = (stamp.size as i64, stamp.mtime_ns as i64);
-        self.exec(
-            "UPDATE fixity.files SET size = $3, mtime_ns = $4, dev = $5, ino = $6, digest = $7,
-                last_verified = $8, last_checked = $8, last_result = $9, missing_since = NULL,
-                moved_from = NULL, note = NULL
-             WHERE tree = $1 AND path = $2",
-            &[&path, &size, &mtime, &dev, &ino, &digest, &now, &class.name()],
-        )
-        .map(drop)
+        self.batch.rows.rehashed(path, content, class.name(), now);
+        self.wrote()
     }
 
     /// Records a check that leaves the digest alone: ok (also the last-verified time),
@@ -122,57 +133,40 @@ impl Writer<'_> {
         now: i64,
         note: Option<&str>,
     ) -> Result<(), PgError> {
-        self.exec(
-            "UPDATE fixity.files SET last_checked = $3, last_result = $4, note = $5,
-                moved_from = NULL,
-                last_verified = CASE WHEN $4 = 'ok' THEN $3 ELSE last_verified END
-             WHERE tree = $1 AND path = $2",
-            &[&path, &now, &class.name(), &note],
-        )
-        .map(drop)
+        self.batch.rows.checked(path, class.name(), now, note);
+        self.wrote()
     }
 
     /// A file recorded as missing is back (unchanged).
     pub(super) fn present(&mut self, path: &[u8]) -> Result<(), PgError> {
-        self.exec(
-            "UPDATE fixity.files SET missing_since = NULL, last_result = 'ok'
-             WHERE tree = $1 AND path = $2",
-            &[&path],
-        )
-        .map(drop)
+        self.batch.rows.present(path);
+        self.wrote()
     }
 
     /// Records that a file is gone (keeping when it first went missing).
     pub(super) fn missing(&mut self, path: &[u8], now: i64) -> Result<(), PgError> {
-        self.exec(
-            "UPDATE fixity.files SET missing_since = coalesce(missing_since, $3),
-                last_checked = $3, last_result = 'missing'
-             WHERE tree = $1 AND path = $2",
-            &[&path, &now],
-        )
-        .map(drop)
-    }
-
-    /// Forgets the missing files at `rel` or below (every one for an empty `rel`).
-    pub(super) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, PgError> {
-        let (lo, hi) = below(rel);
-        let n = self.exec(
-            "DELETE FROM fixity.files WHERE tree = $1 AND missing_since IS NOT NULL
-               AND ($2::bytea IS NULL OR path = $3 OR (path > $2 AND path < $4))",
-            &[&lo, &rel, &hi],
-        )?;
-        Ok(n as usize)
+        self.batch.rows.missing(path, now);
+        self.wrote()
     }
 
     /// The file at `from` (missing) now lives at `to`, which inherits its history.
     pub(super) fn moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), PgError> {
-        self.exec(
-            "UPDATE fixity.files SET last_result = 'moved', moved_from = $2, last_checked = $4,
-                first_seen = least(first_seen,
-                    (SELECT first_seen FROM fixity.files WHERE tree = $1 AND path = $2))
-             WHERE tree = $1 AND path = $3",
-            &[&from, &to, &now],
+        self.batch.rows.moved(from, to, now);
+        self.wrote()
+    }
+
+    /// Forgets the missing files at `rel` or below (every one for an empty `rel`), after
+    /// the writes held before it.
+    pub(super) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, PgError> {
+        self.flush()?;
+        self.begin()?;
+        let (lo, hi) = below(rel);
+        let n = self.db.execute(
+            "DELETE FROM fixity.files WHERE tree = $1 AND missing_since IS NOT NULL
+               AND ($2::bytea IS NULL OR path = $3 OR (path > $2 AND path < $4))",
+            &[&lo, &rel, &hi],
         )?;
-        self.exec("DELETE FROM fixity.files WHERE tree = $1 AND path = $2", &[&from]).map(drop)
+        self.wrote()?;
+        Ok(n as usize)
     }
 }

@@ -1,0 +1,283 @@
+//! The rows a batch holds until it is sent: each kind of write gathered into columns and
+//! sent as one statement over arrays (`unnest`), so a batch of thousands of files costs
+//! a few round trips instead of one per file.
+//!
+//! Writes to different paths commute (each touches its own row; a move touches its two),
+//! so within a *group* of writes to distinct paths the kinds may go in any order. A write
+//! to a path the open group already holds starts the next group: groups go in the order
+//! they were made, and the later write to a path wins, as if each had been sent alone.
+
+use super::PgError;
+use super::db::Db;
+use crate::device::Stamp;
+use std::collections::HashSet;
+
+/// A file's content as recorded: (size, mtime, file id, digest).
+pub(super) type Content<'a> = (Stamp, Option<(u64, u64)>, &'a [u8]);
+
+/// One group: writes to distinct paths, in columns per kind of write.
+#[derive(Default)]
+struct Group {
+    /// Files hashed for the first time.
+    new: Hashed,
+    /// Known files with new content.
+    rehashed: Hashed,
+    checked: Checked,
+    /// Files recorded missing that are back.
+    present: Vec<Vec<u8>>,
+    missing: Paths,
+    moved: Moved,
+    /// The paths the group touches.
+    paths: HashSet<Vec<u8>>,
+}
+
+#[derive(Default)]
+struct Hashed {
+    path: Vec<Vec<u8>>,
+    size: Vec<i64>,
+    mtime: Vec<i64>,
+    dev: Vec<Option<i64>>,
+    ino: Vec<Option<i64>>,
+    digest: Vec<Vec<u8>>,
+    now: Vec<i64>,
+    class: Vec<&'static str>,
+}
+
+#[derive(Default)]
+struct Checked {
+    path: Vec<Vec<u8>>,
+    now: Vec<i64>,
+    class: Vec<&'static str>,
+    note: Vec<Option<String>>,
+}
+
+#[derive(Default)]
+struct Paths {
+    path: Vec<Vec<u8>>,
+    now: Vec<i64>,
+}
+
+#[derive(Default)]
+struct Moved {
+    from: Vec<Vec<u8>>,
+    to: Vec<Vec<u8>>,
+    now: Vec<i64>,
+}
+
+/// Writes not sent yet, in groups.
+#[derive(Default)]
+pub(super) struct Rows {
+    /// Full groups, oldest first; the open group is the last.
+    groups: Vec<Group>,
+}
+
+impl Hashed {
+    fn push(
+        &mut self,
+        path: &[u8],
+        (stamp, id, digest): Content<'_>,
+        now: i64,
+        class: &'static str,
+    ) {
+        self.path.push(path.to_vec());
+        self.size.push(stamp.size as i64);
+        self.mtime.push(stamp.mtime_ns as i64);
+        self.dev.push(id.map(|(d, _)| d as i64));
+        self.ino.push(id.map(|(_, i)| i as i64));
+        self.digest.push(digest.to_vec());
+        self.now.push(now);
+        self.class.push(class);
+    }
+}
+
+impl Rows {
+    /// Whether nothing waits to be sent.
+    pub(super) fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Drops every write not sent.
+    pub(super) fn clear(&mut self) {
+        self.groups.clear();
+    }
+
+    /// The group a write to `paths` goes in: the open one, unless it touches one of them.
+    fn group(&mut self, paths: &[&[u8]]) -> &mut Group {
+        let fits = self.groups.last().is_some_and(|g| paths.iter().all(|p| !g.paths.contains(*p)));
+        if !fits {
+            self.groups.push(Group::default());
+        }
+        let g = self.groups.last_mut().expect("an open group");
+        g.paths.extend(paths.iter().map(|p| p.to_vec()));
+        g
+    }
+
+    pub(super) fn new_file(&mut self, path: &[u8], content: Content<'_>, now: i64) {
+        self.group(&[path]).new.push(path, content, now, "new");
+    }
+
+    pub(super) fn rehashed(
+        &mut self,
+        path: &[u8],
+        content: Content<'_>,
+        class: &'static str,
+        now: i64,
+    ) {
+        self.group(&[path]).rehashed.push(path, content, now, class);
+    }
+
+    pub(super) fn checked(
+        &mut self,
+        path: &[u8],
+        class: &'static str,
+        now: i64,
+        note: Option<&str>,
+    ) {
+        let c = &mut self.group(&[path]).checked;
+        c.path.push(path.to_vec());
+        c.now.push(now);
+        c.class.push(class);
+        c.note.push(note.map(str::to_string));
+    }
+
+    pub(super) fn present(&mut self, path: &[u8]) {
+        self.group(&[path]).present.push(path.to_vec());
+    }
+
+    pub(super) fn missing(&mut self, path: &[u8], now: i64) {
+        let m = &mut self.group(&[path]).missing;
+        m.path.push(path.to_vec());
+        m.now.push(now);
+    }
+
+    pub(super) fn moved(&mut self, from: &[u8], to: &[u8], now: i64) {
+        let m = &mut self.group(&[from, to]).moved;
+        m.from.push(from.to_vec());
+        m.to.push(to.to_vec());
+        m.now.push(now);
+    }
+
+    /// Sends every write on `db` (in its open transaction), group by group; the
+    /// writes stay held when a statement fails.
+    pub(super) fn send(&mut self, db: &mut Db) -> Result<(), PgError> {
+        for g in &self.groups {
+            g.send(db)?;
+        }
+        self.groups.clear();
+        Ok(())
+    }
+
+    /// Groups held (for tests).
+    #[cfg(test)]
+    fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+impl Group {
+    fn send(&self, db: &mut Db) -> Result<(), PgError> {
+        let n = &self.new;
+        if !n.path.is_empty() {
+            db.execute(
+                "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest,
+                     first_seen, last_verified, last_checked, last_result, missing_since)
+                 SELECT $1::integer, v.path, v.size, v.mtime_ns, v.dev, v.ino, v.digest,
+                     v.now, v.now, v.now, 'new', NULL
+                 FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
+                     $6::bigint[], $7::bytea[], $8::bigint[])
+                     AS v(path, size, mtime_ns, dev, ino, digest, now)
+                 ON CONFLICT (tree, path) DO UPDATE SET size = excluded.size,
+                    mtime_ns = excluded.mtime_ns, dev = excluded.dev, ino = excluded.ino,
+                    digest = excluded.digest, last_verified = excluded.last_verified,
+                    last_checked = excluded.last_checked, last_result = 'new',
+                    missing_since = NULL, moved_from = NULL, note = NULL",
+                &[&n.path, &n.size, &n.mtime, &n.dev, &n.ino, &n.digest, &n.now],
+            )?;
+        }
+        let r = &self.rehashed;
+        if !r.path.is_empty() {
+            db.execute(
+                "UPDATE fixity.files f SET size = v.size, mtime_ns = v.mtime_ns, dev = v.dev,
+                    ino = v.ino, digest = v.digest, last_verified = v.now, last_checked = v.now,
+                    last_result = v.class, missing_since = NULL, moved_from = NULL, note = NULL
+                 FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
+                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
+                     AS v(path, size, mtime_ns, dev, ino, digest, now, class)
+                 WHERE f.tree = $1 AND f.path = v.path",
+                &[&r.path, &r.size, &r.mtime, &r.dev, &r.ino, &r.digest, &r.now, &r.class],
+            )?;
+        }
+        let c = &self.checked;
+        if !c.path.is_empty() {
+            // A check keeps the digest; ok also sets the last-verified time.
+            db.execute(
+                "UPDATE fixity.files f SET last_checked = v.now, last_result = v.class,
+                    note = v.note, moved_from = NULL,
+                    last_verified = CASE WHEN v.class = 'ok' THEN v.now ELSE f.last_verified END
+                 FROM unnest($2::bytea[], $3::bigint[], $4::text[], $5::text[])
+                     AS v(path, now, class, note)
+                 WHERE f.tree = $1 AND f.path = v.path",
+                &[&c.path, &c.now, &c.class, &c.note],
+            )?;
+        }
+        if !self.present.is_empty() {
+            db.execute(
+                "UPDATE fixity.files SET missing_since = NULL, last_result = 'ok'
+                 WHERE tree = $1 AND path = ANY($2::bytea[])",
+                &[&self.present],
+            )?;
+        }
+        let m = &self.missing;
+        if !m.path.is_empty() {
+            // Keeping when it first went missing.
+            db.execute(
+                "UPDATE fixity.files f SET missing_since = coalesce(f.missing_since, v.now),
+                    last_checked = v.now, last_result = 'missing'
+                 FROM unnest($2::bytea[], $3::bigint[]) AS v(path, now)
+                 WHERE f.tree = $1 AND f.path = v.path",
+                &[&m.path, &m.now],
+            )?;
+        }
+        let mv = &self.moved;
+        if !mv.from.is_empty() {
+            // The file at `to` inherits the history of the one at `from`, which goes.
+            db.execute(
+                "UPDATE fixity.files f SET last_result = 'moved', moved_from = v.src,
+                    last_checked = v.now, first_seen = least(f.first_seen, o.first_seen)
+                 FROM unnest($2::bytea[], $3::bytea[], $4::bigint[]) AS v(src, dst, now)
+                     LEFT JOIN fixity.files o ON o.tree = $1 AND o.path = v.src
+                 WHERE f.tree = $1 AND f.path = v.dst",
+                &[&mv.from, &mv.to, &mv.now],
+            )?;
+            db.execute(
+                "DELETE FROM fixity.files WHERE tree = $1 AND path = ANY($2::bytea[])",
+                &[&mv.from],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_write_to_a_path_starts_a_group_and_distinct_paths_share_one() {
+        let stamp = Stamp { size: 1, mtime_ns: 2 };
+        let mut rows = Rows::default();
+        assert!(rows.is_empty());
+        rows.new_file(b"a", (stamp, None, b"d"), 5);
+        rows.checked(b"b", "ok", 5, None);
+        rows.missing(b"c", 5);
+        rows.present(b"e");
+        assert_eq!(rows.group_count(), 1, "distinct paths");
+        rows.moved(b"x", b"a", 5);
+        assert_eq!(rows.group_count(), 2, "a moved after it was recorded new");
+        rows.missing(b"y", 5);
+        rows.present(b"x");
+        assert_eq!(rows.group_count(), 3, "the move's source again");
+        rows.clear();
+        assert!(rows.is_empty());
+    }
+}
