@@ -208,6 +208,29 @@ fn parts_run_on_many_hosts_land_in_the_tree_of_the_host_that_made_the_plan() {
     assert_eq!(stale, 0);
 }
 
+/// Scans `t` in `dir` as host `k` with every file left out: the schema and the tree's
+/// row, nothing in it yet. A client of the database, and the tree's id.
+fn empty_tree_of_k(dir: &Path, db: &Database) -> (postgres::Client, i32) {
+    let out = on_host(dir, "k", &["scan", "-q", "--catalog", &db.url, "--exclude", "d*", "t"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut c = db.client();
+    let tree: i32 =
+        c.query_one("SELECT id FROM fixity.trees WHERE host = 'k'", &[]).unwrap().get(0);
+    (c, tree)
+}
+
+/// Inserts a row for `path` in `tx` (left open): a run writing that row waits for `tx`.
+fn hold_row(tx: &mut postgres::Transaction<'_>, tree: i32, path: &str) {
+    tx.execute(
+        "INSERT INTO fixity.files (tree, path, size, mtime_ns, digest, first_seen, last_verified,
+             last_checked, last_result) VALUES ($1, $2, 0, 0, '', 0, 0, 0, 'new')",
+        &[&tree, &path.as_bytes()],
+    )
+    .unwrap();
+}
+
 #[test]
 fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
     let Some(db) = pg::database() else { return };
@@ -216,22 +239,11 @@ fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
     many_files(&t, 3000);
     let want = tree_files(&t);
     // The schema and the tree's row, with nothing in it yet.
-    let out = on_host(d.path(), "k", &["scan", "-q", "--catalog", &db.url, "--exclude", "d*", "t"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut c = db.client();
-    let tree: i32 =
-        c.query_one("SELECT id FROM fixity.trees WHERE host = 'k'", &[]).unwrap().get(0);
+    let (mut c, tree) = empty_tree_of_k(d.path(), &db);
 
     // The scan is killed while it waits for a row the test holds, half way through.
     let mut hold = c.transaction().unwrap();
-    hold.execute(
-        "INSERT INTO fixity.files (tree, path, size, mtime_ns, digest, first_seen, last_verified,
-             last_checked, last_result) VALUES ($1, 'd20/f01500', 0, 0, '', 0, 0, 0, 'new')",
-        &[&tree],
-    )
-    .unwrap();
+    hold_row(&mut hold, tree, "d20/f01500");
     let mut scan = on_host(d.path(), "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"])
         .spawn()
         .unwrap();
@@ -637,21 +649,10 @@ fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
     let d = tempdir();
     let t = d.path().join("t");
     many_files(&t, 300);
-    let out = on_host(d.path(), "k", &["scan", "-q", "--catalog", &db.url, "--exclude", "d*", "t"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut c = db.client();
-    let tree: i32 =
-        c.query_one("SELECT id FROM fixity.trees WHERE host = 'k'", &[]).unwrap().get(0);
+    let (mut c, tree) = empty_tree_of_k(d.path(), &db);
     // The run's insert waits for a row the test holds; its connection is then ended.
     let mut hold = c.transaction().unwrap();
-    hold.execute(
-        "INSERT INTO fixity.files (tree, path, size, mtime_ns, digest, first_seen, last_verified,
-             last_checked, last_result) VALUES ($1, 'd20/f00100', 0, 0, '', 0, 0, 0, 'new')",
-        &[&tree],
-    )
-    .unwrap();
+    hold_row(&mut hold, tree, "d20/f00100");
     let scan = on_host(d.path(), "k", &["scan", "--json", "--catalog", &db.url, "t"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

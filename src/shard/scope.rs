@@ -75,7 +75,8 @@ pub fn part_scope(plan: &Plan, i: usize, base: &Path) -> Result<Scope, PlanError
         None if i == 0 && after.is_none() => Bounds::default(),
         None => Bounds::nothing(),
     };
-    let mut reader: ListReader = plan.list(i)?;
+    // Checked against the plan above: read again without digesting it again.
+    let mut reader = ListReader::open(&list)?;
     let (cwd, base) = (plan.cwd.clone(), base.to_path_buf());
     let entries = std::iter::from_fn(move || {
         let e = match reader.find(is_listed)? {
