@@ -42,6 +42,8 @@
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
 //! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
+//! - [`monitor`]: a tree's health for monitoring: Prometheus textfile metrics, a Nagios
+//!   plugin's verdict, the age of the last complete verification pass.
 //! - [`resolve`]: `accept` and `forget`, the explicit end of a finding, on any store.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
@@ -63,6 +65,7 @@ pub mod formats;
 pub mod hashing;
 #[allow(unsafe_code)]
 mod mapping;
+pub mod monitor;
 pub mod output;
 pub mod pathtext;
 pub mod pipeline;

@@ -134,7 +134,8 @@ macro_rules! catalog_cases {
             unreadable_files_and_directories_are_reported_not_missing,
             a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted,
             a_missing_file_stays_missing_until_back_or_forgotten,
-            a_file_missing_for_several_runs_is_still_found_moved
+            a_file_missing_for_several_runs_is_still_found_moved,
+            health_checks_follow_the_runs
         );
     };
     (@each $cat:expr; $($name:ident),*) => {
@@ -149,6 +150,7 @@ macro_rules! catalog_cases {
         )*
     };
 }
+pub(crate) use crate::monitor::health_checks_follow_the_runs;
 pub(crate) use catalog_cases;
 
 mod sqlite {
@@ -1064,10 +1066,13 @@ fn exit_statuses_are_documented_in_help() {
         );
         assert!(help.contains("2 could not run"), "{help}");
     }
-    for command in ["status", "export", "accept", "forget"] {
+    for command in ["export", "accept", "forget"] {
         let out = cmd_in(Path::new("."), &[command, "--help"]);
         assert!(text(&out.stdout).contains("Exit status: 0 done"), "{command}");
     }
+    let status = text(&cmd_in(Path::new("."), &["status", "--help"]).stdout);
+    assert!(status.contains("Exit status: 0 shown; 1 with --max-age"), "{status}");
+    assert!(status.contains("With --nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN"), "{status}");
 }
 
 pub(crate) fn a_file_missing_for_several_runs_is_still_found_moved(cat: &Cat) {

@@ -16,6 +16,7 @@ mod golden;
 mod hash;
 mod hashdeep;
 mod manual;
+mod monitor;
 mod parts;
 mod pieces;
 mod plan;

@@ -127,16 +127,24 @@ impl Pass {
     }
 }
 
-/// Where the verification pass is, for `fixity status`.
-#[derive(Clone, Debug, Default)]
-pub enum PassState {
-    /// No pass is under way and none has completed.
-    #[default]
-    None,
-    /// Slices are working through a pass begun then (ms): files and bytes left.
-    InProgress(i64, u64, u64),
-    /// The last pass completed then (ms).
-    Completed(i64),
+/// Where the verification pass stands, for `fixity status` and the health checks.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PassState {
+    /// A pass that slices are working through, if one is under way.
+    pub under_way: Option<PassUnderWay>,
+    /// When the last complete pass ended (ms since the epoch), if one has.
+    pub last_completed: Option<i64>,
+}
+
+/// A verification pass begun and not yet complete.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct PassUnderWay {
+    /// When it began, ms since the epoch.
+    pub since: i64,
+    /// Present files not looked at since then.
+    pub files_left: u64,
+    /// Their size.
+    pub bytes_left: u64,
 }
 
 /// Counts and times for `fixity status`.

@@ -29,3 +29,8 @@ pub(super) const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every
 
 pub(super) const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
 not run (no catalog, not a fixity catalog, a read error).";
+
+pub(super) const STATUS_EXIT: &str = "Exit status: 0 shown; 1 with --max-age, the last complete \
+verification pass is older than AGE (or there is none); 2 could not run (no catalog, not a fixity \
+catalog, a read error, metrics not written). With --nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN \
+(the catalog could not be read).";

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 
 mod exit;
 mod manual;
+mod monitor;
 mod scale;
 use exit::*;
 pub use manual::{CompletionsArgs, ManArgs};
+pub use monitor::HealthArgs;
 pub use scale::{MergeArgs, PlanArgs};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
@@ -36,8 +38,9 @@ pub enum Command {
     /// Re-read files and compare with the catalog: find corruption, edits, moves, losses.
     #[command(after_help = SCRUB_EXIT)]
     Verify(VerifyArgs),
-    /// Show what a tree's catalog knows: counts, coverage, problems, recent runs.
-    #[command(after_help = READ_EXIT)]
+    /// Show what a tree's catalog knows: counts, coverage, problems, recent runs; or judge
+    /// its health for monitoring (--nagios, --metrics, --max-age).
+    #[command(after_help = STATUS_EXIT)]
     Status(StatusArgs),
     /// Write the catalog out as a checksum manifest.
     #[command(after_help = READ_EXIT)]
@@ -237,6 +240,10 @@ pub struct ScrubArgs {
     /// Append a one-line summary of the run to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// After the run, write the tree's Prometheus metrics (node_exporter's textfile
+    /// format) to FILE.prom, atomically.
+    #[arg(long, value_name = "FILE.prom")]
+    pub metrics: Option<PathBuf>,
     /// If another run holds the catalog, wait for it instead of failing.
     #[arg(long)]
     pub wait: bool,
@@ -292,6 +299,8 @@ pub struct StatusArgs {
     /// The tree (default: the current directory; with a PostgreSQL catalog, the fleet).
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub health: monitor::HealthArgs,
 }
 
 #[derive(Args, Debug)]

@@ -10,6 +10,7 @@ mod embedded;
 mod export;
 pub(crate) mod hash;
 mod manual;
+mod monitor;
 mod resolve;
 mod rhash_out;
 mod scrub;
@@ -36,8 +37,11 @@ pub enum Status {
     Ok = 0,
     /// A mismatch, an unreadable or missing file, a bad manifest line under --strict.
     Failed = 1,
-    /// Usage: the command could not be carried out as asked.
+    /// Usage: the command could not be carried out as asked. (As a monitoring plugin,
+    /// `status --nagios`: CRITICAL; 1 is WARNING there.)
     Usage = 2,
+    /// A monitoring plugin could not judge (`status --nagios`: UNKNOWN).
+    Unknown = 3,
 }
 
 /// Runs the parsed command line.

@@ -82,6 +82,10 @@ pub fn run(
             let host = part.as_ref().map(|(p, _)| p.host.as_str());
             super::catalog_spec(Some(&catalog_path), &root, host)
         }
+        Store::Xattr if args.metrics.is_some() => bail!(
+            "--metrics reads the catalog's counts: the xattr store keeps none (use --log, or a \
+             catalog)"
+        ),
         Store::Xattr => StoreSpec::Xattr(root.clone()),
     };
     // A bad pattern is refused before anything is made.
@@ -220,6 +224,9 @@ pub fn run(
     if let Some(log) = &args.log {
         append_log(log, &root, &report)
             .with_context(|| format!("cannot append to {}", quote_env(path_bytes(log))))?;
+    }
+    if let Some(file) = args.metrics.as_deref().filter(|_| catalog_error.is_none()) {
+        super::monitor::write_metrics(file, &root, store.as_ref())?;
     }
     if let Some(e) = catalog_error {
         // Every finding is out; the run still failed to record them.

@@ -2,28 +2,51 @@
 //! PostgreSQL catalog and no tree, the fleet: every tree of every host (or of one).
 
 use super::Status;
+use super::monitor;
 use crate::cli::StatusArgs;
 use anyhow::bail;
 use fixity::catalog::postgres::{TreeState, mask};
-use fixity::catalog::{OpenOptions, PassState, StoreSpec, open_store};
+use fixity::catalog::{OpenOptions, Store, StoreSpec, open_store};
 use fixity::clock::{format_time, now_ms};
-use fixity::pathtext::quote_env;
+use fixity::monitor::Freshness;
+use fixity::pathtext::{path_bytes, quote_env};
 use fixity::units::human_bytes;
 use std::io::Write;
 use std::path::PathBuf;
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     let url = args.catalog.as_deref().and_then(super::pg_url);
+    if args.health.nagios {
+        let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+        let judged = (|| {
+            let t = monitor::thresholds(&args.health)?;
+            if url.is_some() && args.path.is_none() {
+                bail!(
+                    "--nagios judges one tree: name it (fixity status --nagios TREE --catalog URL)"
+                );
+            }
+            let (store, _) = open(&args)?;
+            if let Some(file) = &args.health.metrics {
+                monitor::write_metrics(file, &tree, store.as_ref())?;
+            }
+            Ok((store.summary(now_ms())?, t))
+        })();
+        return Ok(monitor::nagios_line(&tree, judged));
+    }
     if let (Some(url), None) = (url, &args.path) {
+        if args.health.metrics.is_some() || args.health.max_age.is_some() {
+            bail!(
+                "--metrics and --max-age look at one tree: name it (fixity status TREE --catalog URL)"
+            );
+        }
         return fleet(url, &args);
     }
-    if url.is_none() && args.host.is_some() {
-        bail!("--host names trees in a PostgreSQL catalog: pass --catalog postgresql://...");
-    }
+    let max_age = monitor::age("--max-age", args.health.max_age.as_deref())?;
+    let (store, spec) = open(&args)?;
     let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    let spec = super::catalog_spec(args.catalog.as_deref(), &tree, args.host.as_deref());
-    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
-    let store = open_store(&spec, &how)?;
+    if let Some(file) = &args.health.metrics {
+        monitor::write_metrics(file, &tree, store.as_ref())?;
+    }
     // What the report calls the catalog: its file, or the URL (password masked), host
     // and tree.
     let (shown, place) = match &spec {
@@ -35,6 +58,8 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     };
     let now = now_ms();
     let s = store.summary(now)?;
+    let fresh = Freshness::of(&s);
+    let stale = max_age.zip(fresh.age_ms(now)).map(|(limit, age)| age > limit);
     let mut out = Vec::new();
     if args.json {
         let mut v = serde_json::json!({
@@ -49,7 +74,17 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "verified_within_days": s.verified_within.iter().map(|(d, n)| (d.to_string(), serde_json::Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "problems": s.problems.iter().map(|(p, c)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "class": c })).collect::<Vec<_>>(),
-            "runs": s.runs,
+            "runs": s.runs.iter().map(|r| serde_json::json!({
+                "command": r.command,
+                "started": r.started,
+                "finished": r.finished,
+                "complete": r.complete,
+                // The run's own summary, as `scan|verify --json` printed it.
+                "summary": r.summary.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()),
+            })).collect::<Vec<_>>(),
+            "pass": s.pass,
+            "verification_age_seconds": fresh.age_ms(now).map(|a| a / 1000),
+            "stale": stale,
         });
         if let (Some(place), Some(obj)) = (place, v.as_object_mut()) {
             obj.extend(
@@ -89,19 +124,16 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
                 quote_env(p)
             )?;
         }
-        match s.pass {
-            PassState::InProgress(p, files, bytes) => writeln!(
+        if let Some(p) = s.pass.under_way {
+            writeln!(
                 out,
                 "pass:      in progress since {} UTC: {} ({}) left",
-                format_time(p),
-                crate::ui::count(files, "file"),
-                human_bytes(bytes)
-            )?,
-            PassState::Completed(t) => {
-                writeln!(out, "pass:      last completed {} UTC", format_time(t))?
-            }
-            PassState::None => {}
+                format_time(p.since),
+                crate::ui::count(p.files_left, "file"),
+                human_bytes(p.bytes_left)
+            )?;
         }
+        writeln!(out, "fresh:     {}", fresh.describe(now))?;
         for run in &s.runs {
             let state = match (run.finished, run.complete) {
                 (None, _) => "interrupted".to_string(),
@@ -115,7 +147,29 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
         }
     }
     std::io::stdout().lock().write_all(&out)?;
+    if let (Some(limit), Some(age)) = (max_age, fresh.age_ms(now))
+        && age > limit
+    {
+        crate::ui::error(&format!(
+            "warning: {}: {}, more than --max-age {}",
+            quote_env(path_bytes(&tree)),
+            fresh.describe(now),
+            args.health.max_age.as_deref().unwrap_or_default()
+        ));
+        return Ok(Status::Failed);
+    }
     Ok(Status::Ok)
+}
+
+/// The tree's store, opened to be read, and its spec.
+fn open(args: &StatusArgs) -> anyhow::Result<(Box<dyn Store>, StoreSpec)> {
+    if args.catalog.as_deref().and_then(super::pg_url).is_none() && args.host.is_some() {
+        bail!("--host names trees in a PostgreSQL catalog: pass --catalog postgresql://...");
+    }
+    let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let spec = super::catalog_spec(args.catalog.as_deref(), &tree, args.host.as_deref());
+    let how = OpenOptions { read_only: true, ..OpenOptions::default() };
+    Ok((open_store(&spec, &how)?, spec))
 }
 
 /// The fleet view: each host's trees with their files, findings, last complete pass and

@@ -3,7 +3,7 @@
 
 use super::db::Db;
 use super::{PgError, Target, schema};
-use crate::catalog::store::{PassState, RunInfo, Summary};
+use crate::catalog::store::{PassState, PassUnderWay, RunInfo, Summary};
 
 impl Db {
     /// One tree's summary at `now`.
@@ -87,11 +87,14 @@ impl Db {
 
     fn pass_state(&mut self) -> Result<PassState, PgError> {
         let (started, completed) = self.pass_times()?;
-        if let Some(since) = started {
-            let (files, bytes) = self.stale_count(since)?;
-            return Ok(PassState::InProgress(since, files, bytes));
-        }
-        Ok(completed.map_or(PassState::None, PassState::Completed))
+        let under_way = match started {
+            Some(since) => {
+                let (files_left, bytes_left) = self.stale_count(since)?;
+                Some(PassUnderWay { since, files_left, bytes_left })
+            }
+            None => None,
+        };
+        Ok(PassState { under_way, last_completed: completed })
     }
 }
 

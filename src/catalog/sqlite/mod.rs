@@ -9,7 +9,7 @@
 
 use super::Class;
 pub use super::error::CatalogError;
-use super::store::{PassState, ReportFn, RunInfo, Summary};
+use super::store::{PassState, PassUnderWay, ReportFn, RunInfo, Summary};
 use crate::algo::{self, Algorithm};
 use crate::device::Stamp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -428,11 +428,14 @@ impl Catalog {
     /// Where the verification pass stands.
     fn pass_state(&self) -> Result<PassState> {
         let time = |key| Ok::<_, CatalogError>(self.meta(key)?.and_then(|v| v.parse::<i64>().ok()));
-        if let Some(since) = time(PASS_KEY)? {
-            let (files, bytes) = self.stale_count(since)?;
-            return Ok(PassState::InProgress(since, files, bytes));
-        }
-        Ok(time(PASS_COMPLETED_KEY)?.map_or(PassState::None, PassState::Completed))
+        let under_way = match time(PASS_KEY)? {
+            Some(since) => {
+                let (files_left, bytes_left) = self.stale_count(since)?;
+                Some(PassUnderWay { since, files_left, bytes_left })
+            }
+            None => None,
+        };
+        Ok(PassState { under_way, last_completed: time(PASS_COMPLETED_KEY)? })
     }
 
     /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
