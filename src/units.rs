@@ -27,8 +27,8 @@ pub fn parse_size(text: &str) -> Option<u64> {
     Some((n * mult as f64) as u64)
 }
 
-/// Parses a duration: `90s`, `30m`, `2h`, `1d`, combinations such as `1h30m`, or a bare
-/// number of seconds.
+/// Parses a duration: `90s`, `100ms`, `30m` (or `30min`), `2h`, `1d`, `2w`, combinations
+/// such as `1h30m`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
     let t = text.trim();
     if t.is_empty() {
@@ -39,26 +39,24 @@ pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
         return std::time::Duration::try_from_secs_f64(secs).ok();
     }
     let mut total = 0f64;
-    let mut num = String::new();
-    for c in t.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            'd' => 86_400.0,
-            'w' => 604_800.0,
+    let mut rest = t;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let letters = rest[digits..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(rest.len(), |i| i + digits);
+        let n: f64 = rest[..digits].parse().ok()?;
+        let unit = match &rest[digits..letters] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86_400.0,
+            "w" => 604_800.0,
             _ => return None,
         };
-        let n: f64 = num.parse().ok()?;
         total += n * unit;
-        num.clear();
-    }
-    if !num.is_empty() {
-        return None;
+        rest = &rest[letters..];
     }
     std::time::Duration::try_from_secs_f64(total).ok()
 }
@@ -101,6 +99,11 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
         assert_eq!(parse_duration("1d"), Some(Duration::from_secs(86_400)));
         assert_eq!(parse_duration("0.5s"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("100ms"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_duration("1m500ms"), Some(Duration::from_millis(60_500)));
+        assert_eq!(parse_duration("10min"), Some(Duration::from_secs(600)));
+        assert_eq!(parse_duration("2w"), Some(Duration::from_secs(1_209_600)));
+        assert_eq!(parse_duration("5mss"), None);
         assert_eq!(parse_duration("2x"), None);
         assert_eq!(parse_duration("h"), None);
         assert_eq!(parse_duration("5m3"), None);

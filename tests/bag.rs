@@ -199,6 +199,43 @@ fn usage_errors_and_untouched_directories() {
     assert!(text(&out.stderr).contains("dir/bagit.txt: missing: this is not a bag"));
 }
 
+#[test]
+fn follow_bags_symlinks_and_keeps_them_resolving() {
+    let tmp = util::tempdir();
+    let d = tmp.path();
+    util::write(d, "outside", b"from outside the bag");
+    util::write(d, "bag/in", b"inside");
+    std::fs::create_dir(d.join("bag/s")).unwrap();
+    std::os::unix::fs::symlink("../outside", d.join("bag/link")).unwrap();
+    std::os::unix::fs::symlink("../../outside", d.join("bag/s/deep")).unwrap();
+    std::os::unix::fs::symlink("../in", d.join("bag/s/inner")).unwrap();
+    let out = util::run(d, ["bag", "create", "-L", "bag"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Links out of the tree gained a level; the one inside moved with its target.
+    let target = |p: &str| std::fs::read_link(d.join(p)).unwrap();
+    assert_eq!(target("bag/data/link"), Path::new("../../outside"));
+    assert_eq!(target("bag/data/s/deep"), Path::new("../../../outside"));
+    assert_eq!(target("bag/data/s/inner"), Path::new("../in"));
+    for p in ["bag/data/link", "bag/data/s/deep", "bag/data/s/inner"] {
+        assert!(std::fs::metadata(d.join(p)).is_ok_and(|m| m.is_file()), "{p} resolves");
+    }
+    let manifest = std::fs::read_to_string(d.join("bag/manifest-sha256.txt")).unwrap();
+    assert!(manifest.contains(" data/link\n") && manifest.contains(" data/s/deep\n"), "{manifest}");
+    let plain = check(d, &[]);
+    assert_eq!(plain.status.code(), Some(1));
+    assert!(
+        text(&plain.stderr)
+            .contains("bag/data/link: symbolic link not followed (use -L to follow)")
+    );
+    let followed = check(d, &["-L"]);
+    assert!(followed.status.success(), "{}", text(&followed.stderr));
+    assert!(
+        text(&followed.stdout).contains("valid (4 payload files"),
+        "{}",
+        text(&followed.stdout)
+    );
+}
+
 fn bagit_py() -> Option<Command> {
     if util::have("bagit.py") {
         return Some(Command::new("bagit.py"));

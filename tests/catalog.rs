@@ -1232,3 +1232,64 @@ fn verify_reports_from_a_catalog_on_read_only_media() {
     let out = cmd_in(d.path(), &["status", "--catalog", cat, "t"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+#[test]
+fn new_files_and_skipped_entries_are_counted_and_listed_with_v() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    write(d.path(), "t/b", b"2");
+    for l in ["l1", "l2", "l3"] {
+        std::os::unix::fs::symlink("a", d.path().join("t").join(l)).unwrap();
+    }
+    let out = cmd_in(d.path(), &["scan", "t"]);
+    assert!(out.status.success());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!stdout.contains("new         "), "a first scan lists no new files: {stdout}");
+    assert!(stdout.contains("new 2, moved 0, unreadable 0, skipped 3"), "{stdout}");
+    assert_eq!(
+        stderr,
+        "fixity: 3 entries skipped: symbolic link not followed (use -L to follow); -v lists them\n"
+    );
+    let quiet = cmd_in(d.path(), &["verify", "-q", "t"]);
+    assert_eq!((text(&quiet.stdout), text(&quiet.stderr)), (String::new(), String::new()));
+    std::fs::remove_dir_all(d.path().join("t/.fixity")).unwrap();
+    let listed = cmd_in(d.path(), &["scan", "-v", "t"]);
+    let (stdout, stderr) = (text(&listed.stdout), text(&listed.stderr));
+    assert!(stdout.starts_with("new         a\nnew         b\n"), "{stdout}");
+    for l in ["l1", "l2", "l3"] {
+        assert!(stderr.contains(&format!("fixity: {l}: symbolic link not followed")), "{stderr}");
+    }
+    // JSON lists every file that is not ok, new ones too.
+    std::fs::remove_dir_all(d.path().join("t/.fixity")).unwrap();
+    let (found, _, _) = classify(d.path(), &["scan", "t"]);
+    assert_eq!(found, map(&[("a", "new"), ("b", "new")]));
+}
+
+#[test]
+fn corrupt_is_painted_on_a_terminal_only() {
+    if !crate::util::have("script") {
+        crate::util::missing("script", "not installed (util-linux)");
+        return;
+    }
+    let d = tempdir();
+    write(d.path(), "t/a", b"1");
+    assert!(cmd_in(d.path(), &["scan", "-q", "t"]).status.success());
+    rot(&d.path().join("t/a"), b"2");
+    let on_tty = |no_color: bool| {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &format!("{} verify -q t", env!("CARGO_BIN_EXE_fixity")), "/dev/null"])
+            .current_dir(d.path())
+            .env("TERM", "xterm");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        text(&c.output().unwrap().stdout)
+    };
+    let painted = on_tty(false);
+    assert!(painted.contains("\u{1b}[1;31mCORRUPT     \u{1b}[0ma"), "{painted:?}");
+    assert!(!on_tty(true).contains('\u{1b}'), "NO_COLOR");
+    let piped = text(&cmd_in(d.path(), &["verify", "-q", "t"]).stdout);
+    assert!(piped.starts_with("CORRUPT     a (recorded "), "{piped:?}");
+}

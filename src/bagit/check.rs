@@ -141,7 +141,7 @@ fn leftover_staging(bag: &Path, problems: &mut Vec<Problem>) {
 }
 
 /// Walks `data/`: every payload file (path relative to the bag) and its size.
-fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
+fn payload(bag: &Path, follow: bool, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
     let mut files = BTreeMap::new();
     let data = bag.join("data");
     match std::fs::symlink_metadata(&data) {
@@ -156,7 +156,7 @@ fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
         }
     }
     let opts = WalkOptions {
-        follow: false,
+        follow,
         // Every payload file counts, whatever its name.
         exclude: Exclude::default().keeping_state(),
         threads: default_threads(),
@@ -188,7 +188,12 @@ fn payload(bag: &Path, problems: &mut Vec<Problem>) -> BTreeMap<Vec<u8>, u64> {
 /// Validates the bag at `bag`. `fast`: only `bagit.txt` and the Payload-Oxum (file count
 /// and bytes, from the directory listing), without reading any file. `Err` when the bag
 /// cannot be checked at all (not a directory; `fast` without a Payload-Oxum).
-pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, BagError> {
+pub fn check(
+    bag: &Path,
+    fast: bool,
+    follow: bool,
+    config: &Config,
+) -> Result<CheckReport, BagError> {
     match std::fs::metadata(bag) {
         Ok(md) if md.is_dir() => {}
         Ok(_) => return Err(BagError::Usage(format!("{}: not a directory", bag.display()))),
@@ -204,7 +209,7 @@ pub fn check(bag: &Path, fast: bool, config: &Config) -> Result<CheckReport, Bag
         ));
     }
     leftover_staging(bag, &mut r.problems);
-    let files = payload(bag, &mut r.problems);
+    let files = payload(bag, follow, &mut r.problems);
     r.payload_files = files.len() as u64;
     r.payload_bytes = files.values().sum();
     if let Some((bytes, count, line)) = oxum

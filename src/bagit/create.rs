@@ -104,6 +104,49 @@ fn recover_staging(dir: &Path) -> Result<Vec<(PathBuf, u64)>, BagError> {
     Ok(recovered)
 }
 
+/// The symlinks under `dir` (at `rel` below the tree's root), not followed, whose relative
+/// targets lead out of the tree: (the link's path below the root, the target that reaches
+/// the same place from one directory deeper, as the link will be in `data/`).
+fn escaping_links(dir: &Path, rel: &Path) -> Result<Vec<(PathBuf, PathBuf)>, BagError> {
+    use std::path::Component;
+    let here = dir.join(rel);
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&here).map_err(|e| io_err(&here, &e))? {
+        let entry = entry.map_err(|e| io_err(&here, &e))?;
+        let path = rel.join(entry.file_name());
+        let kind = entry.file_type().map_err(|e| io_err(&dir.join(&path), &e))?;
+        if kind.is_dir() {
+            found.extend(escaping_links(dir, &path)?);
+        } else if kind.is_symlink() {
+            let target =
+                std::fs::read_link(dir.join(&path)).map_err(|e| io_err(&dir.join(&path), &e))?;
+            if target.is_absolute() {
+                continue;
+            }
+            // The target, lexically, relative to the tree's root.
+            let mut parts: Vec<Component> = Vec::new();
+            for c in rel.components().chain(target.components()) {
+                match c {
+                    Component::CurDir => {}
+                    Component::ParentDir
+                        if parts.last().is_some_and(|p| *p != Component::ParentDir) =>
+                    {
+                        parts.pop();
+                    }
+                    c => parts.push(c),
+                }
+            }
+            if parts.first() == Some(&Component::ParentDir) {
+                let mut to: PathBuf =
+                    std::iter::repeat_n("..", rel.components().count() + 1).collect();
+                to.extend(parts);
+                found.push((path, to));
+            }
+        }
+    }
+    Ok(found)
+}
+
 fn io_err(what: &Path, e: &io::Error) -> BagError {
     BagError::Io(format!("{}: {}", what.display(), io_message(e)))
 }
@@ -117,11 +160,14 @@ fn write_atomic(path: &Path, data: &[u8]) -> Result<(), BagError> {
 /// Makes `dir` into a bag in place: its contents move to `dir/data/`, and manifests for
 /// `algos`, `bagit.txt`, `bag-info.txt` (Bagging-Date, Payload-Oxum, `info`) and tag
 /// manifests are written. The payload is hashed before anything moves: an unreadable file
-/// or a symlink leaves the directory untouched.
+/// or (unless `follow`) a symlink leaves the directory untouched. With `follow`, symlinks
+/// are followed and their targets' content is the payload under the links' names (the
+/// links themselves move into `data/`).
 pub fn create(
     dir: &Path,
     algos: &[&'static Algorithm],
     info: &[(String, String)],
+    follow: bool,
     config: &Config,
 ) -> Result<CreateReport, BagError> {
     match std::fs::metadata(dir) {
@@ -157,7 +203,7 @@ pub fn create(
 
     // 1. Hash the payload where it is; its paths in the bag are data/ + the relative path.
     let opts = WalkOptions {
-        follow: false,
+        follow,
         exclude: Exclude::default().keeping_state(),
         threads: default_threads(),
         stat: false,
@@ -175,7 +221,7 @@ pub fn create(
                         let rel = path_bytes(&p)[prefix..].to_vec();
                         let work = Work {
                             path: p,
-                            mode: OpenMode::Walked { follow: false },
+                            mode: OpenMode::Walked { follow },
                             algos: algo_arc.clone(),
                         };
                         (Ok(rel), Some(work))
@@ -211,6 +257,10 @@ pub fn create(
             failures.join("; ")
         )));
     }
+
+    // Relative symlinks that point out of the tree stop resolving one level down: found
+    // now, retargeted once they are in data/.
+    let escaping = if follow { escaping_links(dir, Path::new(""))? } else { Vec::new() };
 
     // 2. Move the contents into a fresh directory, renamed to data/ at the end.
     let tmp = (0..100u32)
@@ -248,6 +298,13 @@ pub fn create(
         }
         let _ = std::fs::remove_dir(&tmp);
         return Err(f);
+    }
+
+    for (rel, target) in &escaping {
+        let link = dir.join("data").join(rel);
+        let retarget =
+            std::fs::remove_file(&link).and_then(|()| std::os::unix::fs::symlink(target, &link));
+        retarget.map_err(|e| io_err(&link, &e))?;
     }
 
     // 3. The tag files, each written atomically.

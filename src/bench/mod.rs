@@ -137,9 +137,8 @@ impl Machine {
         if let Some(l) = self.load_end.filter(|l| *l > self.cores as f64 + 0.5) {
             why.push(format!("load average {l:.2} at the end on {} cores", self.cores));
         }
-        (!why.is_empty()).then(|| {
-            format!("warning: {}: other work competed, figures are noisy", why.join(" and "))
-        })
+        (!why.is_empty())
+            .then(|| format!("{}: other work competed, figures are noisy", why.join(" and ")))
     }
 }
 

@@ -254,16 +254,24 @@ impl Agreement {
         a
     }
 
-    /// A short verdict for tables: `agrees`, `DISAGREES (3 files)`, `agrees (9 of 10 listed)`.
+    /// A short verdict for tables: `agrees`, `DISAGREES (3 files)`, `agrees (9 of 10 listed)`,
+    /// `NOT COMPARED (0 of 10 listed)` when none of the peer's lines named a file fixity hashed.
     pub(crate) fn verdict(&self) -> String {
         let bad = self.mismatched.len();
         if bad > 0 {
             format!("DISAGREES ({} file{})", bad, if bad == 1 { "" } else { "s" })
+        } else if self.matched == 0 && self.missing > 0 {
+            format!("NOT COMPARED (0 of {} listed)", self.missing)
         } else if self.missing > 0 {
             format!("agrees ({} of {} listed)", self.matched, self.matched + self.missing)
         } else {
             "agrees".into()
         }
+    }
+
+    /// Whether any file was compared at all.
+    pub fn compared(&self) -> bool {
+        self.matched > 0 || !self.mismatched.is_empty() || self.missing == 0
     }
 
     /// Whether any digest differed.
@@ -320,6 +328,11 @@ mod tests {
         let mut partial = ours.clone();
         partial.remove(b"c".as_slice());
         assert_eq!(Agreement::of(&ours, &partial).verdict(), "agrees (2 of 3 listed)");
+        let none = Agreement::of(&ours, &HashMap::new());
+        assert_eq!(
+            (none.verdict().as_str(), none.compared()),
+            ("NOT COMPARED (0 of 3 listed)", false)
+        );
         let mut wrong = ours.clone();
         wrong.insert(b"b".to_vec(), d("12"));
         let a = Agreement::of(&ours, &wrong);

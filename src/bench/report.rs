@@ -3,6 +3,7 @@
 
 use super::algos::AlgoRow;
 use super::tree::{Report, Row};
+use crate::algo::Strength;
 use std::fmt::Write as _;
 
 /// Output formats.
@@ -285,6 +286,24 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
                         c[0], c[1], c[2], c[3], c[4], c[5]
                     );
                 }
+            }
+            let mut sampled: Vec<&str> = rows
+                .iter()
+                .filter(|r| {
+                    crate::algo::lookup(r.algorithm)
+                        .is_some_and(|a| a.strength == Strength::Sampled)
+                })
+                .map(|r| r.algorithm)
+                .collect();
+            sampled.dedup();
+            for name in sampled {
+                let _ = writeln!(
+                    out,
+                    "\n{}note: {name} samples a few KiB of each message (and its size) instead of \
+                     reading it: its MB/s is the message size over the time taken, not a reading \
+                     speed, and it is not a content hash",
+                    if md { "- " } else { "" }
+                );
             }
         }
     }

@@ -343,6 +343,13 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
                     .status()?;
             }
             let agreement = Agreement::of(&ours, &peers::parse_output(&out.stdout, &cwd));
+            if !agreement.compared() {
+                warnings.push(format!(
+                    "{}'s output named none of the {} files fixity hashed: its digests were not \
+                     compared",
+                    peer.name, agreement.missing
+                ));
+            }
             if agreement.disagrees() {
                 warnings.push(format!(
                     "{} DISAGREES with fixity's {} digests: {}",

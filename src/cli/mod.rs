@@ -120,6 +120,9 @@ pub struct BagCreateArgs {
     /// A bag-info.txt line (repeatable), e.g. --info Contact-Name="Jo Smith".
     #[arg(long, value_name = "LABEL=VALUE")]
     pub info: Vec<String>,
+    /// Follow symbolic links: their targets' content is payload under the links' names.
+    #[arg(short = 'L', long)]
+    pub follow: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     /// The directory to bag.
@@ -135,6 +138,10 @@ pub struct BagCheckArgs {
     /// Print one JSON object per problem, then one with the verdict.
     #[arg(long)]
     pub json: bool,
+    /// Follow symbolic links under data/ (for a bag made with `bag create -L`, or by
+    /// bagit.py, which follows them).
+    #[arg(short = 'L', long)]
+    pub follow: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     /// The bag.
@@ -153,11 +160,13 @@ pub enum BenchCommand {
 
 #[derive(Args, Debug)]
 pub struct BenchAlgorithmsArgs {
-    /// Algorithms (comma-separated; default: all).
+    /// Algorithms (comma-separated; default: all but imohash, which samples instead of
+    /// reading).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
-    /// Message sizes (K = 1000, Ki = 1024).
-    #[arg(long, default_value = "1K,10K,100K,1M,10M,100M")]
+    /// Message sizes (K = 1000, Ki = 1024; up to 1Gi). Larger sizes show little more than
+    /// 16M does and take long with the slow algorithms.
+    #[arg(long, default_value = "1K,64K,1M,16M")]
     pub sizes: String,
     /// Threads for algorithms that use several on one message (default: all cores; at most
     /// 256).
@@ -353,7 +362,8 @@ pub struct ReadArgs {
     #[arg(long)]
     pub no_progress: bool,
     /// Say how the files are read (each device's storage policy and why) on stderr; with
-    /// `check --audit`, also list the files matched.
+    /// `check --audit`, also list the files matched; with `scan` and `verify`, also list
+    /// each new file and each entry skipped on purpose (else counted once).
     #[arg(short = 'v', long)]
     pub verbose: bool,
 }

@@ -36,7 +36,7 @@ fn create(args: BagCreateArgs) -> anyhow::Result<Status> {
         info.push((k.to_string(), v.to_string()));
     }
     let cfg = engine_config(Some(&args.dir), &args.read);
-    match bagit::create(&args.dir, &algos, &info, &cfg) {
+    match bagit::create(&args.dir, &algos, &info, args.follow, &cfg) {
         Ok(r) => {
             for (staging, entries) in &r.recovered {
                 ui::error(&format!(
@@ -69,7 +69,7 @@ fn where_(bag: &std::path::Path, p: &Problem) -> String {
 
 fn check(args: BagCheckArgs) -> anyhow::Result<Status> {
     let cfg = engine_config(Some(&args.dir), &args.read);
-    let report = match bagit::check(&args.dir, args.fast, &cfg) {
+    let report = match bagit::check(&args.dir, args.fast, args.follow, &cfg) {
         Ok(r) => r,
         Err(e) => return usage_or_fail(e),
     };

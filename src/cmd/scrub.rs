@@ -35,8 +35,10 @@ pub fn run(
             (root, Some((plan, index)))
         }
     };
-    if !std::fs::metadata(&root).is_ok_and(|m| m.is_dir()) {
-        bail!("{}: not a directory", quote_env(path_bytes(&root)));
+    match std::fs::metadata(&root) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => bail!("{}: not a directory", quote_env(path_bytes(&root))),
+        Err(e) => bail!("{}: {}", quote_env(path_bytes(&root)), fixity::read::io_message(&e)),
     }
     // A part's scope, checked before anything is made: its list, and the records it owns
     // (the findings listed are those).
@@ -125,15 +127,25 @@ pub fn run(
     // under stdout) ends the run with an error: nothing counts as reported unwritten.
     let buf = RefCell::new(Vec::new());
     let quiet = args.quiet;
-    let shown = |class: Class| !quiet || class.is_failure();
+    // New files are counted in the summary, listed with -v (and always in JSON).
+    let (verbose, json) = (args.read.verbose, args.json);
+    let shown =
+        |class: Class| (!quiet || class.is_failure()) && (class != Class::New || verbose || json);
+    let paint = Paint::for_stdout(json);
+    // Entries skipped on purpose (symlinks not followed, FIFOs ...), per reason: listed with
+    // -v, else told once per reason after the run.
+    let skipped: RefCell<std::collections::BTreeMap<String, u64>> = RefCell::default();
     // A finding known only in memory (not read back from the catalog).
     let held = |f: &Finding, buf: &mut Vec<u8>| {
         if shown(f.class) {
-            finding_line(&f.path, f.class, None, f.note.as_deref(), args.json, buf);
+            finding_line(&f.path, f.class, None, f.note.as_deref(), (args.json, paint), buf);
         }
     };
     let mut notice = |n: Notice| match n {
-        Notice::Skipped(rel, why) if !quiet => ui::error(&format!("{}: {why}", quote_env(&rel))),
+        Notice::Skipped(rel, why) if verbose => ui::error(&format!("{}: {why}", quote_env(&rel))),
+        Notice::Skipped(_, why) if !quiet => {
+            *skipped.borrow_mut().entry(why.to_string()).or_default() += 1
+        }
         Notice::Skipped(..) => {}
         Notice::Unrecorded(f) | Notice::Found(f) => held(&f, &mut buf.borrow_mut()),
     };
@@ -173,7 +185,7 @@ pub fn run(
             held(&f, &mut buf);
         }
         if shown(class) {
-            finding_line(path, class, from, note, args.json, &mut buf);
+            finding_line(path, class, from, note, (args.json, paint), &mut buf);
         }
         if buf.len() > 64 * 1024 && write_err.is_none() {
             write_err = out.write_all(&buf).err();
@@ -190,6 +202,11 @@ pub fn run(
         && catalog_error.is_none()
     {
         catalog_error = Some(format!("cannot list the findings: {e}"));
+    }
+    for (why, n) in skipped.into_inner() {
+        let entries = if n == 1 { "entry" } else { "entries" };
+        let why = why.strip_prefix("skipping ").unwrap_or(&why);
+        ui::error(&format!("{n} {entries} skipped: {why}; -v lists them"));
     }
     for (dir, files) in &report.vanished {
         let place = if dir.is_empty() {
@@ -294,20 +311,45 @@ fn label(class: Class) -> &'static str {
     }
 }
 
+/// Colour for the findings' labels: on a terminal, unless NO_COLOR is set.
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn for_stdout(json: bool) -> Paint {
+        use std::io::IsTerminal;
+        Paint(
+            !json
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && io::stdout().is_terminal(),
+        )
+    }
+
+    /// The label, padded, in red (corrupt) or yellow (unreadable, missing) when painting.
+    fn label(self, class: Class) -> String {
+        let padded = format!("{:<11} ", label(class));
+        match (self.0, class) {
+            (true, Class::Corrupt) => format!("\x1b[1;31m{padded}\x1b[0m"),
+            (true, Class::Unreadable | Class::Missing) => format!("\x1b[33m{padded}\x1b[0m"),
+            _ => padded,
+        }
+    }
+}
+
 /// One line per file that is not ok: `CORRUPT     path (recorded ..., now ...)`.
 fn finding_line(
     path: &[u8],
     class: Class,
     from: Option<&[u8]>,
     note: Option<&str>,
-    as_json: bool,
+    (as_json, paint): (bool, Paint),
     out: &mut Vec<u8>,
 ) {
     if as_json {
         json::write_finding(path, class.name(), from, note, out);
         return;
     }
-    let mut line = format!("{:<11} ", label(class));
+    let mut line = paint.label(class);
     if let Some(from) = from {
         line.push_str(&quote_env(from));
         line.push_str(" -> ");
