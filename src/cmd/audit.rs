@@ -98,7 +98,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
                             ),
                             _ => (None, None),
                         };
-                        json::write_finding(name, class.key(), moved, note.as_deref(), &mut line);
+                        json::write_finding(
+                            name,
+                            class.key(),
+                            moved,
+                            note.as_deref(),
+                            None,
+                            &mut line,
+                        );
                     } else if show {
                         let msg = match class {
                             Class::Matched => "Ok".to_string(),
@@ -129,7 +136,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
             // After the walk: kept for the end, after the last file's line.
             Event::NotFound { name } => {
                 if args.json {
-                    json::write_finding(name, "not_found", None, None, &mut tail);
+                    json::write_finding(name, "not_found", None, None, None, &mut tail);
                 } else if show {
                     result_line(name, "Known file not used", &mut tail);
                 }

@@ -132,13 +132,21 @@ pub fn run(
     let shown =
         |class: Class| (!quiet || class.is_failure()) && (class != Class::New || verbose || json);
     let paint = Paint::for_stdout(json);
+    let algorithm = store.algorithm().name;
     // Entries skipped on purpose (symlinks not followed, FIFOs ...), per reason: listed with
     // -v, else told once per reason after the run.
     let skipped: RefCell<std::collections::BTreeMap<String, u64>> = RefCell::default();
     // A finding known only in memory (not read back from the catalog).
     let held = |f: &Finding, buf: &mut Vec<u8>| {
         if shown(f.class) {
-            finding_line(&f.path, f.class, None, f.note.as_deref(), (args.json, paint), buf);
+            finding_line(
+                &f.path,
+                f.class,
+                None,
+                f.note.as_deref(),
+                (args.json, paint, algorithm),
+                buf,
+            );
         }
     };
     let mut notice = |n: Notice| match n {
@@ -185,7 +193,7 @@ pub fn run(
             held(&f, &mut buf);
         }
         if shown(class) {
-            finding_line(path, class, from, note, (args.json, paint), &mut buf);
+            finding_line(path, class, from, note, (args.json, paint, algorithm), &mut buf);
         }
         if buf.len() > 64 * 1024 && write_err.is_none() {
             write_err = out.write_all(&buf).err();
@@ -342,11 +350,15 @@ fn finding_line(
     class: Class,
     from: Option<&[u8]>,
     note: Option<&str>,
-    (as_json, paint): (bool, Paint),
+    (as_json, paint, algorithm): (bool, Paint, &str),
     out: &mut Vec<u8>,
 ) {
     if as_json {
-        json::write_finding(path, class.name(), from, note, out);
+        let digests = note
+            .filter(|_| class == Class::Corrupt)
+            .and_then(scrub::corrupt_digests)
+            .map(|(recorded, current)| (algorithm, recorded, current));
+        json::write_finding(path, class.name(), from, note, digests, out);
         return;
     }
     let mut line = paint.label(class);

@@ -61,17 +61,24 @@ pub fn write_line_problem(
     push(obj, out);
 }
 
-/// A classified file from `scan`/`verify`:
-/// `{"path": ..., "class": "corrupt", "moved_from": ..., "note": ...}`.
+/// A classified file from `scan`/`verify` (or `check --audit`):
+/// `{"path": ..., "class": "corrupt", "moved_from": ..., "note": ..., "algorithm": ...,
+/// "recorded": HEX, "current": HEX}`; the last three for a corrupt file, when known.
 pub fn write_finding(
     name: &[u8],
     class: &str,
     moved_from: Option<&[u8]>,
     note: Option<&str>,
+    digests: Option<(&str, &str, &str)>,
     out: &mut Vec<u8>,
 ) {
     let mut obj = path_fields(name);
     obj.insert("class".into(), Value::from(class));
+    if let Some((algorithm, recorded, current)) = digests {
+        obj.insert("algorithm".into(), Value::from(algorithm));
+        obj.insert("recorded".into(), Value::from(recorded));
+        obj.insert("current".into(), Value::from(current));
+    }
     if let Some(from) = moved_from {
         for (k, v) in path_fields(from) {
             obj.insert(format!("moved_from{}", k.strip_prefix("path").unwrap_or(&k)), v);

@@ -201,7 +201,7 @@ fn record_content(
             });
         }
         (Class::Corrupt, Some(r)) => {
-            let note = format!("recorded {}, now {}", r.digest.to_hex(), found.digest.to_hex());
+            let note = super::corrupt_note(&r.digest, &found.digest);
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });
