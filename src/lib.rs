@@ -43,6 +43,8 @@
 //! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
 //! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
 //! - [`resolve`]: `accept` and `forget`, the explicit end of a finding, on any store.
+//! - [`report`]: what a catalog says about a tree, for people and archives: a typed
+//!   report from the store, written as JSON or one HTML page; PREMIS 3 XML.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
@@ -68,6 +70,7 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod report;
 pub mod resolve;
 pub mod scrub;
 pub mod shard;

@@ -29,3 +29,7 @@ pub(super) const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every
 
 pub(super) const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
 not run (no catalog, not a fixity catalog, a read error).";
+
+pub(super) const REPORT_EXIT: &str = "Exit status: 0 written (findings or not: the report shows them); 2 could \
+not run (no catalog, not a fixity catalog, a read error, an output that cannot be written, \
+neither --html nor --json).";

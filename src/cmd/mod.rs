@@ -10,6 +10,7 @@ mod embedded;
 mod export;
 pub(crate) mod hash;
 mod manual;
+mod report;
 mod resolve;
 mod rhash_out;
 mod scrub;
@@ -57,6 +58,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
         Command::Accept(a) => resolve::accept(a),
         Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),

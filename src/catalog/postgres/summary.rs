@@ -75,6 +75,7 @@ impl Db {
             problems,
             runs,
             pass: self.pass_state()?,
+            last_pass_completed: self.pass_times()?.1,
         })
     }
 
