@@ -19,6 +19,7 @@ mod manual;
 mod parts;
 mod pieces;
 mod plan;
+mod report;
 mod rhash;
 mod roundtrip;
 mod safety;

@@ -161,7 +161,7 @@ fn coverage(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     )?;
     let pass = match c.pass {
         "in progress" => format!(
-            "in the pass under way (since {}; {} files, {} left)",
+            "in the pass under way (since {}; {} files ({}) left)",
             opt_time(c.pass_started),
             c.pass_files_left,
             human_bytes(c.pass_bytes_left)
