@@ -31,7 +31,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Status> {
         StoreSpec::Sqlite(p) | StoreSpec::Xattr(p) => Place {
             catalog: p.to_string_lossy().into_owned(),
             host: None,
-            tree: path_bytes(&args.path).to_vec(),
+            tree: path_bytes(&std::path::absolute(&args.path).unwrap_or(args.path.clone()))
+                .to_vec(),
         },
     };
     let opts = Options { max_findings: args.max_findings, max_runs: args.runs };

@@ -363,6 +363,33 @@ fn chart(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    fn run(i: u64) -> Run {
+        Run {
+            command: "verify".into(),
+            started: 1_700_000_000_000 + i as i64 * 86_400_000,
+            finished: None,
+            state: "interrupted",
+            files_read: i,
+            bytes_read: i * 1000,
+            findings: i % 3,
+            counts: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_chart_has_a_bar_and_a_point_per_run_and_labels_that_fit() {
+        for n in [1u64, 2, 50] {
+            let runs: Vec<Run> = (0..n).map(run).collect();
+            let mut out = Vec::new();
+            chart(&runs, &mut out).unwrap();
+            let svg = String::from_utf8(out).unwrap();
+            assert_eq!(svg.matches("<rect class=\"bytes\"").count(), n as usize);
+            assert_eq!(svg.matches("<circle class=\"findings\"").count(), n as usize);
+            assert!(svg.matches("text-anchor=\"middle\"").count() <= 7, "dates thinned");
+            assert!(!svg.contains("NaN") && !svg.contains("inf"));
+        }
+    }
+
     #[test]
     fn text_is_escaped() {
         assert_eq!(

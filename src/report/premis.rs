@@ -183,8 +183,9 @@ fn events(h: &History) -> Vec<Event> {
     }
     let note = h.note.clone().unwrap_or_default();
     match h.last_result {
+        // When the content last matched (a file back from missing keeps that time).
         Class::Ok => {
-            v.push(check(h.last_checked, true, "content matches the recorded digest".into()))
+            v.push(check(h.last_verified, true, "content matches the recorded digest".into()))
         }
         Class::Corrupt | Class::Unreadable => {
             let what = if h.last_result == Class::Corrupt { "corrupt" } else { "unreadable" };
@@ -267,7 +268,7 @@ mod tests {
         let ok = events(&history(Class::Ok));
         assert_eq!(
             (ok.len(), ok[0].kind, ok[0].time, ok[0].pass),
-            (1, "fixity check", 3_000, true)
+            (1, "fixity check", 2_000, true)
         );
         let mut bad = history(Class::Corrupt);
         bad.finding_since = Some(2_500);

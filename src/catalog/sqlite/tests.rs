@@ -163,3 +163,39 @@ fn summary_counts_present_missing_and_problems() {
         vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
     );
 }
+
+#[test]
+fn a_finding_keeps_when_it_was_first_found_until_it_is_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let history = |c: &Catalog| {
+        let all = c.reader().unwrap().history(None, 10, false, true).unwrap();
+        let h = all.into_iter().next().unwrap();
+        (h.last_result, h.finding_since, h.found_digest.map(|d| d.to_hex()), h.last_checked)
+    };
+    let mut w = c.writer();
+    w.insert(b"f", stamp(1, 1), None, b"\x01", 10).unwrap();
+    w.checked(b"f", Class::Corrupt, 20, (Some("x"), Some(b"\x02"))).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Corrupt, Some(20), Some("02".into()), 20));
+    let mut w = c.writer();
+    w.checked(b"f", Class::Corrupt, 30, (Some("x"), Some(b"\x03"))).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Corrupt, Some(20), Some("03".into()), 30), "kept");
+    let mut w = c.writer();
+    w.checked(b"f", Class::Unreadable, 40, (Some("EIO"), None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Unreadable, Some(40), None, 40), "another finding");
+    let mut w = c.writer();
+    w.checked(b"f", Class::Ok, 50, (None, None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Ok, None, None, 50), "resolved");
+    let standing = c.reader().unwrap().history(None, 10, true, true).unwrap();
+    assert!(standing.is_empty());
+    let mut w = c.writer();
+    w.missing(b"f", 60).unwrap();
+    w.commit().unwrap();
+    let standing = c.reader().unwrap().history(None, 10, true, false).unwrap();
+    assert_eq!(standing[0].missing_since, Some(60));
+    assert_eq!(standing[0].finding_since, None, "schema 1: not read");
+}
