@@ -30,7 +30,7 @@ fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat>
         .or_else(|| name.strip_suffix("sum").and_then(algo::lookup))
         .with_context(|| {
         format!(
-            "unknown format {asked:?} ({}, or a tool such as sha256sum or b3sum)",
+            "unknown format {asked:?} ({}, premis, or a tool such as sha256sum or b3sum)",
             OutputFormat::names()
         )
     })?;
