@@ -242,7 +242,7 @@ fn runs(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "<p class=\"legend\"><span class=\"bytes\" style=\"background:#0969da\"></span>bytes verified \
+        "<p class=\"legend\"><span class=\"bytes\" style=\"background:#0969da\"></span>bytes read and hashed \
          (left axis)<span style=\"background:#cf222e\"></span>findings reported (right axis)</p>"
     )?;
     chart(&r.runs, out)?;
@@ -279,7 +279,7 @@ fn chart(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     let base = top + ph;
     writeln!(
         out,
-        "<svg class=\"chart\" role=\"img\" aria-label=\"bytes verified and findings per run\" \
+        "<svg class=\"chart\" role=\"img\" aria-label=\"bytes read and findings per run\" \
          width=\"100%\" viewBox=\"0 0 {w} {h}\" preserveAspectRatio=\"xMidYMid meet\">"
     )?;
     for k in 0..=4 {
