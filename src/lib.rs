@@ -45,6 +45,8 @@
 //! - [`monitor`]: a tree's health for monitoring: Prometheus textfile metrics, a Nagios
 //!   plugin's verdict, the age of the last complete verification pass.
 //! - [`resolve`]: `accept` and `forget`, the explicit end of a finding, on any store.
+//! - [`report`]: what a catalog says about a tree, for people and archives: a typed
+//!   report from the store, written as JSON or one HTML page; PREMIS 3 XML.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
 //! - [`clock`], [`units`]: times, sizes and durations as people read and write them.
 #![deny(unsafe_code)]
@@ -71,6 +73,7 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod report;
 pub mod resolve;
 pub mod scrub;
 pub mod shard;

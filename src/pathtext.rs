@@ -172,9 +172,47 @@ pub fn quote_env(name: &[u8]) -> String {
     quote(name, *UTF8.get_or_init(utf8_locale))
 }
 
+/// A name as text that says exactly which bytes it is, for reports and XML: the name
+/// itself when it is UTF-8 without control characters (`false`), else percent-encoded
+/// (`true`): `%`, control characters (C0, DEL, C1: each of their UTF-8 bytes) and bytes
+/// that are not part of valid UTF-8 become `%XX` (uppercase hex); other characters stay
+/// as they are, so decoding `%XX` back to bytes gives the name.
+pub fn text_or_percent(name: &[u8]) -> (String, bool) {
+    let plain = |s: &str| !s.chars().any(char::is_control);
+    if let Ok(s) = std::str::from_utf8(name).map(str::to_string)
+        && plain(&s)
+    {
+        return (s, false);
+    }
+    let mut out = String::with_capacity(name.len() * 3);
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '%' || c.is_control() {
+                for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    (out, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_text_or_percent_encoded() {
+        assert_eq!(text_or_percent("a/é b%.txt".as_bytes()), ("a/é b%.txt".into(), false));
+        assert_eq!(text_or_percent(b"caf\xe9%"), ("caf%E9%25".into(), true));
+        assert_eq!(text_or_percent("é\n\x7f".as_bytes()), ("é%0A%7F".into(), true));
+        assert_eq!(text_or_percent(b""), (String::new(), false));
+    }
 
     #[test]
     fn escape_round_trip() {

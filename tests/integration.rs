@@ -20,6 +20,7 @@ mod monitor;
 mod parts;
 mod pieces;
 mod plan;
+mod report;
 mod rhash;
 mod roundtrip;
 mod safety;

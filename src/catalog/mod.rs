@@ -21,8 +21,8 @@ pub mod xattr;
 
 pub use error::CatalogError;
 pub use store::{
-    Found, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record, Records, ReportFn,
-    RunInfo, Store, StoreError, StoreSpec, Summary, open_store,
+    Found, History, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record, Records,
+    ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,
 };
 
 /// What a run found for one file. Every file a run looks at gets exactly one class.

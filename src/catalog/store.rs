@@ -172,6 +172,50 @@ pub struct Summary {
     pub pass: PassState,
 }
 
+/// One file's record with what the store keeps of its history: what `fixity report`
+/// lists for a finding and `export --format premis` writes for every file.
+#[derive(Clone, Debug)]
+pub struct History {
+    /// Path relative to the tree's root, raw bytes.
+    pub path: Vec<u8>,
+    /// The size it was recorded at.
+    pub size: u64,
+    /// The recorded digest: the content the file had when it was last hashed or accepted
+    /// (a corrupt file's record keeps the good content's).
+    pub digest: Digest,
+    /// When the file was first recorded (ms).
+    pub first_seen: i64,
+    /// When its content last matched the record, or was hashed (ms; 0 if never).
+    pub last_verified: i64,
+    /// When a run last looked at it (ms): the last time a standing finding was seen.
+    pub last_checked: i64,
+    /// What that run found.
+    pub last_result: Class,
+    /// Since when the file has been missing (ms), if it is.
+    pub missing_since: Option<i64>,
+    /// When its standing finding (corrupt or unreadable) was first found (ms); `None`
+    /// when there is none, or when it was found before the catalog kept this (schema 1).
+    pub finding_since: Option<i64>,
+    /// The digest its content had when a run last found it corrupt.
+    pub found_digest: Option<Digest>,
+    /// The note of the last look: the read error of an unreadable file, or a corrupt
+    /// file's two digests.
+    pub note: Option<String>,
+    /// The path it was found moved from, if the last run found it moved.
+    pub moved_from: Option<Vec<u8>>,
+}
+
+impl History {
+    /// The standing finding this record is, if any: missing (whatever the last result
+    /// was), corrupt or unreadable.
+    pub fn finding(&self) -> Option<Class> {
+        if self.missing_since.is_some() {
+            return Some(Class::Missing);
+        }
+        self.last_result.is_failure().then_some(self.last_result)
+    }
+}
+
 /// One run as the store remembers it.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunInfo {
@@ -183,7 +227,8 @@ pub struct RunInfo {
     pub finished: Option<i64>,
     /// Whether it covered everything it set out to (a slice may stop early).
     pub complete: Option<bool>,
-    /// Its counts, as JSON.
+    /// Its counts, as JSON: the engine's `scrub::Report` (`counts` per class,
+    /// `files_read`, `bytes_read`, `seconds`, `complete` ...).
     pub summary: Option<String>,
 }
 
@@ -348,6 +393,26 @@ pub trait Store {
     fn count_under(&self, rel: &[u8]) -> Result<(u64, u64), StoreError>;
     /// Forgets the missing files at `rel` or below; returns how many.
     fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError>;
+
+    /// Up to `limit` records with their history, paths after `after`, in path order:
+    /// every record, or (`standing`) only the standing findings (missing files, and
+    /// present files last found corrupt or unreadable). A store that keeps no history
+    /// refuses.
+    fn history_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        standing: bool,
+    ) -> Result<Vec<History>, StoreError> {
+        let _ = (after, limit, standing);
+        Err(StoreError::Refused("this store keeps no history of its files".into()))
+    }
+    /// The last `limit` runs, oldest first, each with its summary as the engine recorded
+    /// it (see [`RunInfo::summary`]). A store that keeps no runs refuses.
+    fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
+        let _ = limit;
+        Err(StoreError::Refused("this store keeps no record of its runs".into()))
+    }
 }
 
 /// Which store, and where.

@@ -34,3 +34,7 @@ pub(super) const STATUS_EXIT: &str = "Exit status: 0 shown; 1 with --max-age, th
 verification pass is older than AGE (or there is none); 2 could not run (no catalog, not a fixity \
 catalog, a read error, metrics not written). With --nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN \
 (the catalog could not be read).";
+
+pub(super) const REPORT_EXIT: &str = "Exit status: 0 written (findings or not: the report shows them); 2 could \
+not run (no catalog, not a fixity catalog, a read error, an output that cannot be written, \
+neither --html nor --json).";

@@ -8,10 +8,12 @@ use std::path::PathBuf;
 mod exit;
 mod manual;
 mod monitor;
+mod report;
 mod scale;
 use exit::*;
 pub use manual::{CompletionsArgs, ManArgs};
 pub use monitor::HealthArgs;
+pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
@@ -42,9 +44,13 @@ pub enum Command {
     /// its health for monitoring (--nagios, --metrics, --max-age).
     #[command(after_help = STATUS_EXIT)]
     Status(StatusArgs),
-    /// Write the catalog out as a checksum manifest.
+    /// Write the catalog out as a checksum manifest, or as PREMIS 3 XML.
     #[command(after_help = READ_EXIT)]
     Export(ExportArgs),
+    /// Report a tree's state, findings with their history, runs and coverage: one
+    /// self-contained HTML page (--html FILE) or JSON (--json).
+    #[command(after_help = REPORT_EXIT)]
+    Report(ReportArgs),
     /// Record the current content of corrupt (or other) files as good: the explicit end
     /// of a CORRUPT finding, once the change is known to be wanted.
     #[command(after_help = RESOLVE_EXIT)]
@@ -323,7 +329,8 @@ pub struct ExportArgs {
     pub host: Option<String>,
     /// Manifest format: any `hash --format` takes (gnu, bsd, sfv, json, hashdeep, cfv-csv,
     /// rhash, rhash-bsd, magnet, cksum, sum, sysv, b3sum, xxhsum ...), or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
-    /// gnu, bsd and json need the catalog's algorithm to be one the format holds.
+    /// gnu, bsd and json need the catalog's algorithm to be one the format holds. `premis`:
+    /// PREMIS 3 XML (objects, fixity-check events, the agent).
     #[arg(long, default_value = "gnu")]
     pub format: String,
     /// Write to FILE atomically instead of standard output.

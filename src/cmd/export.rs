@@ -1,7 +1,9 @@
 //! `fixity export`: the catalog as a checksum manifest (GNU, BSD tag, SFV, JSON lines,
 //! hashdeep, cfv `.csv`, or the lines of cksum, sum, b3sum and xxhsum), in path order,
 //! with paths relative to the tree so `cd TREE && fixity check FILE` works (hashdeep's
-//! start with `./`, as `cd TREE && hashdeep -l -r .` writes them, for `hashdeep -a`).
+//! start with `./`, as `cd TREE && hashdeep -l -r .` writes them, for `hashdeep -a`);
+//! or, with `--format premis`, PREMIS 3 XML (`fixity::report::premis`), which needs the
+//! catalog's history rather than a manifest writer.
 
 use super::Status;
 use crate::cli::ExportArgs;
@@ -28,7 +30,7 @@ fn format(asked: &str, algo: &'static Algorithm) -> anyhow::Result<OutputFormat>
         .or_else(|| name.strip_suffix("sum").and_then(algo::lookup))
         .with_context(|| {
         format!(
-            "unknown format {asked:?} ({}, or a tool such as sha256sum or b3sum)",
+            "unknown format {asked:?} ({}, premis, or a tool such as sha256sum or b3sum)",
             OutputFormat::names()
         )
     })?;
@@ -53,6 +55,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     }
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
     let store = open_store(&spec, &how)?;
+    if args.format.eq_ignore_ascii_case("premis") {
+        return premis(store.as_ref(), &args);
+    }
     let algo = store.algorithm();
     let format = format(&args.format, algo)?;
     // rhash's layouts choose their algorithms (ed2k links hold ED2K): the catalog's one
@@ -136,4 +141,33 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
         f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(p))))?;
     }
     Ok(if skipped_newline > 0 { Status::Failed } else { Status::Ok })
+}
+
+/// `--format premis`: PREMIS 3 XML, from the library's writer (`fixity::report::premis`),
+/// to standard output or atomically to `-o FILE`.
+fn premis(store: &dyn fixity::catalog::Store, args: &ExportArgs) -> anyhow::Result<Status> {
+    use fixity::report::premis::{PremisError, write_premis};
+    let version = env!("CARGO_PKG_VERSION");
+    let fail = |e: PremisError| match e {
+        PremisError::Store(e) => anyhow::Error::from(e),
+        PremisError::Write(e) => anyhow::Error::from(e).context("write error"),
+    };
+    match &args.output {
+        Some(p) => {
+            let cannot = || format!("cannot write {}", quote_env(path_bytes(p)));
+            let mut file = AtomicFile::create(p).with_context(cannot)?;
+            let mut out = BufWriter::new(&mut file);
+            write_premis(store, version, &mut out).map_err(fail)?;
+            out.flush().with_context(cannot)?;
+            drop(out);
+            file.commit().with_context(cannot)?;
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            write_premis(store, version, &mut out).map_err(fail)?;
+            out.flush().context("write error")?;
+        }
+    }
+    Ok(Status::Ok)
 }

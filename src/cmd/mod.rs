@@ -11,6 +11,7 @@ mod export;
 pub(crate) mod hash;
 mod manual;
 mod monitor;
+mod report;
 mod resolve;
 mod rhash_out;
 mod scrub;
@@ -61,6 +62,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
         Command::Accept(a) => resolve::accept(a),
         Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),

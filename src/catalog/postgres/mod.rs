@@ -15,6 +15,7 @@
 mod connect;
 mod db;
 mod error;
+mod history;
 mod rows;
 mod schema;
 mod store;

@@ -49,6 +49,8 @@ struct Checked {
     now: Vec<i64>,
     class: Vec<&'static str>,
     note: Vec<Option<String>>,
+    /// The digest a corrupt file's content has now.
+    found: Vec<Option<Vec<u8>>>,
 }
 
 #[derive(Default)]
@@ -131,13 +133,14 @@ impl Rows {
         path: &[u8],
         class: &'static str,
         now: i64,
-        note: Option<&str>,
+        (note, found): (Option<&str>, Option<&[u8]>),
     ) {
         let c = &mut self.group(&[path]).checked;
         c.path.push(path.to_vec());
         c.now.push(now);
         c.class.push(class);
         c.note.push(note.map(str::to_string));
+        c.found.push(found.map(<[u8]>::to_vec));
     }
 
     pub(super) fn present(&mut self, path: &[u8]) {
@@ -190,7 +193,8 @@ impl Group {
                     mtime_ns = excluded.mtime_ns, dev = excluded.dev, ino = excluded.ino,
                     digest = excluded.digest, last_verified = excluded.last_verified,
                     last_checked = excluded.last_checked, last_result = 'new',
-                    missing_since = NULL, moved_from = NULL, note = NULL",
+                    missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
+                    found_digest = NULL",
                 &[&n.path, &n.size, &n.mtime, &n.dev, &n.ino, &n.digest, &n.now],
             )?;
         }
@@ -199,7 +203,8 @@ impl Group {
             db.execute(
                 "UPDATE fixity.files f SET size = v.size, mtime_ns = v.mtime_ns, dev = v.dev,
                     ino = v.ino, digest = v.digest, last_verified = v.now, last_checked = v.now,
-                    last_result = v.class, missing_since = NULL, moved_from = NULL, note = NULL
+                    last_result = v.class, missing_since = NULL, moved_from = NULL, note = NULL,
+                    finding_since = NULL, found_digest = NULL
                  FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
                      $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
                      AS v(path, size, mtime_ns, dev, ino, digest, now, class)
@@ -209,20 +214,26 @@ impl Group {
         }
         let c = &self.checked;
         if !c.path.is_empty() {
-            // A check keeps the digest; ok also sets the last-verified time.
+            // A check keeps the digest; ok also sets the last-verified time; a finding
+            // keeps when it was first found while its class stays.
             db.execute(
                 "UPDATE fixity.files f SET last_checked = v.now, last_result = v.class,
                     note = v.note, moved_from = NULL,
-                    last_verified = CASE WHEN v.class = 'ok' THEN v.now ELSE f.last_verified END
-                 FROM unnest($2::bytea[], $3::bigint[], $4::text[], $5::text[])
-                     AS v(path, now, class, note)
+                    last_verified = CASE WHEN v.class = 'ok' THEN v.now ELSE f.last_verified END,
+                    finding_since = CASE WHEN v.class IN ('corrupt', 'unreadable') THEN
+                        CASE WHEN f.last_result = v.class THEN f.finding_since ELSE v.now END
+                    END,
+                    found_digest = v.found
+                 FROM unnest($2::bytea[], $3::bigint[], $4::text[], $5::text[], $6::bytea[])
+                     AS v(path, now, class, note, found)
                  WHERE f.tree = $1 AND f.path = v.path",
-                &[&c.path, &c.now, &c.class, &c.note],
+                &[&c.path, &c.now, &c.class, &c.note, &c.found],
             )?;
         }
         if !self.present.is_empty() {
             db.execute(
-                "UPDATE fixity.files SET missing_since = NULL, last_result = 'ok'
+                "UPDATE fixity.files SET missing_since = NULL, last_result = 'ok',
+                    finding_since = NULL, found_digest = NULL
                  WHERE tree = $1 AND path = ANY($2::bytea[])",
                 &[&self.present],
             )?;
@@ -268,7 +279,7 @@ mod tests {
         let mut rows = Rows::default();
         assert!(rows.is_empty());
         rows.new_file(b"a", (stamp, None, b"d"), 5);
-        rows.checked(b"b", "ok", 5, None);
+        rows.checked(b"b", "ok", 5, (None, None));
         rows.missing(b"c", 5);
         rows.present(b"e");
         assert_eq!(rows.group_count(), 1, "distinct paths");

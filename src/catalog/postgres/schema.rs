@@ -56,6 +56,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
          summary text
      );
      CREATE INDEX runs_by_tree ON fixity.runs (tree, id);",
+    // 2: a standing finding's history: when it was first found, and the digest the
+    // content had when it was last found corrupt.
+    "ALTER TABLE fixity.files ADD COLUMN finding_since bigint;
+     ALTER TABLE fixity.files ADD COLUMN found_digest bytea;",
 ];
 
 /// The schema's version: `None` when the database has no fixity tables.

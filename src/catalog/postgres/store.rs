@@ -7,8 +7,8 @@ use super::writer::{Batch, Writer};
 use super::{PgError, PgSpec, Target, schema};
 use crate::algo::Algorithm;
 use crate::catalog::store::{
-    Found, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError,
-    Summary,
+    Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
+    StoreError, Summary,
 };
 use crate::catalog::stream::Stream;
 use crate::catalog::{CatalogError, Class};
@@ -25,6 +25,9 @@ pub(crate) struct PgStore {
     /// The catalog as messages name it: the URL (password masked), host and tree.
     location: PathBuf,
     run_id: Option<i64>,
+    /// The schema keeps a finding's history (version 2 on; an older schema is read as it
+    /// is, by status, export and report).
+    history_kept: bool,
     /// The statement that lets go of the run lock, when it is held.
     unlock: Option<&'static str>,
 }
@@ -58,11 +61,17 @@ impl PgStore {
             tree: spec.tree.clone(),
         };
         let writes = !how.read_only;
-        match schema::version(&mut client, &target)? {
+        let version = match schema::version(&mut client, &target)? {
             None if !(writes && how.create) => return Err(not_found()),
-            Some(v) if !writes => schema::check_version(v, &target)?,
-            _ => schema::migrate(&mut client, &target)?,
-        }
+            Some(v) if !writes => {
+                schema::check_version(v, &target)?;
+                v
+            }
+            _ => {
+                schema::migrate(&mut client, &target)?;
+                schema::MIGRATIONS.len() as i64
+            }
+        };
         let key = (spec.host.as_str(), spec.tree.as_slice());
         let tree =
             schema::tree_row(&mut client, &target, key, writes && how.create, how.algorithm)?;
@@ -101,6 +110,7 @@ impl PgStore {
             batch: RefCell::new(Batch::new()),
             location,
             run_id: None,
+            history_kept: version >= 2,
             unlock: writes.then_some(match how.shared {
                 true => "SELECT pg_advisory_unlock_shared($1, $2)",
                 false => "SELECT pg_advisory_unlock($1, $2)",
@@ -232,12 +242,15 @@ impl Store for PgStore {
         &mut self,
         rec: &Record,
         class: Class,
-        _found: Option<&Found>,
+        found: Option<&Found>,
         note: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
-        // The digest stays: a corrupt file's record keeps the good content's.
-        self.writer(|w| w.checked(&rec.path, class, now, note))
+        // The digest stays: a corrupt file's record keeps the good content's, and what
+        // it holds now goes beside it.
+        let now_holds = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
+        let now_holds = now_holds.as_ref().map(Digest::as_bytes);
+        self.writer(|w| w.checked(&rec.path, class, now, (note, now_holds)))
     }
 
     fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {
@@ -353,6 +366,20 @@ impl Store for PgStore {
 
     fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError> {
         self.writer(|w| w.forget_missing(rel))
+    }
+
+    fn history_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        standing: bool,
+    ) -> Result<Vec<History>, StoreError> {
+        let kept = self.history_kept;
+        self.read(|db| db.history(after, limit, standing, kept))
+    }
+
+    fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
+        self.read(|db| db.runs(limit))
     }
 }
 

@@ -125,15 +125,15 @@ impl Writer<'_> {
     }
 
     /// Records a check that leaves the digest alone: ok (also the last-verified time),
-    /// corrupt or unreadable.
+    /// corrupt (`found`: the digest of what it holds now) or unreadable.
     pub(super) fn checked(
         &mut self,
         path: &[u8],
         class: Class,
         now: i64,
-        note: Option<&str>,
+        (note, found): (Option<&str>, Option<&[u8]>),
     ) -> Result<(), PgError> {
-        self.batch.rows.checked(path, class.name(), now, note);
+        self.batch.rows.checked(path, class.name(), now, (note, found));
         self.wrote()
     }
 

@@ -47,6 +47,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
          complete INTEGER,
          summary TEXT
      );",
+    // 2: a standing finding's history: when it was first found, and the digest the
+    // content had when it was last found corrupt.
+    "ALTER TABLE files ADD COLUMN finding_since INTEGER;
+     ALTER TABLE files ADD COLUMN found_digest BLOB;",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -103,6 +107,8 @@ pub struct Catalog {
     algo: &'static Algorithm,
     /// For a catalog opened read-only: the URI its connections use.
     read_only: Option<String>,
+    /// The schema version (an older catalog is read as it is, without migrating it).
+    version: i64,
     /// (device, inode) of the file when it was opened, to notice its deletion.
     identity: Option<(u64, u64)>,
     /// Statements in the open batch (see [`Writer`]), and when it began.
@@ -169,6 +175,7 @@ impl Catalog {
             path: path.to_path_buf(),
             algo,
             read_only: None,
+            version: MIGRATIONS.len() as i64,
             identity,
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
@@ -201,13 +208,14 @@ impl Catalog {
             }
         };
         // Every schema version so far reads alike: an older catalog is read as it is.
-        check_schema(&conn, path)?;
+        let version = check_schema(&conn, path)?;
         let algo = stored_algorithm(&conn, path, None)?;
         Ok(Catalog {
             conn,
             path: path.to_path_buf(),
             algo,
             read_only: Some(uri),
+            version,
             identity: file_identity(path),
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
@@ -234,6 +242,11 @@ impl Catalog {
         conn.busy_timeout(Duration::from_secs(60)).map_err(sql)?;
         tune(&conn).map_err(sql)?;
         Ok(Reader { conn })
+    }
+
+    /// The schema version of the catalog's file.
+    pub(crate) fn version(&self) -> i64 {
+        self.version
     }
 
     /// The catalog's file.

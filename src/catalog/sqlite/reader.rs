@@ -1,6 +1,9 @@
 //! Reading the catalog in pages on a connection of its own, while another writes.
 
 use super::{ROW_COLUMNS, Row, row_of};
+use crate::catalog::Class;
+use crate::catalog::store::{History, RunInfo};
+use crate::digest::Digest;
 use rusqlite::{Connection, params};
 
 /// A read-only connection used to stream rows in order while another connection writes.
@@ -72,6 +75,66 @@ impl Reader {
              WHERE ?1 IS NULL OR path > ?1 ORDER BY path LIMIT ?2",
         )?;
         let rows = st.query_map(params![after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    }
+
+    /// Up to `limit` records with their history after `after`, in path order: all, or
+    /// (`standing`) only the standing findings. A catalog of schema 1 (read without
+    /// migrating it) has no history columns: they read as unknown.
+    pub(crate) fn history(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        standing: bool,
+        kept: bool,
+    ) -> rusqlite::Result<Vec<History>> {
+        let extra = if kept { "finding_since, found_digest" } else { "NULL, NULL" };
+        let filter = if standing {
+            "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable'))"
+        } else {
+            ""
+        };
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT path, size, digest, first_seen, last_verified, last_checked, last_result,
+                    missing_since, {extra}, note, moved_from
+             FROM files WHERE (?1 IS NULL OR path > ?1) {filter} ORDER BY path LIMIT ?2"
+        ))?;
+        let rows = st.query_map(params![after, limit as i64], |r| {
+            let result: String = r.get(6)?;
+            let found: Option<Vec<u8>> = r.get(9)?;
+            Ok(History {
+                path: r.get(0)?,
+                size: r.get::<_, i64>(1)? as u64,
+                digest: Digest::new(&r.get::<_, Vec<u8>>(2)?),
+                first_seen: r.get(3)?,
+                last_verified: r.get(4)?,
+                last_checked: r.get(5)?,
+                last_result: Class::from_name(&result).unwrap_or(Class::Ok),
+                missing_since: r.get(7)?,
+                finding_since: r.get(8)?,
+                found_digest: found.map(|d| Digest::new(&d)),
+                note: r.get(10)?,
+                moved_from: r.get(11)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// The last `limit` runs, oldest first.
+    pub(crate) fn runs(&self, limit: usize) -> rusqlite::Result<Vec<RunInfo>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT command, started, finished, complete, summary FROM
+               (SELECT * FROM runs ORDER BY id DESC LIMIT ?1) ORDER BY id",
+        )?;
+        let rows = st.query_map([limit as i64], |r| {
+            Ok(RunInfo {
+                command: r.get(0)?,
+                started: r.get(1)?,
+                finished: r.get(2)?,
+                complete: r.get(3)?,
+                summary: r.get(4)?,
+            })
+        })?;
         rows.collect()
     }
 }

@@ -7,8 +7,8 @@ use crate::algo::Algorithm;
 use crate::catalog::Class;
 use crate::catalog::lock::{RunLock, lock_path};
 use crate::catalog::store::{
-    Found, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, Store, StoreError,
-    Summary,
+    Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
+    StoreError, Summary,
 };
 use crate::catalog::stream::Stream;
 use crate::clock::now_ms;
@@ -198,12 +198,15 @@ impl Store for SqliteStore {
         &mut self,
         rec: &Record,
         class: Class,
-        _found: Option<&Found>,
+        found: Option<&Found>,
         note: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
-        // The digest stays: a corrupt file's record keeps the good content's.
-        Ok(self.writer().checked(&rec.path, class, now, note)?)
+        // The digest stays: a corrupt file's record keeps the good content's, and what
+        // it holds now goes beside it.
+        let now_holds = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
+        let now_holds = now_holds.as_ref().map(Digest::as_bytes);
+        Ok(self.writer().checked(&rec.path, class, now, (note, now_holds))?)
     }
 
     fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {
@@ -317,6 +320,20 @@ impl Store for SqliteStore {
 
     fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError> {
         Ok(self.writer().forget_missing(rel)?)
+    }
+
+    fn history_page(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        standing: bool,
+    ) -> Result<Vec<History>, StoreError> {
+        let kept = self.cat.version() >= 2;
+        self.read(|r| r.history(after, limit, standing, kept))
+    }
+
+    fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
+        self.read(|r| r.runs(limit))
     }
 }
 

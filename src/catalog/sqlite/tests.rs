@@ -99,7 +99,7 @@ fn rows_stream_in_byte_order_and_stale_order() {
     assert_eq!(page, vec![b"a/b".to_vec()]);
     // Stale order: least recently verified first; rows checked in this run are left out.
     let mut w = c.writer();
-    w.checked(b"a/b", Class::Ok, 5000, None).unwrap();
+    w.checked(b"a/b", Class::Ok, 5000, (None, None)).unwrap();
     w.commit().unwrap();
     let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
@@ -114,7 +114,7 @@ fn corrupt_keeps_the_digest_and_the_last_verified_time() {
     let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
     let mut w = c.writer();
     w.insert(b"f", stamp(3, 7), Some((1, 2)), b"good", 100).unwrap();
-    w.checked(b"f", Class::Corrupt, 200, Some("x")).unwrap();
+    w.checked(b"f", Class::Corrupt, 200, (Some("x"), None)).unwrap();
     w.commit().unwrap();
     let row = c.get(b"f").unwrap().unwrap();
     assert_eq!(row.digest, b"good");
@@ -151,7 +151,7 @@ fn summary_counts_present_missing_and_problems() {
     w.insert(b"a", stamp(10, 1), None, b"1", now - 2 * 86_400_000).unwrap();
     w.insert(b"b", stamp(20, 1), None, b"2", now - 10).unwrap();
     w.insert(b"c", stamp(30, 1), None, b"3", now - 10).unwrap();
-    w.checked(b"b", Class::Corrupt, now, None).unwrap();
+    w.checked(b"b", Class::Corrupt, now, (None, None)).unwrap();
     w.missing(b"c", now).unwrap();
     w.commit().unwrap();
     let s = c.summary(now).unwrap();
@@ -162,4 +162,40 @@ fn summary_counts_present_missing_and_problems() {
         s.problems,
         vec![(b"b".to_vec(), "corrupt".to_string()), (b"c".to_vec(), "missing".to_string())]
     );
+}
+
+#[test]
+fn a_finding_keeps_when_it_was_first_found_until_it_is_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let history = |c: &Catalog| {
+        let all = c.reader().unwrap().history(None, 10, false, true).unwrap();
+        let h = all.into_iter().next().unwrap();
+        (h.last_result, h.finding_since, h.found_digest.map(|d| d.to_hex()), h.last_checked)
+    };
+    let mut w = c.writer();
+    w.insert(b"f", stamp(1, 1), None, b"\x01", 10).unwrap();
+    w.checked(b"f", Class::Corrupt, 20, (Some("x"), Some(b"\x02"))).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Corrupt, Some(20), Some("02".into()), 20));
+    let mut w = c.writer();
+    w.checked(b"f", Class::Corrupt, 30, (Some("x"), Some(b"\x03"))).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Corrupt, Some(20), Some("03".into()), 30), "kept");
+    let mut w = c.writer();
+    w.checked(b"f", Class::Unreadable, 40, (Some("EIO"), None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Unreadable, Some(40), None, 40), "another finding");
+    let mut w = c.writer();
+    w.checked(b"f", Class::Ok, 50, (None, None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(history(&c), (Class::Ok, None, None, 50), "resolved");
+    let standing = c.reader().unwrap().history(None, 10, true, true).unwrap();
+    assert!(standing.is_empty());
+    let mut w = c.writer();
+    w.missing(b"f", 60).unwrap();
+    w.commit().unwrap();
+    let standing = c.reader().unwrap().history(None, 10, true, false).unwrap();
+    assert_eq!(standing[0].missing_since, Some(60));
+    assert_eq!(standing[0].finding_since, None, "schema 1: not read");
 }

@@ -74,7 +74,8 @@ impl Writer<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, 'new', NULL)
              ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
                 digest = ?6, last_verified = ?7, last_checked = ?7, last_result = 'new',
-                missing_since = NULL, moved_from = NULL, note = NULL",
+                missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
+                found_digest = NULL",
             params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
         )
         .map(drop)
@@ -94,7 +95,7 @@ impl Writer<'_> {
         self.exec(
             "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
                 last_verified = ?7, last_checked = ?7, last_result = ?8, missing_since = NULL,
-                moved_from = NULL, note = NULL
+                moved_from = NULL, note = NULL, finding_since = NULL, found_digest = NULL
              WHERE path = ?1",
             params![
                 path,
@@ -111,19 +112,23 @@ impl Writer<'_> {
     }
 
     /// Records a check of a known file that leaves its digest alone: ok (content matched:
-    /// also the last-verified time), corrupt or unreadable.
+    /// also the last-verified time), corrupt (`found`: the digest of what it holds now)
+    /// or unreadable. A finding keeps when it was first found while the class stays.
     pub(crate) fn checked(
         &mut self,
         path: &[u8],
         class: Class,
         now: i64,
-        note: Option<&str>,
+        (note, found): (Option<&str>, Option<&[u8]>),
     ) -> Result<()> {
         self.exec(
             "UPDATE files SET last_checked = ?2, last_result = ?3, note = ?4, moved_from = NULL,
-                last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END
+                last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END,
+                finding_since = CASE WHEN ?3 IN ('corrupt', 'unreadable') THEN
+                    CASE WHEN last_result = ?3 THEN finding_since ELSE ?2 END END,
+                found_digest = ?5
              WHERE path = ?1",
-            params![path, now, class.name(), note],
+            params![path, now, class.name(), note, found],
         )
         .map(drop)
     }
@@ -131,7 +136,9 @@ impl Writer<'_> {
     /// A file recorded as missing is back (unchanged).
     pub(crate) fn present(&mut self, path: &[u8]) -> Result<()> {
         self.exec(
-            "UPDATE files SET missing_since = NULL, last_result = 'ok' WHERE path = ?1",
+            "UPDATE files SET missing_since = NULL, last_result = 'ok', finding_since = NULL,
+                found_digest = NULL
+             WHERE path = ?1",
             params![path],
         )
         .map(drop)
