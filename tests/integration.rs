@@ -15,6 +15,7 @@ mod fleet;
 mod golden;
 mod hash;
 mod hashdeep;
+mod json;
 mod manual;
 mod monitor;
 mod parts;

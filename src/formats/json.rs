@@ -63,7 +63,7 @@ pub fn write_line_problem(
 
 /// A classified file from `scan`/`verify` (or `check --audit`):
 /// `{"path": ..., "class": "corrupt", "moved_from": ..., "note": ..., "algorithm": ...,
-/// "recorded": HEX, "current": HEX}`; the last three for a corrupt file, when known.
+/// "recorded_digest": HEX, "current_digest": HEX}`; the last three for a corrupt file, when known.
 pub fn write_finding(
     name: &[u8],
     class: &str,
@@ -76,8 +76,8 @@ pub fn write_finding(
     obj.insert("class".into(), Value::from(class));
     if let Some((algorithm, recorded, current)) = digests {
         obj.insert("algorithm".into(), Value::from(algorithm));
-        obj.insert("recorded".into(), Value::from(recorded));
-        obj.insert("current".into(), Value::from(current));
+        obj.insert("recorded_digest".into(), Value::from(recorded));
+        obj.insert("current_digest".into(), Value::from(current));
     }
     if let Some(from) = moved_from {
         for (k, v) in path_fields(from) {
