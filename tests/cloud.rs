@@ -1,5 +1,6 @@
 //! Cloud-comparable digests: the S3 ETag rows (`s3etag`, `s3etag-SIZE`) against an
-//! independent computation at the part boundaries, the `gcs` and `s3` formats against
+//! independent computation at the part boundaries and against the ETags of uploads made
+//! by s3transfer (boto3 and the AWS CLI's uploader) into moto's S3 mock, the `gcs` and `s3` formats against
 //! their goldens (tests/fixtures/cloud/make-golden.py, computed without fixity) and
 //! against `gsutil hash` itself, and ETag manifests through `check` and the catalog.
 
@@ -88,6 +89,72 @@ fn s3etag_matches_hashlib_at_the_part_boundaries() {
         for want in ["-1\n", "-2\n", "-3\n"] {
             assert!(out.contains(want), "{algo}: no {want:?} in\n{out}");
         }
+    }
+}
+
+/// boto3's `upload_file` (s3transfer, what the AWS CLI uploads with) into moto's S3 mock,
+/// in process: s3transfer decides the parts (default 8 MiB, or `argv[1]` bytes for part
+/// size and threshold), moto computes the ETag. Prints `NAME ETAG CRC32` per file, the
+/// CRC32 S3 reports (boto3 sends one) or `-` when it is a multipart upload's.
+const PY_MOTO: &str = r#"
+import sys
+import boto3
+from boto3.s3.transfer import TransferConfig
+from moto import mock_aws
+part = int(sys.argv[1])
+config = TransferConfig() if part == 0 else TransferConfig(multipart_threshold=part, multipart_chunksize=part)
+with mock_aws():
+    s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    s3.create_bucket(Bucket="fixity-test")
+    for name in sys.argv[2:]:
+        s3.upload_file(name, "fixity-test", name, Config=config)
+        head = s3.head_object(Bucket="fixity-test", Key=name, ChecksumMode="ENABLED")
+        etag = head["ETag"].strip('"')
+        crc = "-" if "-" in etag else head.get("ChecksumCRC32", "?")
+        print(name, etag, crc)
+"#;
+
+#[test]
+fn s3etag_is_the_etag_of_an_s3transfer_upload() {
+    let probe = Command::new("python3").args(["-c", "import boto3, moto"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return util::missing("python3 boto3 and moto", "upload through s3transfer to moto's S3");
+    }
+    let dir = util::tempdir();
+    let sizes = [0, 3, 5 * MIB, 8 * MIB - 1, 8 * MIB, 8 * MIB + 1, 16 * MIB + 1];
+    let names: Vec<String> = sizes.iter().map(|n| format!("f{n}")).collect();
+    for (i, (name, &size)) in names.iter().zip(&sizes).enumerate() {
+        util::write(dir.path(), name, &pseudo_random(size, i as u64 + 100));
+    }
+    for (algo, part) in [("s3etag", 0), ("s3etag-5MiB", 5 * MIB)] {
+        let theirs = Command::new("python3")
+            .current_dir(dir.path())
+            .args(["-c", PY_MOTO, &part.to_string()])
+            .args(&names)
+            .output()
+            .unwrap();
+        assert!(theirs.status.success(), "{}", text(&theirs.stderr));
+        let list = format!("crc32,{algo}");
+        let args = ["hash", "--format", "s3", "-a", &list];
+        let ours = util::fixity(dir.path()).args(args).args(&names).output().unwrap();
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        let ours = text(&ours.stdout);
+        let theirs = text(&theirs.stdout);
+        assert_eq!(theirs.lines().count(), names.len(), "{theirs}");
+        for line in theirs.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            let block = format!("Checksums for {}:\n", f[0]);
+            let at = ours.find(&block).unwrap_or_else(|| panic!("{block} in {ours}"));
+            let mine = &ours[at + block.len()..];
+            let mine: Vec<&str> = mine.lines().take(2).collect();
+            assert_eq!(mine[1], format!("ETag: \"{}\"", f[1]), "{algo}: {line}");
+            if f[2] != "-" {
+                assert_eq!(mine[0], format!("x-amz-checksum-crc32: {}", f[2]), "{line}");
+            }
+        }
+        // Exactly one part size is a multipart upload of one part, as s3transfer does it.
+        let one = if part == 0 { "f8388608 " } else { "f5242880 " };
+        assert!(theirs.lines().any(|l| l.starts_with(one) && l.contains("-1 ")), "{theirs}");
     }
 }
 
