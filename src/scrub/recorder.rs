@@ -201,7 +201,10 @@ fn record_content(
             });
         }
         (Class::Corrupt, Some(r)) => {
-            let note = format!("recorded {}, now {}", r.digest.to_hex(), found.digest.to_hex());
+            // As the algorithm writes its digests (an S3 ETag as `hex-N`).
+            let (was, now_is) =
+                (r.digest.encode(r.algo.encoding), found.digest.encode(r.algo.encoding));
+            let note = format!("recorded {was}, now {now_is}");
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });
