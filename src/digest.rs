@@ -68,6 +68,7 @@ impl Digest {
             Encoding::HexUpper => self.to_hex_upper(),
             Encoding::Base32 => self.to_base32(),
             Encoding::Base64 => self.to_base64(),
+            Encoding::S3Etag => etag_text(self),
         }
     }
 
@@ -158,9 +159,8 @@ impl DigestText {
             return None;
         }
         let body = trim_padding(text);
-        if body.is_empty()
-            || !body.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/')
-        {
+        let alphabet = body.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
+        if body.is_empty() || !(alphabet || etag_parts(text).is_some()) {
             return None;
         }
         let mut buf = [0u8; MAX_TEXT_LEN];
@@ -178,6 +178,10 @@ impl DigestText {
     /// When hex and base64 have the same length (4 and 48 bytes), hex is tried first.
     pub(crate) fn decode(&self, len: usize, native: Encoding) -> Option<Digest> {
         let t = self.as_bytes();
+        // An ETag is written in its own form only.
+        if native == Encoding::S3Etag {
+            return native.decode(t).filter(|d| d.as_bytes().len() == len);
+        }
         let order = [native, Encoding::Hex, Encoding::Base32, Encoding::Base64];
         order.iter().find_map(|&e| {
             (e.text_len(len) == t.len())
@@ -211,6 +215,10 @@ pub enum Encoding {
     Base32,
     /// RFC 4648 base64, padded (`cksum --base64`, `rhash --base64`).
     Base64,
+    /// An S3 ETag (the `s3etag` rows): the 16 bytes of an MD5 in hex, then `-N` when the
+    /// 4 big-endian bytes after them hold a part count N (a multipart upload); a count of
+    /// 0 (a single upload) prints the MD5 alone.
+    S3Etag,
 }
 
 impl Encoding {
@@ -222,6 +230,13 @@ impl Encoding {
             // Padded, as coreutils (`cksum --base64`) writes and requires it.
             Encoding::Base64 if text.len().is_multiple_of(4) => Digest::from_base64(text),
             Encoding::Base64 => None,
+            Encoding::S3Etag => {
+                let (md5, parts) = etag_parts(text)?;
+                let mut bytes = [0u8; ETAG_LEN];
+                bytes[..16].copy_from_slice(Digest::from_hex(md5)?.as_bytes());
+                bytes[16..].copy_from_slice(&parts.to_be_bytes());
+                Some(Digest::new(&bytes))
+            }
         }
     }
 
@@ -231,8 +246,50 @@ impl Encoding {
             Encoding::Hex | Encoding::HexUpper => bytes * 2,
             Encoding::Base32 => (bytes * 8).div_ceil(5),
             Encoding::Base64 => bytes.div_ceil(3) * 4,
+            // The shortest form: the MD5 alone.
+            Encoding::S3Etag => 32,
         }
     }
+}
+
+/// The length of an S3 ETag digest: an MD5 and a 4-byte part count.
+pub(crate) const ETAG_LEN: usize = 20;
+
+/// An ETag digest as text: `hex(md5)`, or `hex(md5)-N` for N parts.
+fn etag_text(d: &Digest) -> String {
+    let b = d.as_bytes();
+    if b.len() != ETAG_LEN {
+        // Not an ETag digest: the bytes in hex, never a made-up ETag.
+        return d.to_hex();
+    }
+    let md5 = hex_encode(&b[..16], false);
+    match u32::from_be_bytes([b[16], b[17], b[18], b[19]]) {
+        0 => md5,
+        n => format!("{md5}-{n}"),
+    }
+}
+
+/// The hex MD5 and the part count of an ETag text: 32 hex digits, optionally followed by
+/// `-N` (N a decimal from 1, without a leading zero); a count of 0 for no suffix.
+fn etag_parts(text: &[u8]) -> Option<(&[u8], u32)> {
+    let (md5, count) = match text.iter().position(|&c| c == b'-') {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    if md5.len() != 32 || !md5.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let parts = match count {
+        None => 0,
+        Some(n) => {
+            if n.is_empty() || n[0] == b'0' || n.len() > 10 || !n.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let v: u64 = std::str::from_utf8(n).ok()?.parse().ok()?;
+            u32::try_from(v).ok()?
+        }
+    };
+    Some((md5, parts))
 }
 
 /// Decodes `text`, each character worth `bits` bits (`value` maps it, `None` outside the
@@ -401,6 +458,36 @@ mod tests {
         assert_eq!(DigestText::new(b"ab-cd"), None);
         assert_eq!(DigestText::new(b"=abc"), None);
         assert_eq!(DigestText::new(&[b'a'; 129]), None);
+    }
+
+    #[test]
+    fn s3_etags_print_and_parse() {
+        let md5 = "f77dc0eecdebcd774a2a22cb393ad2ff";
+        for (text, parts) in
+            [(format!("{md5}-2"), 2u32), (md5.to_string(), 0), (format!("{md5}-10000"), 10_000)]
+        {
+            let d = Encoding::S3Etag.decode(text.as_bytes()).unwrap();
+            assert_eq!(d.as_bytes().len(), ETAG_LEN);
+            assert_eq!(&d.as_bytes()[16..], parts.to_be_bytes());
+            assert_eq!(d.encode(Encoding::S3Etag), text);
+            let t = DigestText::new(text.as_bytes()).unwrap();
+            assert_eq!(t.decode(ETAG_LEN, Encoding::S3Etag), Some(d));
+            // Only the ETag form: not hex of 20 bytes.
+            assert_eq!(t.decode(ETAG_LEN, Encoding::Hex), None);
+        }
+        for bad in [
+            format!("{md5}-"),
+            format!("{md5}-0"),
+            format!("{md5}-02"),
+            format!("{md5}-x"),
+            format!("{md5}-4294967296"),
+            format!("{md5}--2"),
+            format!("{}-2", &md5[1..]),
+            "-2".to_string(),
+        ] {
+            assert_eq!(Encoding::S3Etag.decode(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(DigestText::new(format!("{md5}-1-1").as_bytes()), None);
     }
 
     #[test]

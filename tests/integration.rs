@@ -6,6 +6,7 @@ mod bench;
 mod catalog;
 mod cfv;
 mod check;
+mod cloud;
 mod crosscheck;
 mod differential;
 mod differential_b3x;

@@ -21,6 +21,7 @@ mod md5;
 pub(crate) mod multibuf;
 mod murmur3;
 mod row;
+mod s3etag;
 mod snefru;
 mod sum;
 mod tth;
@@ -36,6 +37,7 @@ pub use lookup::{
     blake2b_bits, by_file_name, by_len, by_tag, by_tool, default_algorithm, lookup, normalize,
     parse_list,
 };
+pub use s3etag::{part_of as s3etag_part_size, s3etag_part};
 use std::fmt;
 use std::ops::Range;
 
@@ -317,6 +319,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
         .with_rhash(2, "md5", "md5", false, Some(b'm'))
         .with_tools(&["md5sum"])
         .with_lanes(multibuf::Family::Md5),
+    // The ETag S3 gives a file the AWS CLI uploaded (8 MiB parts; `s3etag-16MiB` and so
+    // on are made on first use): see s3etag.rs.
+    s3etag::registered(),
     algo!(
         "sha1",
         "SHA1",

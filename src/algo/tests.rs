@@ -172,6 +172,13 @@ static KATS: &[Kat] = &[
     kat("md5", "RFC 1321: A..Za..z0..9", ALNUM, "d174ab98d277d9f5a5611c2c9f419d9f"),
     kat("md5", "RFC 1321: 8 x \"1234567890\"", DIGITS80, "57edf4a22be3c955ac49da2e2107b67a"),
     kat("md5", "tool: 1,000,000 x 'a'", MILLION_A, "7707d6ae4e027c70eea2a935c2296f21"),
+    // Under the 8 MiB part size an ETag is the MD5; from it, MD5 of the parts' MD5s and
+    // `-N`. The multipart values are from Python's hashlib, part by part.
+    kat("s3etag", "one PutObject: \"\" (MD5)", EMPTY, "d41d8cd98f00b204e9800998ecf8427e"),
+    kat("s3etag", "one PutObject: \"abc\" (MD5)", ABC, "900150983cd24fb0d6963f7d28e17f72"),
+    kat("s3etag", "one PutObject: 1,000,000 x 'a'", MILLION_A, "7707d6ae4e027c70eea2a935c2296f21"),
+    kat("s3etag", "hashlib: 8 MiB x 'a', 1 part", Input::Repeat(b'a', 8 << 20), "412a5e563a3c3a4b53a016566fb35934-1"),
+    kat("s3etag", "hashlib: 16 MiB + 1 x 'a', 3 parts", Input::Repeat(b'a', (16 << 20) + 1), "4751f4bb542cb1f4c26e54a1df39ca10-3"),
 
     // --- SHA-1: FIPS 180 examples. Cross-checked: sha1sum.
     kat("sha1", "empty", EMPTY, "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
@@ -547,6 +554,7 @@ fn run_kats(name: &str) {
     for k in rows {
         let want = match a.encoding {
             Encoding::Base32 => Digest::from_base32(k.hex.as_bytes()),
+            Encoding::S3Etag => Encoding::S3Etag.decode(k.hex.as_bytes()),
             _ => Digest::from_hex(k.hex.as_bytes()),
         }
         .unwrap_or_else(|| panic!("{name}: vector '{}' does not parse", k.what));
@@ -764,6 +772,7 @@ per_algorithm! {
     crc64nvme => "crc64nvme",
     md4 => "md4",
     md5 => "md5",
+    s3etag => "s3etag",
     sha1 => "sha1",
     sha224 => "sha224",
     sha256 => "sha256",
@@ -934,7 +943,7 @@ fn every_row_produces_digests_of_its_declared_length() {
         ]
     );
     let len20: Vec<&str> = by_len(20).map(|a| a.name).collect();
-    assert_eq!(len20, ["sha1", "ripemd160", "has160", "btih", "aich"]);
+    assert_eq!(len20, ["s3etag", "sha1", "ripemd160", "has160", "btih", "aich"]);
     let len16: Vec<&str> = by_len(16).map(|a| a.name).collect();
     assert_eq!(len16, ["md4", "md5", "snefru128", "murmur3", "xxh128", "ed2k", "imohash"]);
     assert_eq!(by_len(3).count(), 0);
@@ -1215,7 +1224,11 @@ fn imohash_sees_only_its_samples() {
 #[test]
 fn encodings_follow_rhash() {
     for a in ALGORITHMS {
-        let want = if matches!(a.name, "tth" | "aich") { Encoding::Base32 } else { Encoding::Hex };
+        let want = match a.name {
+            "tth" | "aich" => Encoding::Base32,
+            "s3etag" => Encoding::S3Etag,
+            _ => Encoding::Hex,
+        };
         assert_eq!(a.encoding, want, "{a}");
     }
 }

@@ -81,7 +81,7 @@ fn blake2b_length(a: &'static Algorithm, text: &DigestText) -> &'static Algorith
 
 /// One digest: with its algorithm named, decoded for it; otherwise the algorithm is the one
 /// whose length the text has in that algorithm's own encoding (hex for most, base32 for
-/// TTH and AICH), if exactly one has.
+/// TTH and AICH), if exactly one has. S3 ETags are never guessed.
 fn one(
     named: Option<&'static Algorithm>,
     text: &DigestText,
@@ -99,6 +99,9 @@ fn one(
                 Encoding::Hex | Encoding::HexUpper => hex,
                 Encoding::Base32 => base32,
                 Encoding::Base64 => text.decode_as(Encoding::Base64),
+                // An ETag's part size is not in its text: never guessed (a tag, `-a` or
+                // the manifest's name says which `s3etag` row).
+                Encoding::S3Etag => None,
             }?;
             (d.as_bytes().len() == a.len).then_some((a, d))
         })

@@ -27,6 +27,11 @@ fn speed_class(mbps: f64) -> &'static str {
     }
 }
 
+/// The digest's bits: an S3 ETag's are its MD5's (its other 4 bytes hold the part count).
+fn bits(a: &fixity::algo::Algorithm) -> usize {
+    if a.encoding == fixity::digest::Encoding::S3Etag { 128 } else { a.len * 8 }
+}
+
 pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
     let mut out = std::io::stdout().lock();
     let data: Vec<u8> =
@@ -37,7 +42,7 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
         for (a, s) in ALGORITHMS.iter().zip(&speeds) {
             let v = serde_json::json!({
                 "name": a.name,
-                "bits": a.len * 8,
+                "bits": bits(a),
                 "tag": a.tag,
                 "aliases": a.aliases,
                 "strength": a.strength.label(),
@@ -68,7 +73,7 @@ pub fn run(args: AlgorithmsArgs) -> anyhow::Result<Status> {
             out,
             "{:<nw$} {:>5}  {:<tw$}  {:<28} {:<7}{speed}{}",
             a.name,
-            a.len * 8,
+            bits(a),
             a.tag,
             a.strength.label(),
             if a.combine.is_some() { "yes" } else { "-" },

@@ -1,7 +1,7 @@
 //! GNU coreutils format: `digest  name` (text mode) or `digest *name` (binary mode). A name
 //! holding `\`, LF or CR is escaped and the line starts with `\`. Also reads BSD
-//! `md5 -r`'s `digest name`, xxhsum's `XXH3_digest  name`, and digests in base32 or base64
-//! (`rhash --simple --base32`, `cksum --base64 --untagged`).
+//! `md5 -r`'s `digest name`, xxhsum's `XXH3_digest  name`, digests in base32 or base64
+//! (`rhash --simple --base32`, `cksum --base64 --untagged`) and S3 ETags (`hex-N`).
 
 use super::writer::{FileEntry, ManifestWriter, Unwritable, WriteOptions};
 use super::{Format, Record};
@@ -37,7 +37,7 @@ pub(crate) fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> 
     };
     let token_len = line
         .iter()
-        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-'))
         .count();
     let digest = super::digest_token(&line[..token_len])?;
     let rest = &line[token_len..];

@@ -8,6 +8,7 @@ pub mod bagit;
 pub mod bsd;
 pub mod cfv_csv;
 pub mod cksum;
+pub mod cloud;
 pub mod coreutils;
 pub(crate) mod gnu;
 pub mod hashdeep;
@@ -85,12 +86,16 @@ impl Record {
     }
 }
 
-/// A digest token of a checksum line: hex of any even length, or base32/base64 of at least
-/// 12 characters whose decoded length is some algorithm's (so that a word is not taken for
-/// a digest).
+/// A digest token of a checksum line: hex of any even length, an S3 ETag (`hex-N`), or
+/// base32/base64 of at least 12 characters whose decoded length is some algorithm's (so
+/// that a word is not taken for a digest).
 pub(crate) fn digest_token(text: &[u8]) -> Option<DigestText> {
     let t = DigestText::new(text)?;
     if text.len().is_multiple_of(2) && text.iter().all(u8::is_ascii_hexdigit) {
+        return Some(t);
+    }
+    // An S3 ETag of a multipart upload: `hex-N`.
+    if t.decode_as(Encoding::S3Etag).is_some() {
         return Some(t);
     }
     if text.len() < 12 {

@@ -139,6 +139,11 @@ pub(crate) fn digest_text(
     magnet: bool,
     out: &mut Vec<u8>,
 ) {
+    if algo.encoding == crate::digest::Encoding::S3Etag {
+        // An ETag has one form (the writers refuse other encodings for it).
+        out.extend_from_slice(digest.encode(algo.encoding).as_bytes());
+        return;
+    }
     let enc = match enc {
         Enc::Default if algo.rhash.is_some_and(|r| r.base32) => Enc::Base32,
         Enc::Default if magnet && algo.rhash.is_some() && algo.name == "sha1" => Enc::Base32,

@@ -4,7 +4,7 @@
 //! sets it cannot hold, with a [`Refusal`]), then write a header, one record per file and
 //! a footer. Each implementation lives in its format's file.
 
-use super::{b3sum, bsd, cfv_csv, cksum, gnu, hashdeep, json, rhash, sfv, xxhsum};
+use super::{b3sum, bsd, cfv_csv, cksum, cloud, gnu, hashdeep, json, rhash, sfv, xxhsum};
 use crate::algo::{self, Algorithm};
 use crate::digest::{Digest, Encoding};
 
@@ -47,6 +47,11 @@ pub enum OutputFormat {
     /// What xxhsum 0.8.1 prints: `digest  name` (xxh64 by default; xxh32, xxh128), and
     /// `XXH3 (name) = digest` for xxh3; names unescaped, standard input is `stdin`.
     Xxhsum,
+    /// What `gsutil hash` prints: base64 CRC32C and MD5, as GCS reports them.
+    Gcs,
+    /// S3's checksum headers: base64 CRC64NVME (by default), CRC32, CRC32C, SHA-1,
+    /// SHA-256, Content-MD5, and the ETag (by default).
+    S3,
 }
 
 /// How a name `-` is to be taken.
@@ -138,6 +143,10 @@ pub enum Refusal {
     HashdeepZero,
     /// `--base64` on a format other than gnu and bsd.
     Base64,
+    /// gcs and s3 hold their store's digests only; the first one asked they do not hold.
+    Cloud(OutputFormat, &'static str),
+    /// An S3 ETag has one written form: no `--base64`, `--base32` or `--hex`.
+    EtagEncoding,
 }
 
 impl Refusal {
@@ -167,6 +176,13 @@ impl Refusal {
                 "hashdeep files end lines with newline: -z does not apply".into()
             }
             Refusal::Base64 => "--base64 goes with gnu, bsd and rhash's formats only".into(),
+            Refusal::Cloud(f, not) => {
+                format!("{} lines hold {} only, not {not}", f.name(), cloud::CloudWriter::holds(*f))
+            }
+            Refusal::EtagEncoding => {
+                "an S3 ETag (s3etag) is written one way only: drop --base64, --base32 and --hex"
+                    .into()
+            }
         }
     }
 
@@ -252,6 +268,8 @@ impl OutputFormat {
             OutputFormat::Sysv => "sysv",
             OutputFormat::B3sum => "b3sum",
             OutputFormat::Xxhsum => "xxhsum",
+            OutputFormat::Gcs => "gcs",
+            OutputFormat::S3 => "s3",
         }
     }
 
@@ -293,6 +311,7 @@ impl OutputFormat {
             // The algorithm of the tool whose lines these are.
             OutputFormat::B3sum => vec![algo::by_tool("b3sum").expect("registered")],
             OutputFormat::Xxhsum => vec![xxhsum::default_algorithm()],
+            OutputFormat::Gcs | OutputFormat::S3 => cloud::defaults(self),
             _ => vec![algo::default_algorithm()],
         }
     }
@@ -323,6 +342,10 @@ impl OutputFormat {
         opts: WriteOptions,
     ) -> Result<Box<dyn ManifestWriter>, Refusal> {
         let base64 = opts.encoding.is_some();
+        let etag = algos.iter().any(|a| a.encoding == Encoding::S3Etag);
+        if etag && (base64 || opts.rhash.enc != rhash::Enc::Default) {
+            return Err(Refusal::EtagEncoding);
+        }
         let w: Box<dyn ManifestWriter> = match self {
             OutputFormat::Gnu => Box::new(gnu::GnuWriter::new(algos, opts)),
             OutputFormat::Bsd => Box::new(bsd::BsdWriter::new(algos, opts)),
@@ -335,6 +358,9 @@ impl OutputFormat {
             }
             OutputFormat::B3sum => Box::new(b3sum::B3sumWriter::new(algos, &opts)?),
             OutputFormat::Xxhsum => Box::new(xxhsum::XxhsumWriter::new(algos, &opts)?),
+            OutputFormat::Gcs | OutputFormat::S3 => {
+                Box::new(cloud::CloudWriter::new(self, algos, &opts)?)
+            }
             _ => {
                 let layout = self.rhash_layout().expect("the rest are rhash's");
                 return Ok(Box::new(rhash::RhashWriter::new(layout, algos, &opts)));

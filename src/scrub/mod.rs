@@ -233,19 +233,20 @@ pub struct Finding {
 }
 
 /// The note a corrupt file's record carries: the recorded (good) digest and the one read
-/// now, in hex. [`corrupt_digests`] reads it back.
-pub fn corrupt_note(recorded: &crate::digest::Digest, now: &crate::digest::Digest) -> String {
-    format!("recorded {}, now {}", recorded.to_hex(), now.to_hex())
+/// now, each as its algorithm writes it (hex, an S3 ETag's `hex-N`, base32 for TTH).
+/// [`corrupt_digests`] reads it back.
+pub fn corrupt_note(recorded: &str, now: &str) -> String {
+    format!("recorded {recorded}, now {now}")
 }
 
-/// The (recorded, now) hex digests of a note written by [`corrupt_note`].
+/// The (recorded, now) digests of a note written by [`corrupt_note`].
 pub fn corrupt_digests(note: &str) -> Option<(&str, &str)> {
     let (recorded, now) = note.strip_prefix("recorded ")?.split_once(", now ")?;
-    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex(recorded) && hex(now)).then_some((recorded, now))
+    let token =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    (token(recorded) && token(now)).then_some((recorded, now))
 }
 
-/// Where a file under `root` is, as a path.
 pub fn full_path(root: &Path, rel: &[u8]) -> PathBuf {
     root.join(OsStr::from_bytes(rel))
 }

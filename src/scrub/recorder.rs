@@ -201,7 +201,9 @@ fn record_content(
             });
         }
         (Class::Corrupt, Some(r)) => {
-            let note = super::corrupt_note(&r.digest, &found.digest);
+            // As the algorithm writes its digests (an S3 ETag as `hex-N`).
+            let encode = |d: &crate::digest::Digest| d.encode(r.algo.encoding);
+            let note = super::corrupt_note(&encode(&r.digest), &encode(&found.digest));
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });

@@ -383,12 +383,15 @@ fn a_part_looks_at_its_list_and_owns_only_its_range_of_records() {
 
 #[test]
 fn a_corrupt_note_gives_back_its_digests() {
-    let recorded = crate::digest::Digest::from_hex(b"00ff").unwrap();
-    let now = crate::digest::Digest::from_hex(b"abcd").unwrap();
-    let note = super::corrupt_note(&recorded, &now);
+    let note = super::corrupt_note("00ff", "abcd");
     assert_eq!(note, "recorded 00ff, now abcd");
     assert_eq!(super::corrupt_digests(&note), Some(("00ff", "abcd")));
+    let etags = super::corrupt_note("9b2cf535f27731c974343645a3985328-2", "00ff-2");
+    assert_eq!(
+        super::corrupt_digests(&etags),
+        Some(("9b2cf535f27731c974343645a3985328-2", "00ff-2"))
+    );
     assert_eq!(super::corrupt_digests("recorded 00ff"), None);
-    assert_eq!(super::corrupt_digests("recorded zz, now abcd"), None);
+    assert_eq!(super::corrupt_digests("recorded z z, now abcd"), None);
     assert_eq!(super::corrupt_digests("changed while read"), None);
 }
