@@ -61,6 +61,7 @@ pub mod device;
 pub mod digest;
 pub mod formats;
 pub mod hashing;
+pub mod import;
 #[allow(unsafe_code)]
 mod mapping;
 pub mod output;

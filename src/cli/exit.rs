@@ -29,3 +29,8 @@ pub(super) const MERGE_EXIT: &str = "Exit status: 0 merged (with --status: every
 
 pub(super) const READ_EXIT: &str = "Exit status: 0 done; 1 some records could not be written out; 2 could \
 not run (no catalog, not a fixity catalog, a read error).";
+
+pub(super) const IMPORT_EXIT: &str = "Exit status: 0 every entry of the source imported (or already in the \
+catalog); 1 some entries refused (missing, another size or mtime, a path outside the tree, another \
+algorithm, malformed): each is listed; 2 could not run (usage, a source or catalog that cannot be \
+read, a catalog holding another algorithm).";

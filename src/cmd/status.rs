@@ -46,6 +46,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "by_result": s.by_result.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
             "oldest_verified": s.oldest_verified.as_ref().map(|(p, t)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "time": t })),
+            "imported_unverified": s.imported,
             "verified_within_days": s.verified_within.iter().map(|(d, n)| (d.to_string(), serde_json::Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "problems": s.problems.iter().map(|(p, c)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "class": c })).collect::<Vec<_>>(),
@@ -80,7 +81,17 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             })
             .collect();
         writeln!(out, "verified:  {}", within.join(", "))?;
-        if let Some((p, t)) = &s.oldest_verified {
+        if s.imported > 0 {
+            writeln!(
+                out,
+                "imported:  {} not yet verified by fixity (digests from another tool; \
+                 `fixity verify` reads them first)",
+                crate::ui::count(s.imported, "file")
+            )?;
+        }
+        if let Some((p, 0)) = &s.oldest_verified {
+            writeln!(out, "oldest:    never verified: {}", quote_env(p))?;
+        } else if let Some((p, t)) = &s.oldest_verified {
             let age = (now - t) as f64 / 86_400_000.0;
             writeln!(
                 out,

@@ -201,7 +201,14 @@ fn record_content(
             });
         }
         (Class::Corrupt, Some(r)) => {
-            let note = format!("recorded {}, now {}", r.digest.to_hex(), found.digest.to_hex());
+            // An imported digest that never matched: the other tool's record may be what
+            // is wrong, but nothing says so; it stands as any corrupt file does.
+            let imported = match r.imported {
+                true => "; the recorded digest was imported and never verified by fixity",
+                false => "",
+            };
+            let (was, now_hex) = (r.digest.to_hex(), found.digest.to_hex());
+            let note = format!("recorded {was}, now {now_hex}{imported}");
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });

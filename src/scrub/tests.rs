@@ -76,6 +76,7 @@ impl MemStore {
             missing_since: None,
             last_verified: now,
             foreign: false,
+            imported: false,
         };
         self.records.insert(rel.to_vec(), r);
     }

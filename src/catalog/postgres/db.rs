@@ -14,7 +14,8 @@ use std::collections::HashMap;
 macro_rules! select_records {
     ($rest:literal) => {
         concat!(
-            "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since ",
+            "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since, \
+             imported ",
             $rest
         )
     };
@@ -108,6 +109,7 @@ impl Db {
             missing_since: r.get(6),
             last_verified: r.get(4),
             foreign: false,
+            imported: r.get::<_, Option<&str>>(7).is_some(),
         }
     }
 

@@ -56,6 +56,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
          summary text
      );
      CREATE INDEX runs_by_tree ON fixity.runs (tree, id);",
+    // 2: digests imported from other tools (`fixity import`): the tool's name while the
+    // file has not been read by fixity and found matching.
+    "ALTER TABLE fixity.files ADD COLUMN imported text",
 ];
 
 /// The schema's version: `None` when the database has no fixity tables.

@@ -217,6 +217,17 @@ impl Store for PgStore {
         self.writer(|w| w.insert(rel, (stamp, id, digest.as_bytes()), now))
     }
 
+    fn record_imported(
+        &mut self,
+        rel: &[u8],
+        found: &Found,
+        source: &'static str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        self.writer(|w| w.imported(rel, (stamp, id, digest.as_bytes()), source, now))
+    }
+
     fn record_content(
         &mut self,
         rec: &Record,

@@ -14,7 +14,8 @@ impl Db {
                     count(*) FILTER (WHERE missing_since IS NOT NULL),
                     count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $2),
                     count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $3),
-                    count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $4)
+                    count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $4),
+                    count(*) FILTER (WHERE missing_since IS NULL AND imported IS NOT NULL)
              FROM fixity.files WHERE tree = $1",
             &[&(now - 86_400_000), &(now - 7 * 86_400_000), &(now - 30 * 86_400_000)],
         )?;
@@ -72,6 +73,7 @@ impl Db {
             by_result,
             oldest_verified,
             verified_within,
+            imported: n(6),
             problems,
             runs,
             pass: self.pass_state()?,
