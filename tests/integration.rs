@@ -15,6 +15,7 @@ mod fleet;
 mod golden;
 mod hash;
 mod hashdeep;
+mod import;
 mod manual;
 mod parts;
 mod pieces;

@@ -50,7 +50,10 @@ impl Importer for Manifests {
                     Ok(0) => break,
                     Ok(_) => {}
                     Err(e) => {
-                        return Err(format!("cannot read {shown}: {}", crate::read::io_message(&e)));
+                        return Err(format!(
+                            "cannot read {shown}: {}",
+                            crate::read::io_message(&e)
+                        ));
                     }
                 }
                 n += 1;

@@ -88,7 +88,10 @@ impl Xattrs {
             let ts = match xattr::get(full, SHATAG_TS) {
                 Ok(v) => v,
                 Err(e) => {
-                    return bad(format!("cannot read {SHATAG_TS}: {}", crate::read::io_message(&e)));
+                    return bad(format!(
+                        "cannot read {SHATAG_TS}: {}",
+                        crate::read::io_message(&e)
+                    ));
                 }
             };
             let Some((ns, precision)) = ts.as_deref().and_then(parse_ts) else {
