@@ -133,6 +133,16 @@ impl Importer for Xattrs {
             stat: false,
         };
         let root = self.root.clone();
+        // A file system without user xattrs holds none: said once, not per file.
+        if let Err(e) = xattr::list(&root)
+            && e.raw_os_error() == Some(libc::EOPNOTSUPP)
+        {
+            let fs = crate::device::fs_type(&root).unwrap_or_else(|| "unknown".into());
+            return Err(format!(
+                "{}: the {fs} file system here does not support user extended attributes",
+                root.display()
+            ));
+        }
         walk(&root, &opts, &mut |ev| {
             match ev {
                 WalkEvent::File(full, _) => {
