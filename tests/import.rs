@@ -427,6 +427,15 @@ fn xattr_names_checksum_keeps_user_checksum_up_to_date() {
     assert!(run(d.path(), &md5).status.success());
     let got = xattr::get(&g, "user.checksum.md5").unwrap().unwrap();
     assert_eq!(got, fixity::algo::lookup("md5").unwrap().digest(b"gamma").to_hex().into_bytes());
+    // A file recorded without the option gets the attribute when a verify finds it as
+    // recorded.
+    let h = write(&t, "h", b"hotel");
+    assert!(run(d.path(), &["scan", "-q", "--store", "xattr", "-a", "md5", "t"]).status.success());
+    assert!(xattr::get(&h, "user.checksum.md5").unwrap().is_none());
+    let verify = ["verify", "-q", "--store", "xattr", "--xattr-names", "checksum", "t"];
+    assert!(run(d.path(), &verify).status.success());
+    let got = xattr::get(&h, "user.checksum.md5").unwrap().unwrap();
+    assert_eq!(got, fixity::algo::lookup("md5").unwrap().digest(b"hotel").to_hex().into_bytes());
     // Without --store xattr the option is refused.
     let out = run(d.path(), &["scan", "--xattr-names", "checksum", "t"]);
     assert_eq!(out.status.code(), Some(2));
@@ -462,4 +471,19 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("CORRUPT     a"));
     assert_eq!(status(())["imported_unverified"], 1);
+    // A database of schema 1 (before imports) is migrated by the next run that writes.
+    let mut c = db.client();
+    c.batch_execute(
+        "ALTER TABLE fixity.files DROP COLUMN imported;
+         UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version'",
+    )
+    .unwrap();
+    let out = host(&["scan", "-q", "--catalog", &db.url, "t"]);
+    assert_eq!(out.status.code(), Some(1), "the corrupt file stands; {}", text(&out.stderr));
+    let v: String = c
+        .query_one("SELECT value FROM fixity.meta WHERE key = 'schema_version'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, "2");
+    assert_eq!(status(())["imported_unverified"], 0, "the column came back empty");
 }
