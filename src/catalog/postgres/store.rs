@@ -58,9 +58,13 @@ impl PgStore {
             tree: spec.tree.clone(),
         };
         let writes = !how.read_only;
+        let mut before_imports = false;
         match schema::version(&mut client, &target)? {
             None if !(writes && how.create) => return Err(not_found()),
-            Some(v) if !writes => schema::check_version(v, &target)?,
+            Some(v) if !writes => {
+                schema::check_version(v, &target)?;
+                before_imports = v < 2;
+            }
             _ => schema::migrate(&mut client, &target)?,
         }
         let key = (spec.host.as_str(), spec.tree.as_slice());
@@ -96,8 +100,10 @@ impl PgStore {
             spec.host,
             String::from_utf8_lossy(&spec.tree)
         ));
+        let mut db = Db::new(client, target, tree.id, tree.algo);
+        db.before_imports = before_imports;
         Ok(PgStore {
-            db: RefCell::new(Db::new(client, target, tree.id, tree.algo)),
+            db: RefCell::new(db),
             batch: RefCell::new(Batch::new()),
             location,
             run_id: None,
@@ -128,7 +134,9 @@ impl PgStore {
     fn second(&self) -> Result<Db, StoreError> {
         let db = self.db.borrow();
         let client = db.target.connect().map_err(pg)?;
-        Ok(Db::new(client, db.target.clone(), db.tree, db.algo))
+        let mut second = Db::new(client, db.target.clone(), db.tree, db.algo);
+        second.before_imports = db.before_imports;
+        Ok(second)
     }
 
     /// Sets the tree's pass times.
