@@ -492,3 +492,22 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     assert_eq!(version(), "2");
     assert_eq!(status(())["imported_unverified"], 0, "the column came back empty");
 }
+
+#[test]
+fn a_source_that_cannot_be_read_is_exit_2_and_makes_no_catalog() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    write(&t, "a", b"alpha");
+    for args in [
+        &["import", "t"][..],
+        &["import", "--from", "bitrot", "t"],
+        &["import", "--from", "scorch", "t"],
+        &["import", "--from", "scorch", "--source", "nothing.db", "t"],
+        &["import", "--from", "manifest", "--source", "nothing.sha256", "t"],
+    ] {
+        let out = run(d.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stdout));
+        assert!(!text(&out.stderr).is_empty(), "{args:?} says why");
+        assert!(!t.join(".fixity").exists(), "{args:?} made a catalog");
+    }
+}

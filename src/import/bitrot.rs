@@ -80,14 +80,20 @@ impl Importer for Bitrot {
         Some(Bitrot::sha1())
     }
 
+    fn ready(&self) -> Result<(), String> {
+        match self.db.is_file() {
+            true => Ok(()),
+            false => Err(format!(
+                "{}: no such file (bitrot keeps .bitrot.db at the root of the tree it ran in)",
+                self.db.display()
+            )),
+        }
+    }
+
     fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
+        self.ready()?;
         let shown = self.db.display().to_string();
         let fail = |e: rusqlite::Error| format!("cannot read {shown}: {e}");
-        if !self.db.is_file() {
-            return Err(format!(
-                "{shown}: no such file (bitrot keeps .bitrot.db at the root of the tree it ran in)"
-            ));
-        }
         // Read-only: bitrot's database is never changed.
         let conn = Connection::open_with_flags(
             &self.db,

@@ -44,6 +44,11 @@ pub trait Importer {
     fn algorithm(&self) -> Option<&'static Algorithm> {
         None
     }
+    /// Fails, saying why, when the source cannot be read at all (checked before a
+    /// catalog is made for it).
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Whether the source holds other trees' files too (absolute paths outside the tree
     /// are then passed over, not refused).
     fn holds_other_trees(&self) -> bool {
@@ -218,8 +223,10 @@ impl Survey {
     }
 }
 
-/// Reads the source once to learn its algorithms (unless it has only one).
+/// Reads the source once to learn its algorithms (unless it has only one); fails when it
+/// cannot be read.
 pub fn survey(source: &mut dyn Importer) -> Result<Survey, String> {
+    source.ready()?;
     if let Some(a) = source.algorithm() {
         return Ok(Survey { entries: 0, algorithms: vec![(a, 0)] });
     }

@@ -124,6 +124,21 @@ impl Importer for Xattrs {
         Some(self.algo)
     }
 
+    fn ready(&self) -> Result<(), String> {
+        // A file system without user xattrs holds none: said once, not per file.
+        let root = &self.root;
+        if let Err(e) = xattr::list(root)
+            && e.raw_os_error() == Some(libc::EOPNOTSUPP)
+        {
+            let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
+            return Err(format!(
+                "{}: the {fs} file system here does not support user extended attributes",
+                root.display()
+            ));
+        }
+        Ok(())
+    }
+
     fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
         let attribute = self.attribute();
         let opts = WalkOptions {
@@ -133,16 +148,6 @@ impl Importer for Xattrs {
             stat: false,
         };
         let root = self.root.clone();
-        // A file system without user xattrs holds none: said once, not per file.
-        if let Err(e) = xattr::list(&root)
-            && e.raw_os_error() == Some(libc::EOPNOTSUPP)
-        {
-            let fs = crate::device::fs_type(&root).unwrap_or_else(|| "unknown".into());
-            return Err(format!(
-                "{}: the {fs} file system here does not support user extended attributes",
-                root.display()
-            ));
-        }
         walk(&root, &opts, &mut |ev| {
             match ev {
                 WalkEvent::File(full, _) => {
