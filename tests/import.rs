@@ -466,6 +466,12 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     };
     assert_eq!(status(())["imported_unverified"], 2);
     assert_eq!(status(())["algorithm"], "sha256");
+    // The fleet view counts them per tree.
+    let out = host(&["status", "--json", "--catalog", &db.url]);
+    let fleet: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(fleet["hosts"][0]["trees"][0]["imported_unverified"], 2, "{fleet}");
+    let out = host(&["status", "--catalog", &db.url]);
+    assert!(text(&out.stdout).contains("imported and not yet verified 2"), "{}", text(&out.stdout));
     flip(&t.join("a"));
     let out = host(&["verify", "--catalog", &db.url, "t"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
@@ -487,6 +493,9 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     let out = host(&["export", "--catalog", &db.url, "t", "--format", "sha256sum"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(version(), "1");
+    let out = host(&["status", "--json", "--catalog", &db.url]);
+    let fleet: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(fleet["hosts"][0]["trees"][0]["imported_unverified"], 0, "{fleet}");
     let out = host(&["scan", "-q", "--catalog", &db.url, "t"]);
     assert_eq!(out.status.code(), Some(1), "the corrupt file stands; {}", text(&out.stderr));
     assert_eq!(version(), "2");

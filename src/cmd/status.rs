@@ -158,9 +158,13 @@ fn fleet(url: &str, args: &StatusArgs) -> anyhow::Result<Status> {
                 writeln!(out, "host {}", t.host)?;
                 host = Some(&t.host);
             }
+            let imported = match t.imported {
+                0 => String::new(),
+                n => format!(", imported and not yet verified {n}"),
+            };
             writeln!(
                 out,
-                "  {}: {} ({}), corrupt {}, unreadable {}, missing {} ({})",
+                "  {}: {} ({}), corrupt {}, unreadable {}, missing {}{imported} ({})",
                 quote_env(&t.root),
                 crate::ui::count(t.files, "file"),
                 human_bytes(t.bytes),
@@ -196,6 +200,7 @@ fn tree_json(t: &TreeState) -> serde_json::Value {
         "files": t.files,
         "bytes": t.bytes,
         "findings": { "corrupt": t.corrupt, "unreadable": t.unreadable, "missing": t.missing },
+        "imported_unverified": t.imported,
         "last_complete_pass": t.last_complete_pass,
         "last_run": t.last_run,
     })

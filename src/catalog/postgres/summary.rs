@@ -115,6 +115,8 @@ pub struct TreeState {
     pub corrupt: u64,
     pub unreadable: u64,
     pub missing: u64,
+    /// Present files whose imported digest no verification has confirmed yet.
+    pub imported: u64,
     /// When the last complete verification pass ended (ms).
     pub last_complete_pass: Option<i64>,
     /// The last run.
@@ -129,31 +131,13 @@ pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
         return Ok(Vec::new());
     };
     schema::check_version(version, &t)?;
-    let rows = client
-        .query(
-            "SELECT t.host, t.root, t.algorithm, t.last_pass_completed,
-                    coalesce(f.files, 0), coalesce(f.bytes, 0), coalesce(f.corrupt, 0),
-                    coalesce(f.unreadable, 0), coalesce(f.missing, 0),
-                    r.command, r.started, r.finished, r.complete, r.summary
-             FROM fixity.trees t
-             LEFT JOIN LATERAL (
-                 SELECT count(*) FILTER (WHERE missing_since IS NULL) AS files,
-                        coalesce(sum(size) FILTER (WHERE missing_since IS NULL), 0)::bigint
-                            AS bytes,
-                        count(*) FILTER (WHERE missing_since IS NULL
-                            AND last_result = 'corrupt') AS corrupt,
-                        count(*) FILTER (WHERE missing_since IS NULL
-                            AND last_result = 'unreadable') AS unreadable,
-                        count(*) FILTER (WHERE missing_since IS NOT NULL) AS missing
-                 FROM fixity.files WHERE tree = t.id) f ON true
-             LEFT JOIN LATERAL (
-                 SELECT command, started, finished, complete, summary FROM fixity.runs
-                 WHERE tree = t.id ORDER BY id DESC LIMIT 1) r ON true
-             WHERE $1::text IS NULL OR t.host = $1
-             ORDER BY t.host, t.root",
-            &[&host],
-        )
-        .map_err(|e| t.query_error(&e))?;
+    // Schema 1 (not migrated by a read) has no imported digests.
+    let imported = match version {
+        v if v < 2 => "0::bigint",
+        _ => "count(*) FILTER (WHERE missing_since IS NULL AND imported IS NOT NULL)",
+    };
+    let sql = FLEET.replace("IMPORTED", imported);
+    let rows = client.query(&sql, &[&host]).map_err(|e| t.query_error(&e))?;
     Ok(rows
         .iter()
         .map(|r| {
@@ -175,8 +159,33 @@ pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
                 corrupt: n(6),
                 unreadable: n(7),
                 missing: n(8),
+                imported: n(14),
                 last_run,
             }
         })
         .collect())
 }
+
+/// The fleet view's query (`IMPORTED`: the count of imported-unverified files).
+const FLEET: &str = "SELECT t.host, t.root, t.algorithm, t.last_pass_completed,
+                    coalesce(f.files, 0), coalesce(f.bytes, 0), coalesce(f.corrupt, 0),
+                    coalesce(f.unreadable, 0), coalesce(f.missing, 0),
+                    r.command, r.started, r.finished, r.complete, r.summary,
+                    coalesce(f.imported, 0)
+             FROM fixity.trees t
+             LEFT JOIN LATERAL (
+                 SELECT count(*) FILTER (WHERE missing_since IS NULL) AS files,
+                        coalesce(sum(size) FILTER (WHERE missing_since IS NULL), 0)::bigint
+                            AS bytes,
+                        count(*) FILTER (WHERE missing_since IS NULL
+                            AND last_result = 'corrupt') AS corrupt,
+                        count(*) FILTER (WHERE missing_since IS NULL
+                            AND last_result = 'unreadable') AS unreadable,
+                        count(*) FILTER (WHERE missing_since IS NOT NULL) AS missing,
+                        IMPORTED AS imported
+                 FROM fixity.files WHERE tree = t.id) f ON true
+             LEFT JOIN LATERAL (
+                 SELECT command, started, finished, complete, summary FROM fixity.runs
+                 WHERE tree = t.id ORDER BY id DESC LIMIT 1) r ON true
+             WHERE $1::text IS NULL OR t.host = $1
+             ORDER BY t.host, t.root";
