@@ -283,6 +283,14 @@ fn bitrot_database_written_by_bitrot_imports() {
     let out = Command::new("bitrot").current_dir(&t).output().unwrap();
     assert!(out.status.success(), "bitrot: {}", text(&out.stderr));
     flip(&t.join("sub/b"));
+    // A database that no longer matches bitrot's own seal is not trusted.
+    let seal = t.join(".bitrot.sha512");
+    let sealed = std::fs::read(&seal).expect("bitrot writes .bitrot.sha512");
+    std::fs::write(&seal, "0".repeat(128)).unwrap();
+    let out = run(d.path(), &["import", "t"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not match its SHA-512"), "{}", text(&out.stderr));
+    std::fs::write(&seal, sealed).unwrap();
     let (listed, s, code) = json_run(d.path(), &["import", "--json", "-v", "t"]);
     assert_eq!(code, 0, "{listed:?}");
     assert_eq!(s["summary"]["imported"], 4);

@@ -4,6 +4,10 @@
 //! (`./photos/a.jpg`, Unicode in NFKD form when the file system's encoding is UTF-8),
 //! its mtime in whole seconds, and its SHA-1 in hex. No size is recorded.
 //!
+//! The database is checked against `.bitrot.sha512` beside it (the SHA-512 of the whole
+//! file, which bitrot writes and checks) when that file is there: a database that does not
+//! match is refused whole.
+//!
 //! A name stored in NFKD form is found on disk in whatever form it has there: the
 //! tree's non-ASCII names are read once and matched by their NFKD form.
 
@@ -81,13 +85,29 @@ impl Importer for Bitrot {
     }
 
     fn ready(&self) -> Result<(), String> {
-        match self.db.is_file() {
-            true => Ok(()),
-            false => Err(format!(
-                "{}: no such file (bitrot keeps .bitrot.db at the root of the tree it ran in)",
-                self.db.display()
-            )),
+        let shown = self.db.display();
+        if !self.db.is_file() {
+            return Err(format!(
+                "{shown}: no such file (bitrot keeps .bitrot.db at the root of the tree it ran in)"
+            ));
         }
+        // bitrot's own integrity check: `.bitrot.sha512` beside it holds the SHA-512 of
+        // the whole database as bitrot last wrote it.
+        let seal = self.db.with_extension("sha512");
+        let Ok(want) = std::fs::read(&seal) else { return Ok(()) };
+        let data = std::fs::read(&self.db)
+            .map_err(|e| format!("cannot read {shown}: {}", crate::read::io_message(&e)))?;
+        let sha512 = algo::lookup("sha512").expect("sha512 is in the registry");
+        if sha512.digest(&data).to_hex().as_bytes() != want.trim_ascii() {
+            return Err(format!(
+                "{shown} does not match its SHA-512 in {}: the database changed since bitrot \
+                 wrote it, and is not imported (bitrot refuses it too; remove {} to import it \
+                 anyway)",
+                seal.display(),
+                seal.display()
+            ));
+        }
+        Ok(())
     }
 
     fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
