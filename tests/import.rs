@@ -359,6 +359,11 @@ fn manifests_import_and_escaping_or_missing_lines_are_refused() {
     assert!(out.status.success());
     let mut manifest = out.stdout;
     manifest.extend_from_slice(format!("{}  gone\n", "0".repeat(64)).as_bytes());
+    // A symbolic link that leads out of the tree: the path is plain, the file is not in it.
+    write(d.path(), "elsewhere/x", b"x");
+    std::os::unix::fs::symlink(d.path().join("elsewhere"), t.join("link")).unwrap();
+    let x = fixity::algo::lookup("sha256").unwrap().digest(b"x").to_hex();
+    manifest.extend_from_slice(format!("{x}  link/x\n").as_bytes());
     manifest.extend_from_slice(b"not a checksum line\n");
     std::fs::write(d.path().join("t.sha256"), manifest).unwrap();
     let args = ["import", "--from", "manifest", "--source", "t.sha256", "--json", "t"];
@@ -366,6 +371,7 @@ fn manifests_import_and_escaping_or_missing_lines_are_refused() {
     assert_eq!(code, 1);
     assert_eq!(listed["../outside"], "escapes");
     assert_eq!(listed["gone"], "missing");
+    assert_eq!(listed["link/x"], "escapes");
     assert_eq!(listed.values().filter(|c| *c == "malformed").count(), 1, "{listed:?}");
     assert_eq!(s["summary"]["imported"], 3);
     assert_eq!(s["algorithm"], "sha256");
