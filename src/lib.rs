@@ -65,6 +65,7 @@ pub mod device;
 pub mod digest;
 pub mod formats;
 pub mod hashing;
+pub mod import;
 #[allow(unsafe_code)]
 mod mapping;
 pub mod monitor;

@@ -145,7 +145,8 @@ fn wait_until_blocked(db: &Database) {
         let n: i64 = c
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity
-                 WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+                 WHERE application_name = 'fixity' AND wait_event_type = 'Lock'
+                   AND datname = current_database()",
                 &[],
             )
             .unwrap()
@@ -438,9 +439,12 @@ fn a_busy_tree_is_refused_or_waited_for() {
             .success()
     );
     // With --wait the run queues until the lock is let go.
-    let mut waiting = scan(&["--wait"]).spawn().unwrap();
+    let mut waiting = scan(&["--wait"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
     wait_until_blocked(&db);
-    assert!(waiting.try_wait().unwrap().is_none(), "still waiting for the lock");
+    if waiting.try_wait().unwrap().is_some() {
+        let out = waiting.wait_with_output().unwrap();
+        panic!("the run did not wait for the lock: {:?} {}", out.status, text(&out.stderr));
+    }
     c.execute("SELECT pg_advisory_unlock($1, $2)", &[&0x6669_7801i32, &tree]).unwrap();
     assert!(waiting.wait().unwrap().success());
 }

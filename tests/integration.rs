@@ -16,6 +16,7 @@ mod fleet;
 mod golden;
 mod hash;
 mod hashdeep;
+mod import;
 mod json;
 mod manual;
 mod monitor;

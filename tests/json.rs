@@ -114,6 +114,24 @@ fn every_json_output_matches_its_schema() {
     check("scrub", true, verified);
     check("audit", true, run(p, &["check", "--audit", "--json", "-k", "known.hd", "t"]));
     check("status", false, run(p, &["status", "--json", "--max-age", "1d", "t"]));
+
+    // An import of a manifest with a line that escapes the tree and a file it lacks.
+    write(p, "imp/x", b"x");
+    write(p, "imp/y", b"y");
+    let mut sums = run(p, &["hash", "-a", "sha256", "imp/x"]);
+    sums.extend_from_slice(
+        b"0000000000000000000000000000000000000000000000000000000000000000  ../out\n",
+    );
+    let sums = String::from_utf8(sums).unwrap().replace("imp/", "");
+    std::fs::write(p.join("imp.sha256"), sums).unwrap();
+    let imported =
+        run(p, &["import", "imp", "--from", "manifest", "--source", "imp.sha256", "-v", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&imported).contains("\"escapes\""),
+        "{}",
+        String::from_utf8_lossy(&imported)
+    );
+    check("import", true, imported);
     check("report", false, run(p, &["report", "--json", "t"]));
     check("algorithms", true, run(p, &["algorithms", "--json"]));
 

@@ -166,7 +166,7 @@ fn report_needs_an_output_and_a_catalog() {
     assert!(text(&out.stderr).contains("cannot write"), "{}", text(&out.stderr));
 }
 
-/// Takes the catalog of `dir/t` back to schema 1 (no history columns).
+/// Takes the catalog of `dir/t` back to schema 1 (no history columns, no imported mark).
 fn downgrade(cat: &Cat, dir: &Path) {
     match cat {
         Cat::Sqlite => {
@@ -174,14 +174,16 @@ fn downgrade(cat: &Cat, dir: &Path) {
             let c = rusqlite::Connection::open(db).unwrap();
             c.execute_batch(
                 "ALTER TABLE files DROP COLUMN finding_since;
-                 ALTER TABLE files DROP COLUMN found_digest; PRAGMA user_version = 1;",
+                 ALTER TABLE files DROP COLUMN found_digest;
+                 ALTER TABLE files DROP COLUMN imported; PRAGMA user_version = 1;",
             )
             .unwrap();
         }
         Cat::Postgres(url) => {
             let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
             c.batch_execute(
-                "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest;
+                "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest,
+                     DROP COLUMN imported;
                  UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version';",
             )
             .unwrap();

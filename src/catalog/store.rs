@@ -43,6 +43,9 @@ pub struct Record {
     /// The record is in another tool's layout (cshatag's attributes): the next
     /// verification that finds the content as recorded also writes fixity's own.
     pub foreign: bool,
+    /// The digest was imported from another tool (`fixity import`) and fixity has not yet
+    /// read the file and found it matching: the mark goes once a verification does.
+    pub imported: bool,
 }
 
 impl Record {
@@ -162,6 +165,9 @@ pub struct Summary {
     pub oldest_verified: Option<(Vec<u8>, i64)>,
     /// Present files verified within the last 1, 7 and 30 days.
     pub verified_within: [(u32, u64); 3],
+    /// Present files whose digest was imported from another tool and not yet verified
+    /// by fixity.
+    pub imported: u64,
     /// Standing findings: files whose last result is corrupt or unreadable, and missing
     /// files (first 100, by path).
     pub problems: Vec<(Vec<u8>, String)>,
@@ -321,6 +327,20 @@ pub trait Store {
         note: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError>;
+    /// Records a digest another tool took (`source`, as `chkbit`) for a file without a
+    /// record, as "imported, not yet verified" (see [`Record::imported`]): `found` holds
+    /// that digest and the file's size and mtime at the import. Stores that cannot hold
+    /// it refuse.
+    fn record_imported(
+        &mut self,
+        rel: &[u8],
+        found: &Found,
+        source: &'static str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let _ = (rel, found, source, now);
+        Err(StoreError::Refused("this store cannot hold imported digests".into()))
+    }
     /// Records that a known file is gone (keeping when it first went missing).
     fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError>;
     /// A file recorded as missing is back, unchanged.
@@ -447,6 +467,8 @@ pub struct OpenOptions {
     pub compare_if_read_only: bool,
     /// Check that the store can work here (the file system takes extended attributes).
     pub probe: bool,
+    /// (The xattr store) other tools' attributes to keep up to date beside fixity's.
+    pub xattr_names: super::xattr::XattrNames,
 }
 
 /// Opens the store `spec` names.
@@ -476,6 +498,7 @@ mod tests {
             missing_since: None,
             last_verified: 0,
             foreign: false,
+            imported: false,
         }
     }
 

@@ -41,7 +41,19 @@ const VERIFIED: &str = "user.fixity.verified";
 const CORRUPT: &str = "user.fixity.corrupt";
 /// The slice cursor on the root directory.
 pub(crate) const CURSOR: &str = "user.fixity.cursor";
-const SHATAG_TS: &str = "user.shatag.ts";
+pub const SHATAG_TS: &str = "user.shatag.ts";
+/// Prefix of the attributes checksum scripts write (`setfattr -n user.checksum.md5`).
+pub const CHECKSUM_PREFIX: &str = "user.checksum.";
+
+/// Other tools' attributes the store keeps up to date beside its own (`--xattr-names`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XattrNames {
+    /// `user.checksum.ALGO`, the digest in hex, as checksum scripts read it.
+    pub checksum: bool,
+    /// cshatag's `user.shatag.sha256` and `user.shatag.ts`, also on files without them
+    /// (a SHA-256 record only; without this they are kept where a file carries them).
+    pub shatag: bool,
+}
 
 /// Where a file's recorded digest came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +101,7 @@ impl Attrs {
             missing_since: None,
             last_verified: self.verified.unwrap_or(0),
             foreign: self.source == Source::Shatag,
+            imported: false,
         }
     }
 }
@@ -210,14 +223,18 @@ pub(crate) fn write(
     digest: &Digest,
     stamp: Stamp,
     verified_ms: i64,
+    names: XattrNames,
 ) -> io::Result<()> {
     let ts = format_ts(stamp.mtime_ns);
     set(path, &format!("{PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
+    if names.checksum {
+        set(path, &format!("{CHECKSUM_PREFIX}{}", algo.name), digest.to_hex().as_bytes())?;
+    }
     set(path, TS, ts.as_bytes())?;
     set(path, SIZE, stamp.size.to_string().as_bytes())?;
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
     if let Some(attribute) = algo.shatag
-        && get(path, attribute)?.is_some()
+        && (names.shatag || get(path, attribute)?.is_some())
     {
         set(path, SHATAG_TS, ts.as_bytes())?;
         set(path, attribute, digest.to_hex().as_bytes())?;
@@ -291,6 +308,7 @@ pub(crate) const NOTHING_TO_FORGET: &str = "the xattr store keeps a file's recor
 pub(crate) struct XattrStore {
     root: PathBuf,
     prefer: &'static Algorithm,
+    names: XattrNames,
 }
 
 impl XattrStore {
@@ -305,6 +323,7 @@ impl XattrStore {
         Ok(XattrStore {
             root: root.to_path_buf(),
             prefer: how.algorithm.unwrap_or_else(algo::default_algorithm),
+            names: how.xattr_names,
         })
     }
 
@@ -388,7 +407,7 @@ impl Store for XattrStore {
     }
 
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
-        write(&self.full(rel), self.prefer, &found.digest, found.stamp, now)
+        write(&self.full(rel), self.prefer, &found.digest, found.stamp, now, self.names)
             .map_err(StoreError::Attributes)
     }
 
@@ -399,7 +418,7 @@ impl Store for XattrStore {
         _class: Class,
         now: i64,
     ) -> Result<(), StoreError> {
-        write(&self.full(&rec.path), rec.algo, &found.digest, found.stamp, now)
+        write(&self.full(&rec.path), rec.algo, &found.digest, found.stamp, now, self.names)
             .map_err(StoreError::Attributes)
     }
 
@@ -414,7 +433,17 @@ impl Store for XattrStore {
         let path = self.full(&rec.path);
         let r = match (class, found) {
             // Switching from cshatag: fixity's own record goes beside it.
-            (Class::Ok, Some(f)) if rec.foreign => write(&path, rec.algo, &f.digest, f.stamp, now),
+            (Class::Ok, Some(f)) if rec.foreign => {
+                write(&path, rec.algo, &f.digest, f.stamp, now, self.names)
+            }
+            // A tree scanned before `--xattr-names checksum` gets the attribute as each
+            // file is verified.
+            (Class::Ok, _) if self.names.checksum => {
+                mark_verified(&path, now, rec.last_result == Class::Corrupt).and_then(|()| {
+                    let name = format!("{CHECKSUM_PREFIX}{}", rec.algo.name);
+                    set(&path, &name, rec.digest.to_hex().as_bytes())
+                })
+            }
             (Class::Ok, _) => mark_verified(&path, now, rec.last_result == Class::Corrupt),
             (Class::Corrupt, Some(f)) => {
                 // Marked, so that every later run (a scan, any slice) reads it again; a

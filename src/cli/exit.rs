@@ -38,3 +38,8 @@ catalog, a read error, metrics not written). With --nagios: 0 OK, 1 WARNING, 2 C
 pub(super) const REPORT_EXIT: &str = "Exit status: 0 written (findings or not: the report shows them); 2 could \
 not run (no catalog, not a fixity catalog, a read error, an output that cannot be written, \
 neither --html nor --json).";
+
+pub(super) const IMPORT_EXIT: &str = "Exit status: 0 every entry of the source imported (or already in the \
+catalog); 1 some entries refused (missing, another size or mtime, a path outside the tree, another \
+algorithm, malformed): each is listed; 2 could not run (usage, a source or catalog that cannot be \
+read, a catalog holding another algorithm).";

@@ -6,11 +6,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 mod exit;
+mod import;
 mod manual;
 mod monitor;
 mod report;
 mod scale;
 use exit::*;
+pub use import::{ImportArgs, ImportFrom, XattrName};
 pub use manual::{CompletionsArgs, ManArgs};
 pub use monitor::HealthArgs;
 pub use report::ReportArgs;
@@ -40,6 +42,10 @@ pub enum Command {
     /// Re-read files and compare with the catalog: find corruption, edits, moves, losses.
     #[command(after_help = SCRUB_EXIT)]
     Verify(VerifyArgs),
+    /// Fill a tree's catalog from digests other tools took (xattrs, chkbit, bitrot,
+    /// scorch, manifests), without re-hashing: marked unverified until a verify reads them.
+    #[command(after_help = IMPORT_EXIT)]
+    Import(ImportArgs),
     /// Show what a tree's catalog knows: counts, coverage, problems, recent runs; or judge
     /// its health for monitoring (--nagios, --metrics, --max-age).
     #[command(after_help = STATUS_EXIT)]
@@ -234,6 +240,10 @@ pub struct ScrubArgs {
     /// Where digests are kept.
     #[arg(long, value_enum, default_value = "sqlite")]
     pub store: Store,
+    /// With --store xattr: also keep these tools' attributes up to date (checksum:
+    /// user.checksum.ALGO; shatag: cshatag's, with -a sha256).
+    #[arg(long, value_enum, value_name = "NAMES", value_delimiter = ',')]
+    pub xattr_names: Vec<XattrName>,
     /// Algorithm for a new catalog or for files without a record (default: blake3).
     #[arg(short = 'a', long = "algorithm", value_name = "NAME")]
     pub algorithm: Option<String>,

@@ -9,6 +9,7 @@ pub(crate) mod check;
 mod embedded;
 mod export;
 pub(crate) mod hash;
+mod import;
 mod manual;
 mod monitor;
 mod report;
@@ -60,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Verify(a) => {
             scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration)
         }
+        Command::Import(a) => import::run(a),
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),

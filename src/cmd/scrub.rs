@@ -2,7 +2,7 @@
 //! (or its extended attributes), then list every file that is not ok and a summary.
 
 use super::{Status, engine_config};
-use crate::cli::{ScrubArgs, Store};
+use crate::cli::{ScrubArgs, Store, XattrName};
 use crate::ui::{self, Progress};
 use anyhow::{Context, bail};
 use fixity::algo;
@@ -90,6 +90,16 @@ pub fn run(
         ),
         Store::Xattr => StoreSpec::Xattr(root.clone()),
     };
+    let xattr_names = fixity::catalog::xattr::XattrNames {
+        checksum: args.xattr_names.contains(&XattrName::Checksum),
+        shatag: args.xattr_names.contains(&XattrName::Shatag),
+    };
+    if !args.xattr_names.is_empty() && args.store != Store::Xattr {
+        bail!("--xattr-names keeps other tools' attributes with --store xattr: add it");
+    }
+    if xattr_names.shatag && algo.is_none_or(|a| a.shatag.is_none()) {
+        bail!("--xattr-names shatag writes cshatag's SHA-256 attributes: pass -a sha256");
+    }
     // A bad pattern is refused before anything is made.
     Exclude::new(&patterns).context("bad exclude pattern")?;
     let how = OpenOptions {
@@ -99,6 +109,7 @@ pub fn run(
         shared: part.is_some(),
         compare_if_read_only: true,
         probe: true,
+        xattr_names,
         ..OpenOptions::default()
     };
     let mut store = open_store(&spec, &how)?;
@@ -262,7 +273,7 @@ pub fn run(
 
 /// Patterns from `ROOT/.fixityignore`: one glob per line, `#` comments and blank lines
 /// ignored (the same syntax as `--exclude`).
-fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
+pub(super) fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
     let path = root.join(IGNORE_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(text
@@ -278,7 +289,7 @@ fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
 
 /// Keeps the catalog (and SQLite's journal files, and the lock) out of the tree's walk
 /// when it lives inside the tree.
-fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
+pub(super) fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
     let (Ok(root), Some(dir), Some(name)) = (
         std::fs::canonicalize(root),
         catalog.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }),

@@ -71,6 +71,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "by_result": s.by_result.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
             "oldest_verified": s.oldest_verified.as_ref().map(|(p, t)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "time": t })),
+            "imported_unverified": s.imported,
             "verified_within_days": s.verified_within.iter().map(|(d, n)| (d.to_string(), serde_json::Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "problems": s.problems.iter().map(|(p, c)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "class": c })).collect::<Vec<_>>(),
@@ -115,7 +116,17 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             })
             .collect();
         writeln!(out, "verified:  {}", within.join(", "))?;
-        if let Some((p, t)) = &s.oldest_verified {
+        if s.imported > 0 {
+            writeln!(
+                out,
+                "imported:  {} not yet verified by fixity (digests from another tool; \
+                 `fixity verify` reads them first)",
+                crate::ui::count(s.imported, "file")
+            )?;
+        }
+        if let Some((p, 0)) = &s.oldest_verified {
+            writeln!(out, "oldest:    never verified: {}", quote_env(p))?;
+        } else if let Some((p, t)) = &s.oldest_verified {
             let age = (now - t) as f64 / 86_400_000.0;
             writeln!(
                 out,
@@ -201,9 +212,13 @@ fn fleet(url: &str, args: &StatusArgs) -> anyhow::Result<Status> {
                 writeln!(out, "host {}", t.host)?;
                 host = Some(&t.host);
             }
+            let imported = match t.imported {
+                0 => String::new(),
+                n => format!(", imported and not yet verified {n}"),
+            };
             writeln!(
                 out,
-                "  {}: {} ({}), corrupt {}, unreadable {}, missing {} ({})",
+                "  {}: {} ({}), corrupt {}, unreadable {}, missing {}{imported} ({})",
                 quote_env(&t.root),
                 crate::ui::count(t.files, "file"),
                 human_bytes(t.bytes),
@@ -239,6 +254,7 @@ fn tree_json(t: &TreeState) -> serde_json::Value {
         "files": t.files,
         "bytes": t.bytes,
         "findings": { "corrupt": t.corrupt, "unreadable": t.unreadable, "missing": t.missing },
+        "imported_unverified": t.imported,
         "last_complete_pass": t.last_complete_pass,
         "last_run": t.last_run,
     })

@@ -168,6 +168,7 @@ pub(crate) mod tests {
             problems: Vec::new(),
             runs,
             pass: PassState::default(),
+            imported: 0,
         }
     }
 

@@ -68,6 +68,7 @@ mod tests {
             missing_since: None,
             last_verified: 0,
             foreign: false,
+            imported: false,
         }
     }
 

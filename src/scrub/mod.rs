@@ -233,15 +233,21 @@ pub struct Finding {
 }
 
 /// The note a corrupt file's record carries: the recorded (good) digest and the one read
-/// now, each as its algorithm writes it (hex, an S3 ETag's `hex-N`, base32 for TTH).
-/// [`corrupt_digests`] reads it back.
-pub fn corrupt_note(recorded: &str, now: &str) -> String {
-    format!("recorded {recorded}, now {now}")
+/// now, each as its algorithm writes it (hex, an S3 ETag's `hex-N`, base32 for TTH), and
+/// whether the recorded digest was imported from another tool and never verified.
+/// [`corrupt_digests`] reads the digests back.
+pub fn corrupt_note(recorded: &str, now: &str, imported: bool) -> String {
+    let mut note = format!("recorded {recorded}, now {now}");
+    if imported {
+        note.push_str("; the recorded digest was imported and never verified by fixity");
+    }
+    note
 }
 
 /// The (recorded, now) digests of a note written by [`corrupt_note`].
 pub fn corrupt_digests(note: &str) -> Option<(&str, &str)> {
-    let (recorded, now) = note.strip_prefix("recorded ")?.split_once(", now ")?;
+    let (recorded, rest) = note.strip_prefix("recorded ")?.split_once(", now ")?;
+    let now = rest.split_once("; ").map_or(rest, |(now, _)| now);
     let token =
         |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     (token(recorded) && token(now)).then_some((recorded, now))

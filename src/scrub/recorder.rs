@@ -201,9 +201,11 @@ fn record_content(
             });
         }
         (Class::Corrupt, Some(r)) => {
-            // As the algorithm writes its digests (an S3 ETag as `hex-N`).
+            // As the algorithm writes its digests (an S3 ETag as `hex-N`). An imported
+            // digest that never matched: the other tool's record may be what is wrong, but
+            // nothing says so; it stands as any corrupt file does.
             let encode = |d: &crate::digest::Digest| d.encode(r.algo.encoding);
-            let note = super::corrupt_note(&encode(&r.digest), &encode(&found.digest));
+            let note = super::corrupt_note(&encode(&r.digest), &encode(&found.digest), r.imported);
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });

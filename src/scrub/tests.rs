@@ -76,6 +76,7 @@ impl MemStore {
             missing_since: None,
             last_verified: now,
             foreign: false,
+            imported: false,
         };
         self.records.insert(rel.to_vec(), r);
     }
@@ -383,10 +384,11 @@ fn a_part_looks_at_its_list_and_owns_only_its_range_of_records() {
 
 #[test]
 fn a_corrupt_note_gives_back_its_digests() {
-    let note = super::corrupt_note("00ff", "abcd");
+    let note = super::corrupt_note("00ff", "abcd", false);
     assert_eq!(note, "recorded 00ff, now abcd");
     assert_eq!(super::corrupt_digests(&note), Some(("00ff", "abcd")));
-    let etags = super::corrupt_note("9b2cf535f27731c974343645a3985328-2", "00ff-2");
+    let etags = super::corrupt_note("9b2cf535f27731c974343645a3985328-2", "00ff-2", true);
+    assert!(etags.ends_with("; the recorded digest was imported and never verified by fixity"));
     assert_eq!(
         super::corrupt_digests(&etags),
         Some(("9b2cf535f27731c974343645a3985328-2", "00ff-2"))

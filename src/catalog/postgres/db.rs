@@ -14,7 +14,8 @@ use std::collections::HashMap;
 macro_rules! select_records {
     ($rest:literal) => {
         concat!(
-            "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since ",
+            "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since, \
+             imported ",
             $rest
         )
     };
@@ -28,6 +29,9 @@ pub(super) struct Db {
     pub(super) tree: i32,
     pub(super) algo: &'static Algorithm,
     statements: HashMap<&'static str, Statement>,
+    /// The schema predates imports (version 1, read where it is not migrated: `status`,
+    /// `export`): reads see no imported digest.
+    pub(super) before_imports: bool,
 }
 
 /// The lowest key of a page read from the start: no path is empty.
@@ -35,7 +39,7 @@ const START: &[u8] = b"";
 
 impl Db {
     pub(super) fn new(client: Client, target: Target, tree: i32, algo: &'static Algorithm) -> Db {
-        Db { client, target, tree, algo, statements: HashMap::new() }
+        Db { client, target, tree, algo, statements: HashMap::new(), before_imports: false }
     }
 
     /// A statement's error as the catalog's.
@@ -47,7 +51,12 @@ impl Db {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql).map_err(|e| self.target.query_error(&e))?;
+        // Schema 1 has no `imported` column: only reads run on it, and they take none.
+        let text = match self.before_imports {
+            true => std::borrow::Cow::Owned(sql.replace("imported", "NULL::text")),
+            false => std::borrow::Cow::Borrowed(sql),
+        };
+        let s = self.client.prepare(&text).map_err(|e| self.target.query_error(&e))?;
         self.statements.insert(sql, s.clone());
         Ok(s)
     }
@@ -108,6 +117,7 @@ impl Db {
             missing_since: r.get(6),
             last_verified: r.get(4),
             foreign: false,
+            imported: r.get::<_, Option<&str>>(7).is_some(),
         }
     }
 

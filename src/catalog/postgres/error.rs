@@ -38,3 +38,10 @@ pub enum PgError {
     )]
     Busy { catalog: String, host: String, tree: Vec<u8> },
 }
+
+impl PgError {
+    /// Whether the database has no record of the tree (nothing was scanned into it yet).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, PgError::NotFound { .. })
+    }
+}

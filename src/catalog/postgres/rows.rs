@@ -22,6 +22,8 @@ struct Group {
     new: Hashed,
     /// Known files with new content.
     rehashed: Hashed,
+    /// Digests imported from another tool (its name as the class).
+    imported: Hashed,
     checked: Checked,
     /// Files recorded missing that are back.
     present: Vec<Vec<u8>>,
@@ -128,6 +130,16 @@ impl Rows {
         self.group(&[path]).rehashed.push(path, content, now, class);
     }
 
+    pub(super) fn imported(
+        &mut self,
+        path: &[u8],
+        content: Content<'_>,
+        source: &'static str,
+        now: i64,
+    ) {
+        self.group(&[path]).imported.push(path, content, now, source);
+    }
+
     pub(super) fn checked(
         &mut self,
         path: &[u8],
@@ -194,7 +206,7 @@ impl Group {
                     digest = excluded.digest, last_verified = excluded.last_verified,
                     last_checked = excluded.last_checked, last_result = 'new',
                     missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
-                    found_digest = NULL",
+                    found_digest = NULL, imported = NULL",
                 &[&n.path, &n.size, &n.mtime, &n.dev, &n.ino, &n.digest, &n.now],
             )?;
         }
@@ -204,12 +216,27 @@ impl Group {
                 "UPDATE fixity.files f SET size = v.size, mtime_ns = v.mtime_ns, dev = v.dev,
                     ino = v.ino, digest = v.digest, last_verified = v.now, last_checked = v.now,
                     last_result = v.class, missing_since = NULL, moved_from = NULL, note = NULL,
-                    finding_since = NULL, found_digest = NULL
+                    finding_since = NULL, found_digest = NULL, imported = NULL
                  FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
                      $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
                      AS v(path, size, mtime_ns, dev, ino, digest, now, class)
                  WHERE f.tree = $1 AND f.path = v.path",
                 &[&r.path, &r.size, &r.mtime, &r.dev, &r.ino, &r.digest, &r.now, &r.class],
+            )?;
+        }
+        let i = &self.imported;
+        if !i.path.is_empty() {
+            // Never verified by fixity: last verified 0, read first by a pass.
+            db.execute(
+                "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest,
+                     first_seen, last_verified, last_checked, last_result, missing_since,
+                     imported)
+                 SELECT $1::integer, v.path, v.size, v.mtime_ns, v.dev, v.ino, v.digest,
+                     v.now, 0, 0, 'ok', NULL, v.source
+                 FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
+                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
+                     AS v(path, size, mtime_ns, dev, ino, digest, now, source)",
+                &[&i.path, &i.size, &i.mtime, &i.dev, &i.ino, &i.digest, &i.now, &i.class],
             )?;
         }
         let c = &self.checked;
@@ -223,7 +250,8 @@ impl Group {
                     finding_since = CASE WHEN v.class IN ('corrupt', 'unreadable') THEN
                         CASE WHEN f.last_result = v.class THEN f.finding_since ELSE v.now END
                     END,
-                    found_digest = v.found
+                    found_digest = v.found,
+                    imported = CASE WHEN v.class = 'ok' THEN NULL ELSE f.imported END
                  FROM unnest($2::bytea[], $3::bigint[], $4::text[], $5::text[], $6::bytea[])
                      AS v(path, now, class, note, found)
                  WHERE f.tree = $1 AND f.path = v.path",

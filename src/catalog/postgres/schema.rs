@@ -60,6 +60,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // content had when it was last found corrupt.
     "ALTER TABLE fixity.files ADD COLUMN finding_since bigint;
      ALTER TABLE fixity.files ADD COLUMN found_digest bytea;",
+    // 3: digests imported from other tools (`fixity import`): the tool's name while the
+    // file has not been read by fixity and found matching.
+    "ALTER TABLE fixity.files ADD COLUMN imported text",
 ];
 
 /// The schema's version: `None` when the database has no fixity tables.

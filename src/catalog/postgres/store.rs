@@ -61,10 +61,14 @@ impl PgStore {
             tree: spec.tree.clone(),
         };
         let writes = !how.read_only;
+        // Schema 3 added the imported mark: an older schema, read where it is not migrated,
+        // is read without it.
+        let mut before_imports = false;
         let version = match schema::version(&mut client, &target)? {
             None if !(writes && how.create) => return Err(not_found()),
             Some(v) if !writes => {
                 schema::check_version(v, &target)?;
+                before_imports = v < 3;
                 v
             }
             _ => {
@@ -105,8 +109,10 @@ impl PgStore {
             spec.host,
             String::from_utf8_lossy(&spec.tree)
         ));
+        let mut db = Db::new(client, target, tree.id, tree.algo);
+        db.before_imports = before_imports;
         Ok(PgStore {
-            db: RefCell::new(Db::new(client, target, tree.id, tree.algo)),
+            db: RefCell::new(db),
             batch: RefCell::new(Batch::new()),
             location,
             run_id: None,
@@ -138,7 +144,9 @@ impl PgStore {
     fn second(&self) -> Result<Db, StoreError> {
         let db = self.db.borrow();
         let client = db.target.connect().map_err(pg)?;
-        Ok(Db::new(client, db.target.clone(), db.tree, db.algo))
+        let mut second = Db::new(client, db.target.clone(), db.tree, db.algo);
+        second.before_imports = db.before_imports;
+        Ok(second)
     }
 
     /// Sets the tree's pass times.
@@ -225,6 +233,17 @@ impl Store for PgStore {
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
         let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
         self.writer(|w| w.insert(rel, (stamp, id, digest.as_bytes()), now))
+    }
+
+    fn record_imported(
+        &mut self,
+        rel: &[u8],
+        found: &Found,
+        source: &'static str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        self.writer(|w| w.imported(rel, (stamp, id, digest.as_bytes()), source, now))
     }
 
     fn record_content(

@@ -14,7 +14,8 @@ impl Db {
                     count(*) FILTER (WHERE missing_since IS NOT NULL),
                     count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $2),
                     count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $3),
-                    count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $4)
+                    count(*) FILTER (WHERE missing_since IS NULL AND last_verified >= $4),
+                    count(*) FILTER (WHERE missing_since IS NULL AND imported IS NOT NULL)
              FROM fixity.files WHERE tree = $1",
             &[&(now - 86_400_000), &(now - 7 * 86_400_000), &(now - 30 * 86_400_000)],
         )?;
@@ -72,6 +73,7 @@ impl Db {
             by_result,
             oldest_verified,
             verified_within,
+            imported: n(6),
             problems,
             runs,
             pass: self.pass_state()?,
@@ -116,6 +118,8 @@ pub struct TreeState {
     pub corrupt: u64,
     pub unreadable: u64,
     pub missing: u64,
+    /// Present files whose imported digest no verification has confirmed yet.
+    pub imported: u64,
     /// When the last complete verification pass ended (ms).
     pub last_complete_pass: Option<i64>,
     /// The last run.
@@ -130,31 +134,13 @@ pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
         return Ok(Vec::new());
     };
     schema::check_version(version, &t)?;
-    let rows = client
-        .query(
-            "SELECT t.host, t.root, t.algorithm, t.last_pass_completed,
-                    coalesce(f.files, 0), coalesce(f.bytes, 0), coalesce(f.corrupt, 0),
-                    coalesce(f.unreadable, 0), coalesce(f.missing, 0),
-                    r.command, r.started, r.finished, r.complete, r.summary
-             FROM fixity.trees t
-             LEFT JOIN LATERAL (
-                 SELECT count(*) FILTER (WHERE missing_since IS NULL) AS files,
-                        coalesce(sum(size) FILTER (WHERE missing_since IS NULL), 0)::bigint
-                            AS bytes,
-                        count(*) FILTER (WHERE missing_since IS NULL
-                            AND last_result = 'corrupt') AS corrupt,
-                        count(*) FILTER (WHERE missing_since IS NULL
-                            AND last_result = 'unreadable') AS unreadable,
-                        count(*) FILTER (WHERE missing_since IS NOT NULL) AS missing
-                 FROM fixity.files WHERE tree = t.id) f ON true
-             LEFT JOIN LATERAL (
-                 SELECT command, started, finished, complete, summary FROM fixity.runs
-                 WHERE tree = t.id ORDER BY id DESC LIMIT 1) r ON true
-             WHERE $1::text IS NULL OR t.host = $1
-             ORDER BY t.host, t.root",
-            &[&host],
-        )
-        .map_err(|e| t.query_error(&e))?;
+    // Before schema 3 (not migrated by a read) there are no imported digests.
+    let imported = match version {
+        v if v < 3 => "0::bigint",
+        _ => "count(*) FILTER (WHERE missing_since IS NULL AND imported IS NOT NULL)",
+    };
+    let sql = FLEET.replace("IMPORTED", imported);
+    let rows = client.query(&sql, &[&host]).map_err(|e| t.query_error(&e))?;
     Ok(rows
         .iter()
         .map(|r| {
@@ -176,8 +162,33 @@ pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
                 corrupt: n(6),
                 unreadable: n(7),
                 missing: n(8),
+                imported: n(14),
                 last_run,
             }
         })
         .collect())
 }
+
+/// The fleet view's query (`IMPORTED`: the count of imported-unverified files).
+const FLEET: &str = "SELECT t.host, t.root, t.algorithm, t.last_pass_completed,
+                    coalesce(f.files, 0), coalesce(f.bytes, 0), coalesce(f.corrupt, 0),
+                    coalesce(f.unreadable, 0), coalesce(f.missing, 0),
+                    r.command, r.started, r.finished, r.complete, r.summary,
+                    coalesce(f.imported, 0)
+             FROM fixity.trees t
+             LEFT JOIN LATERAL (
+                 SELECT count(*) FILTER (WHERE missing_since IS NULL) AS files,
+                        coalesce(sum(size) FILTER (WHERE missing_since IS NULL), 0)::bigint
+                            AS bytes,
+                        count(*) FILTER (WHERE missing_since IS NULL
+                            AND last_result = 'corrupt') AS corrupt,
+                        count(*) FILTER (WHERE missing_since IS NULL
+                            AND last_result = 'unreadable') AS unreadable,
+                        count(*) FILTER (WHERE missing_since IS NOT NULL) AS missing,
+                        IMPORTED AS imported
+                 FROM fixity.files WHERE tree = t.id) f ON true
+             LEFT JOIN LATERAL (
+                 SELECT command, started, finished, complete, summary FROM fixity.runs
+                 WHERE tree = t.id ORDER BY id DESC LIMIT 1) r ON true
+             WHERE $1::text IS NULL OR t.host = $1
+             ORDER BY t.host, t.root";

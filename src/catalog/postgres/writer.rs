@@ -124,6 +124,18 @@ impl Writer<'_> {
         self.wrote()
     }
 
+    /// Records a digest imported from the tool `source`, not yet verified by fixity.
+    pub(super) fn imported(
+        &mut self,
+        path: &[u8],
+        content: Content<'_>,
+        source: &'static str,
+        now: i64,
+    ) -> Result<(), PgError> {
+        self.batch.rows.imported(path, content, source, now);
+        self.wrote()
+    }
+
     /// Records a check that leaves the digest alone: ok (also the last-verified time),
     /// corrupt (`found`: the digest of what it holds now) or unreadable.
     pub(super) fn checked(

@@ -178,6 +178,18 @@ pub(super) fn connect_read_only(uri: &str) -> rusqlite::Result<Connection> {
     conn.busy_timeout(Duration::from_secs(60))?;
     tune(&conn)?;
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+    // A catalog of schema 1 or 2 (before imports, schema 3) read where it cannot be
+    // migrated: its files are seen through a view with the later column, so every query
+    // reads alike (schema 2's history columns are read only from version 2 on).
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let has_files: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'files'",
+        [],
+        |r| r.get(0),
+    )?;
+    if (1..3).contains(&version) && has_files {
+        conn.execute_batch("CREATE TEMP VIEW files AS SELECT *, NULL AS imported FROM main.files")?;
+    }
     Ok(conn)
 }
 

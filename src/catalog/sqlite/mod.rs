@@ -51,6 +51,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // content had when it was last found corrupt.
     "ALTER TABLE files ADD COLUMN finding_since INTEGER;
      ALTER TABLE files ADD COLUMN found_digest BLOB;",
+    // 3: digests imported from other tools (`fixity import`): the tool's name while the
+    // file has not been read by fixity and found matching.
+    "ALTER TABLE files ADD COLUMN imported TEXT",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -82,9 +85,11 @@ pub struct Row {
     pub last_result: Class,
     /// Since when it has been missing, if it is.
     pub missing_since: Option<i64>,
+    /// The tool its digest was imported from, until fixity verifies it.
+    pub imported: Option<String>,
 }
 
-const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since";
+const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since, imported";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let result: String = r.get(7)?;
@@ -97,6 +102,7 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         last_checked: r.get(6)?,
         last_result: Class::from_name(&result).unwrap_or(Class::Ok),
         missing_since: r.get(8)?,
+        imported: r.get(9)?,
     })
 }
 
@@ -382,6 +388,13 @@ impl Catalog {
             )
             .optional()
             .map_err(e)?;
+        let imported: i64 = c
+            .query_row(
+                "SELECT count(*) FROM files WHERE missing_since IS NULL AND imported IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
         let mut verified_within = [(1u32, 0u64), (7, 0), (30, 0)];
         for (days, n) in verified_within.iter_mut() {
             let since = now - i64::from(*days) * 86_400_000;
@@ -432,6 +445,7 @@ impl Catalog {
             by_result,
             oldest_verified,
             verified_within,
+            imported: imported as u64,
             problems,
             runs,
             pass: self.pass_state()?,

@@ -119,6 +119,7 @@ fn record_of(row: Row, algo: &'static Algorithm) -> Record {
         missing_since: row.missing_since,
         last_verified: row.last_verified,
         foreign: false,
+        imported: row.imported.is_some(),
     }
 }
 
@@ -207,6 +208,17 @@ impl Store for SqliteStore {
         let now_holds = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
         let now_holds = now_holds.as_ref().map(Digest::as_bytes);
         Ok(self.writer().checked(&rec.path, class, now, (note, now_holds))?)
+    }
+
+    fn record_imported(
+        &mut self,
+        rel: &[u8],
+        found: &Found,
+        source: &'static str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        Ok(self.writer().imported(rel, stamp, id, digest.as_bytes(), source, now)?)
     }
 
     fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {

@@ -199,3 +199,45 @@ fn a_finding_keeps_when_it_was_first_found_until_it_is_resolved() {
     assert_eq!(standing[0].missing_since, Some(60));
     assert_eq!(standing[0].finding_since, None, "schema 1: not read");
 }
+
+#[test]
+fn a_schema_1_catalog_is_read_as_it_is_and_migrated_when_opened_to_write() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("old.db");
+    {
+        // A catalog as fixity made it before imports (schema 1), with one file.
+        let conn = Connection::open(&p).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO meta (key, value) VALUES ('algorithm', 'sha256');
+             INSERT INTO files (path, size, mtime_ns, digest, first_seen, last_verified,
+                 last_checked, last_result) VALUES (x'61', 1, 2, x'00', 3, 3, 3, 'ok');",
+        )
+        .unwrap();
+    }
+    let ro = Catalog::open_read_only(&p).unwrap();
+    assert_eq!(ro.summary(10).unwrap().imported, 0);
+    assert_eq!(ro.reader().unwrap().by_path(None, false, 10).unwrap()[0].imported, None);
+    drop(ro);
+    let version = |p: &Path| -> i64 {
+        Connection::open(p).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(version(&p), 1, "reading changes nothing");
+    let c = Catalog::open(&p, false, None).unwrap();
+    assert_eq!(version(&p), MIGRATIONS.len() as i64);
+    let mut w = c.writer();
+    w.imported(b"b", stamp(1, 2), None, &[1; 32], "chkbit", 5).unwrap();
+    w.commit().unwrap();
+    assert_eq!(c.get(b"b").unwrap().unwrap().imported.as_deref(), Some("chkbit"));
+    assert_eq!(c.summary(10).unwrap().imported, 1);
+    // A check that found the content as recorded clears the mark; one that did not keeps it.
+    let mut w = c.writer();
+    w.checked(b"b", Class::Corrupt, 6, (None, None)).unwrap();
+    w.commit().unwrap();
+    assert!(c.get(b"b").unwrap().unwrap().imported.is_some());
+    let mut w = c.writer();
+    w.checked(b"b", Class::Ok, 7, (None, None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(c.get(b"b").unwrap().unwrap().imported, None);
+}

@@ -75,7 +75,7 @@ impl Writer<'_> {
              ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
                 digest = ?6, last_verified = ?7, last_checked = ?7, last_result = 'new',
                 missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
-                found_digest = NULL",
+                found_digest = NULL, imported = NULL",
             params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
         )
         .map(drop)
@@ -95,7 +95,8 @@ impl Writer<'_> {
         self.exec(
             "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
                 last_verified = ?7, last_checked = ?7, last_result = ?8, missing_since = NULL,
-                moved_from = NULL, note = NULL, finding_since = NULL, found_digest = NULL
+                moved_from = NULL, note = NULL, finding_since = NULL, found_digest = NULL,
+                imported = NULL
              WHERE path = ?1",
             params![
                 path,
@@ -126,9 +127,32 @@ impl Writer<'_> {
                 last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END,
                 finding_since = CASE WHEN ?3 IN ('corrupt', 'unreadable') THEN
                     CASE WHEN last_result = ?3 THEN finding_since ELSE ?2 END END,
-                found_digest = ?5
+                found_digest = ?5,
+                imported = CASE WHEN ?3 = 'ok' THEN NULL ELSE imported END
              WHERE path = ?1",
             params![path, now, class.name(), note, found],
+        )
+        .map(drop)
+    }
+
+    /// Records a digest another tool took (`source`), for a file fixity has not read:
+    /// never verified (last verified 0, so a verification pass reads it first), its size
+    /// and mtime the file's at the import.
+    pub(crate) fn imported(
+        &mut self,
+        path: &[u8],
+        stamp: Stamp,
+        file_id: Option<(u64, u64)>,
+        digest: &[u8],
+        source: &'static str,
+        now: i64,
+    ) -> Result<()> {
+        let (dev, ino) = split_id(file_id);
+        self.exec(
+            "INSERT INTO files (path, size, mtime_ns, dev, ino, digest, first_seen, last_verified,
+                                last_checked, last_result, missing_since, imported)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0, 'ok', NULL, ?8)",
+            params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now, source],
         )
         .map(drop)
     }

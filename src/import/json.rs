@@ -1,0 +1,274 @@
+//! A small JSON reader for other tools' index files (chkbit's). Strings come back as
+//! bytes: a lone surrogate escape (`\udcff`, which Python's `surrogateescape` writes for
+//! a byte of a name that is not UTF-8) is turned back into the byte it stands for, so a
+//! non-UTF-8 file name round-trips. Objects keep their members in order, each with the
+//! span of its value's text (chkbit digests the text of its `idx` member).
+
+/// A JSON value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    Bool(bool),
+    /// A number, as written.
+    Number(String),
+    String(Vec<u8>),
+    Array(Vec<Value>),
+    /// Members in order: (name, value, the byte range of the value's text).
+    Object(Vec<(Vec<u8>, Value, std::ops::Range<usize>)>),
+}
+
+impl Value {
+    /// The member `name` of an object.
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+        self.member(name).map(|(v, _)| v)
+    }
+
+    /// The member `name` of an object, with the range of its text.
+    pub(crate) fn member(&self, name: &str) -> Option<(&Value, std::ops::Range<usize>)> {
+        match self {
+            Value::Object(m) => {
+                m.iter().find(|(k, _, _)| k == name.as_bytes()).map(|(_, v, r)| (v, r.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// A string's bytes.
+    pub(crate) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A number that is an integer (a fraction is cut: `1.5e3` is not one).
+    pub(crate) fn integer(&self) -> Option<i128> {
+        match self {
+            Value::Number(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Parses one JSON document (surrounding white space allowed).
+pub(crate) fn parse(text: &[u8]) -> Result<Value, String> {
+    let mut p = Parser { s: text, i: 0 };
+    let v = p.value(0)?;
+    p.space();
+    if p.i != text.len() {
+        return Err(p.error("text after the value"));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+/// Nesting deeper than this is refused (no index nests more than a few levels).
+const MAX_DEPTH: usize = 64;
+
+impl Parser<'_> {
+    fn error(&self, what: &str) -> String {
+        format!("bad JSON at byte {}: {what}", self.i)
+    }
+
+    fn space(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        self.space();
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err(self.error("nested too deeply"));
+        }
+        self.space();
+        match self.s.get(self.i) {
+            Some(b'{') => {
+                self.i += 1;
+                let mut members = Vec::new();
+                if self.eat(b'}') {
+                    return Ok(Value::Object(members));
+                }
+                loop {
+                    self.space();
+                    if self.s.get(self.i) != Some(&b'"') {
+                        return Err(self.error("expected a member name"));
+                    }
+                    let name = self.string()?;
+                    if !self.eat(b':') {
+                        return Err(self.error("expected ':'"));
+                    }
+                    self.space();
+                    let start = self.i;
+                    let v = self.value(depth + 1)?;
+                    members.push((name, v, start..self.i));
+                    if self.eat(b',') {
+                        continue;
+                    }
+                    if self.eat(b'}') {
+                        return Ok(Value::Object(members));
+                    }
+                    return Err(self.error("expected ',' or '}'"));
+                }
+            }
+            Some(b'[') => {
+                self.i += 1;
+                let mut items = Vec::new();
+                if self.eat(b']') {
+                    return Ok(Value::Array(items));
+                }
+                loop {
+                    items.push(self.value(depth + 1)?);
+                    if self.eat(b',') {
+                        continue;
+                    }
+                    if self.eat(b']') {
+                        return Ok(Value::Array(items));
+                    }
+                    return Err(self.error("expected ',' or ']'"));
+                }
+            }
+            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b't') => self.word(b"true", Value::Bool(true)),
+            Some(b'f') => self.word(b"false", Value::Bool(false)),
+            Some(b'n') => self.word(b"null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    self.i += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.i]).expect("ASCII");
+                Ok(Value::Number(text.to_string()))
+            }
+            _ => Err(self.error("expected a value")),
+        }
+    }
+
+    fn word(&mut self, w: &[u8], v: Value) -> Result<Value, String> {
+        if self.s[self.i..].starts_with(w) {
+            self.i += w.len();
+            Ok(v)
+        } else {
+            Err(self.error("expected a value"))
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, String> {
+        let h = self.s.get(self.i..self.i + 4).ok_or_else(|| self.error("short \\u escape"))?;
+        let text = std::str::from_utf8(h).map_err(|_| self.error("bad \\u escape"))?;
+        let n = u32::from_str_radix(text, 16).map_err(|_| self.error("bad \\u escape"))?;
+        self.i += 4;
+        Ok(n)
+    }
+
+    /// A string at `self.i` (its opening quote), unescaped into bytes.
+    fn string(&mut self) -> Result<Vec<u8>, String> {
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(&b) = self.s.get(self.i) else {
+                return Err(self.error("unterminated string"));
+            };
+            self.i += 1;
+            match b {
+                b'"' => return Ok(out),
+                b'\\' => {
+                    let Some(&e) = self.s.get(self.i) else {
+                        return Err(self.error("unterminated escape"));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' | b'\\' | b'/' => out.push(e),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            self.code_point(hi, &mut out)?;
+                        }
+                        _ => return Err(self.error("unknown escape")),
+                    }
+                }
+                _ => out.push(b),
+            }
+        }
+    }
+
+    /// Appends the code point of a `\u` escape (`first`, and its low surrogate if it is a
+    /// high one and one follows); a lone surrogate U+DC80..U+DCFF is the byte 0x80..0xFF
+    /// that Python's `surrogateescape` stood it for.
+    fn code_point(&mut self, first: u32, out: &mut Vec<u8>) -> Result<(), String> {
+        let c = if (0xD800..0xDC00).contains(&first) && self.s[self.i..].starts_with(b"\\u") {
+            let save = self.i;
+            self.i += 2;
+            let low = self.hex4()?;
+            if (0xDC00..0xE000).contains(&low) {
+                0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00)
+            } else {
+                self.i = save;
+                first
+            }
+        } else {
+            first
+        };
+        match char::from_u32(c) {
+            Some(ch) => out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes()),
+            None if (0xDC80..0xDD00).contains(&c) => out.push((c - 0xDC00) as u8),
+            None => return Err(self.error("a lone surrogate that stands for no byte")),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_objects_with_spans_and_byte_strings() {
+        let text = br#" {"v": 2, "idx": {"a\nb": {"mod": 1700000000123, "h": "ab"}}, "x": [true, null, -1.5e3]} "#;
+        let v = parse(text).unwrap();
+        assert_eq!(v.get("v").and_then(Value::integer), Some(2));
+        let (idx, span) = v.member("idx").unwrap();
+        assert_eq!(&text[span], br#"{"a\nb": {"mod": 1700000000123, "h": "ab"}}"#);
+        let Value::Object(files) = idx else { panic!() };
+        assert_eq!(files[0].0, b"a\nb");
+        assert_eq!(files[0].1.get("mod").and_then(Value::integer), Some(1_700_000_000_123));
+        assert_eq!(
+            v.get("x"),
+            Some(&Value::Array(vec![
+                Value::Bool(true),
+                Value::Null,
+                Value::Number("-1.5e3".into())
+            ]))
+        );
+    }
+
+    #[test]
+    fn escapes_decode_to_the_bytes_of_the_name() {
+        // Python's json.dumps of a surrogateescaped name, and of a non-BMP character.
+        let v = parse(br#""caf\u00e9 \udcff \ud83d\ude00 \/""#).unwrap();
+        assert_eq!(v.bytes().unwrap(), b"caf\xc3\xa9 \xff \xf0\x9f\x98\x80 /");
+        assert!(parse(br#""\ud800""#).is_err(), "a lone high surrogate stands for no byte");
+        for bad in [&b"{"[..], b"[1,]", b"\"x", b"{\"a\" 1}", b"1 2", b"tru"] {
+            assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

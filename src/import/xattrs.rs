@@ -1,0 +1,181 @@
+//! Digests kept in extended attributes by other tools:
+//!
+//! - `user.checksum.ALGO` (`user.checksum.md5` by default), the hex digest, as cron
+//!   scripts write it (`setfattr -n user.checksum.md5 -v "$(md5sum < f | cut -d' ' -f1)"
+//!   f`): no size or mtime is recorded, so the file's at the import are taken;
+//! - cshatag's `user.shatag.sha256` with its `user.shatag.ts` (the mtime the digest was
+//!   taken at, in the layout [`crate::catalog::xattr::parse_ts`] reads): a file edited
+//!   since is refused as changed.
+//!
+//! The tree is walked (without following symbolic links); each file with the attribute
+//! is an entry, one without it is none (the import lists it as uncovered).
+
+use super::{Entry, EntryPath, Importer, Mtime};
+use crate::algo::{self, Algorithm};
+use crate::catalog::xattr::{CHECKSUM_PREFIX, SHATAG_TS, parse_ts};
+use crate::digest::Digest;
+use crate::scrub::rel_of;
+use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
+use std::path::{Path, PathBuf};
+
+/// Which attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Names {
+    /// `user.checksum.ALGO`.
+    Checksum,
+    /// cshatag's `user.shatag.sha256` and `user.shatag.ts`.
+    Shatag,
+}
+
+/// The attributes of the files under a root.
+pub struct Xattrs {
+    root: PathBuf,
+    exclude: Exclude,
+    names: Names,
+    algo: &'static Algorithm,
+}
+
+impl Xattrs {
+    /// The `names` attributes under `root` (leaving out `exclude`); with
+    /// [`Names::Checksum`], those of `algo` (`None`: md5). cshatag's are SHA-256 only:
+    /// another algorithm is refused with the reason.
+    pub fn new(
+        root: &Path,
+        exclude: Exclude,
+        names: Names,
+        algo: Option<&'static Algorithm>,
+    ) -> Result<Xattrs, String> {
+        let sha256 = algo::lookup("sha256").expect("sha256 is in the registry");
+        let algo = match (names, algo) {
+            (Names::Checksum, a) => a.unwrap_or_else(|| algo::lookup("md5").expect("md5")),
+            (Names::Shatag, Some(a)) if a.shatag.is_none() => {
+                return Err(format!(
+                    "cshatag's attributes hold SHA-256 digests, not {}: drop -a or pass -a sha256",
+                    a.name
+                ));
+            }
+            (Names::Shatag, _) => sha256,
+        };
+        Ok(Xattrs { root: root.to_path_buf(), exclude, names, algo })
+    }
+
+    /// The attribute holding the digest.
+    pub fn attribute(&self) -> String {
+        match self.names {
+            Names::Checksum => format!("{CHECKSUM_PREFIX}{}", self.algo.name),
+            Names::Shatag => self.algo.shatag.unwrap_or_default().to_string(),
+        }
+    }
+
+    fn entry(&self, full: &Path, rel: &[u8], attribute: &str) -> Option<Entry> {
+        let path = EntryPath::Relative(rel.to_vec());
+        let bad = |why: String| Some(Entry::malformed(attribute.to_string(), path.clone(), why));
+        let value = match xattr::get(full, attribute) {
+            Ok(Some(v)) => v,
+            Ok(None) => return None,
+            Err(e) => {
+                return bad(format!("cannot read {attribute}: {}", crate::read::io_message(&e)));
+            }
+        };
+        let text = trim(&value);
+        let Some(digest) = Digest::from_hex(text).filter(|d| d.as_bytes().len() == self.algo.len)
+        else {
+            let shown = String::from_utf8_lossy(text);
+            return bad(format!("{attribute} holds {shown:?}, not a {} digest", self.algo.name));
+        };
+        let mut e = Entry::new(attribute.to_string(), path.clone(), Some((self.algo, digest)));
+        if self.names == Names::Shatag {
+            let ts = match xattr::get(full, SHATAG_TS) {
+                Ok(v) => v,
+                Err(e) => {
+                    return bad(format!(
+                        "cannot read {SHATAG_TS}: {}",
+                        crate::read::io_message(&e)
+                    ));
+                }
+            };
+            let Some((ns, precision)) = ts.as_deref().and_then(parse_ts) else {
+                return bad(format!("{SHATAG_TS} is missing or not a time"));
+            };
+            let unit_ns = 10i128.pow(9 - precision.min(9));
+            e.mtime = Some(Mtime::Units { value: ns.div_euclid(unit_ns), unit_ns });
+        }
+        Some(e)
+    }
+}
+
+/// A value without the white space or NUL a script may have left around it.
+fn trim(v: &[u8]) -> &[u8] {
+    let keep = |b: &u8| !(b.is_ascii_whitespace() || *b == 0);
+    let start = v.iter().position(keep).unwrap_or(v.len());
+    let end = v.iter().rposition(keep).map_or(start, |i| i + 1);
+    &v[start..end]
+}
+
+impl Importer for Xattrs {
+    fn name(&self) -> &'static str {
+        match self.names {
+            Names::Checksum => "xattr user.checksum",
+            Names::Shatag => "cshatag",
+        }
+    }
+
+    fn algorithm(&self) -> Option<&'static Algorithm> {
+        Some(self.algo)
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        // A file system without user xattrs holds none: said once, not per file.
+        let root = &self.root;
+        if let Err(e) = xattr::list(root)
+            && e.raw_os_error() == Some(libc::EOPNOTSUPP)
+        {
+            let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
+            return Err(format!(
+                "{}: the {fs} file system here does not support user extended attributes",
+                root.display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
+        let attribute = self.attribute();
+        let opts = WalkOptions {
+            follow: false,
+            exclude: self.exclude.clone(),
+            threads: default_threads(),
+            stat: false,
+        };
+        let root = self.root.clone();
+        walk(&root, &opts, &mut |ev| {
+            match ev {
+                WalkEvent::File(full, _) => {
+                    if let Some(e) = self.entry(&full, rel_of(&root, &full), &attribute) {
+                        each(e);
+                    }
+                }
+                WalkEvent::Skipped(..) => {}
+                WalkEvent::Error(full, err) => {
+                    let path = EntryPath::Relative(rel_of(&root, &full).to_vec());
+                    let why = format!("cannot read: {}", crate::read::io_message(&err));
+                    each(Entry::malformed(String::new(), path, why));
+                }
+            }
+            true
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_trimmed_of_what_scripts_leave() {
+        assert_eq!(trim(b" abc\n\0"), b"abc");
+        assert_eq!(trim(b"\n"), b"");
+        assert_eq!(trim(b"abc"), b"abc");
+    }
+}
