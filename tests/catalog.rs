@@ -440,11 +440,17 @@ fn a_busy_catalog_is_reported_not_corrupted() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is busy"), "{}", text(&out.stderr));
     // With --wait the second run queues and finishes once the first lets go.
-    let mut waiting = fixity(d.path()).args(["verify", "--wait", "t"]).spawn().unwrap();
+    let mut waiting = fixity(d.path())
+        .args(["verify", "--wait", "t"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert!(waiting.try_wait().unwrap().is_none(), "still waiting for the lock");
     drop(lock);
-    assert!(waiting.wait().unwrap().success());
+    let out = waiting.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("ok 1"), "{}", text(&out.stdout));
 }
 
 pub(crate) fn unreadable_files_and_directories_are_reported_not_missing(cat: &Cat) {

@@ -14,25 +14,36 @@ use fixity::units::parse_duration;
 use std::io::Write;
 use std::path::Path;
 
-/// Writes the tree's metrics to `file`, atomically: node_exporter never reads half a
-/// file. The last success carried by the file replaced is kept (see
-/// `fixity::monitor::prometheus`).
-pub fn write_metrics(file: &Path, tree: &Path, store: &dyn Store) -> anyhow::Result<()> {
-    let now = now_ms();
-    let summary = store.summary(now).context("cannot read the catalog for --metrics")?;
+/// Writes the tree's metrics, from its store's `summary` taken at `now` (ms), to `file`,
+/// atomically: node_exporter never reads half a file. The last success carried by the
+/// file replaced is kept (see `fixity::monitor::prometheus`).
+pub fn write_metrics(
+    file: &Path,
+    tree: &Path,
+    algorithm: &str,
+    summary: &Summary,
+    now: i64,
+) -> anyhow::Result<()> {
     let shown = quote_env(path_bytes(file));
     let previous = std::fs::read_to_string(file).ok();
     let tree = std::path::absolute(tree).unwrap_or_else(|_| tree.to_path_buf());
     let input = prometheus::Input {
         tree: path_bytes(&tree),
-        algorithm: store.algorithm().name,
-        summary: &summary,
+        algorithm,
+        summary,
         now_ms: now,
         previous: previous.as_deref(),
     };
     let mut out = AtomicFile::create(file).with_context(|| format!("cannot write {shown}"))?;
     prometheus::write(&mut out, &input).with_context(|| format!("cannot write {shown}"))?;
     out.commit().with_context(|| format!("cannot write {shown}"))
+}
+
+/// [`write_metrics`] for a store just used by a run: its summary read now.
+pub fn write_store_metrics(file: &Path, tree: &Path, store: &dyn Store) -> anyhow::Result<()> {
+    let now = now_ms();
+    let summary = store.summary(now).context("cannot read the catalog for --metrics")?;
+    write_metrics(file, tree, store.algorithm().name, &summary, now)
 }
 
 /// An age option (`--max-age 7d`) in ms.

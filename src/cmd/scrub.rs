@@ -262,7 +262,7 @@ pub fn run(
             .with_context(|| format!("cannot append to {}", quote_env(path_bytes(log))))?;
     }
     if let Some(file) = args.metrics.as_deref().filter(|_| catalog_error.is_none()) {
-        super::monitor::write_metrics(file, &root, store.as_ref())?;
+        super::monitor::write_store_metrics(file, &root, store.as_ref())?;
     }
     if let Some(e) = catalog_error {
         // Every finding is out; the run still failed to record them.

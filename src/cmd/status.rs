@@ -26,10 +26,12 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
                 );
             }
             let (store, _) = open(&args)?;
+            let now = now_ms();
+            let summary = store.summary(now)?;
             if let Some(file) = &args.health.metrics {
-                monitor::write_metrics(file, &tree, store.as_ref())?;
+                monitor::write_metrics(file, &tree, store.algorithm().name, &summary, now)?;
             }
-            Ok((store.summary(now_ms())?, t))
+            Ok((summary, t))
         })();
         return Ok(monitor::nagios_line(&tree, judged));
     }
@@ -44,9 +46,6 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     let max_age = monitor::age("--max-age", args.health.max_age.as_deref())?;
     let (store, spec) = open(&args)?;
     let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    if let Some(file) = &args.health.metrics {
-        monitor::write_metrics(file, &tree, store.as_ref())?;
-    }
     // What the report calls the catalog: its file, or the URL (password masked), host
     // and tree.
     let (shown, place) = match &spec {
@@ -58,6 +57,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     };
     let now = now_ms();
     let s = store.summary(now)?;
+    if let Some(file) = &args.health.metrics {
+        monitor::write_metrics(file, &tree, store.algorithm().name, &s, now)?;
+    }
     let fresh = Freshness::of(&s);
     let stale = max_age.zip(fresh.age_ms(now)).map(|(limit, age)| age > limit);
     let mut out = Vec::new();
