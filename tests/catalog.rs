@@ -1299,3 +1299,16 @@ fn corrupt_is_painted_on_a_terminal_only() {
     let piped = text(&cmd_in(d.path(), &["verify", "-q", "t"]).stdout);
     assert!(piped.starts_with("CORRUPT     a (recorded "), "{piped:?}");
 }
+
+#[test]
+fn a_tree_that_is_not_there_or_not_a_directory_is_named_with_the_cause() {
+    let d = tempdir();
+    write(d.path(), "file", b"x");
+    for command in ["scan", "verify", "import"] {
+        let out = cmd_in(d.path(), &[command, "nope"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(text(&out.stderr), "fixity: nope: No such file or directory\n", "{command}");
+        let out = cmd_in(d.path(), &[command, "file"]);
+        assert_eq!(text(&out.stderr), "fixity: file: not a directory\n", "{command}");
+    }
+}

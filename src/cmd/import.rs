@@ -22,9 +22,7 @@ use std::path::{Path, PathBuf};
 
 pub fn run(args: ImportArgs) -> anyhow::Result<Status> {
     let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    if !std::fs::metadata(&root).is_ok_and(|m| m.is_dir()) {
-        bail!("{}: not a directory", quote_env(path_bytes(&root)));
-    }
+    super::tree_dir(&root)?;
     let asked = match &args.algorithm {
         Some(name) => {
             Some(algo::lookup(name).with_context(|| format!("unknown algorithm {name:?}"))?)

@@ -166,3 +166,15 @@ fn list_files(sources: &Sources, keep: &mut dyn FnMut(Vec<u8>, PathBuf, OpenMode
     });
     failed
 }
+
+/// Refuses a tree that is not a directory, saying why: it does not exist (or cannot be
+/// looked at), or it is something else.
+pub(crate) fn tree_dir(root: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!("{}: not a directory", quote_env(path_bytes(root))),
+        Err(e) => {
+            anyhow::bail!("{}: {}", quote_env(path_bytes(root)), fixity::read::io_message(&e))
+        }
+    }
+}

@@ -35,11 +35,7 @@ pub fn run(
             (root, Some((plan, index)))
         }
     };
-    match std::fs::metadata(&root) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => bail!("{}: not a directory", quote_env(path_bytes(&root))),
-        Err(e) => bail!("{}: {}", quote_env(path_bytes(&root)), fixity::read::io_message(&e)),
-    }
+    super::tree_dir(&root)?;
     // A part's scope, checked before anything is made: its list, and the records it owns
     // (the findings listed are those).
     let (scope, bounds) = match &part {
