@@ -109,6 +109,29 @@ fn bench_tree_compares_peers_and_checks_their_digests() {
     assert!(svg.starts_with("<svg") && svg.contains("read ceiling"));
 }
 
+/// However the tree is named (absolute, `./t`, `t/`), every peer's lines are matched to
+/// fixity's files: hashdeep prints absolute paths, rhash drops `./`, `find` keeps both.
+#[test]
+fn peers_are_compared_whether_the_tree_is_named_absolute_or_dotted() {
+    let d = tempdir();
+    small_tree(d.path());
+    let absolute = d.path().join("t").to_str().unwrap().to_string();
+    for tree in [absolute.as_str(), "./t", "t/"] {
+        let args =
+            ["bench", "tree", tree, "-a", "md5", "--runs", "1", "--compare", "--format", "json"];
+        let out = fixity(d.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{tree}: {}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains("not compared"), "{tree}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let peers: Vec<_> =
+            v["rows"].as_array().unwrap().iter().filter(|r| !r["agreement"].is_null()).collect();
+        assert!(!peers.is_empty(), "md5sum at least: {v}");
+        for r in peers {
+            assert_eq!(r["agreement"]["matched"], 3, "{tree}: {r}");
+        }
+    }
+}
+
 #[test]
 fn bench_tree_writes_csv_and_markdown_for_a_single_file() {
     let d = tempdir();

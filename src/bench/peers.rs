@@ -175,17 +175,7 @@ fn serial(command: &str) -> String {
 /// lines, and hashdeep's CSV. Paths are returned as the tool printed them, except that an
 /// absolute path under `cwd` (hashdeep prints those) is made relative to it again.
 pub fn parse_output(out: &[u8], cwd: &Path) -> HashMap<Vec<u8>, Digest> {
-    let cwd_prefix = {
-        let mut c = crate::pathtext::path_bytes(cwd).to_vec();
-        c.push(b'/');
-        c
-    };
-    let relative = |p: Vec<u8>| -> Vec<u8> {
-        match p.strip_prefix(cwd_prefix.as_slice()) {
-            Some(rest) => rest.to_vec(),
-            None => p,
-        }
-    };
+    let relative = |p: Vec<u8>| same_name(&p, cwd);
     let mut map = HashMap::new();
     let mut manifest = Manifest::new(false);
     let mut hashdeep = false;
@@ -215,6 +205,21 @@ pub fn parse_output(out: &[u8], cwd: &Path) -> HashMap<Vec<u8>, Digest> {
         }
     }
     map
+}
+
+/// A file's name as the comparison keys it, whoever printed it: relative to `cwd` when it
+/// lies below it (hashdeep prints absolute paths; fixity and `find` keep an absolute
+/// argument absolute), without leading `./` (rhash drops it, `find ./d` keeps it).
+pub(crate) fn same_name(name: &[u8], cwd: &Path) -> Vec<u8> {
+    let cwd = crate::pathtext::path_bytes(cwd);
+    let mut rest = match name.strip_prefix(cwd) {
+        Some(r) if r.first() == Some(&b'/') => &r[1..],
+        _ => name,
+    };
+    while let Some(r) = rest.strip_prefix(b"./") {
+        rest = r;
+    }
+    rest.to_vec()
 }
 
 /// How a peer's digests compare with fixity's.
@@ -317,6 +322,16 @@ mod tests {
         let m = parse_output(sfv, cwd);
         assert_eq!(m[&b"pt/x".to_vec()], d("ddeaa107"));
         assert_eq!(m[&b"pt/s/y".to_vec()], d("f6c7f2c4"));
+    }
+
+    #[test]
+    fn names_compare_alike_however_they_were_given() {
+        let cwd = Path::new("/tmp/b");
+        for name in ["d/x", "./d/x", "././d/x", "/tmp/b/d/x", "/tmp/b/./d/x"] {
+            assert_eq!(same_name(name.as_bytes(), cwd), b"d/x", "{name}");
+        }
+        assert_eq!(same_name(b"/tmp/bd/x", cwd), b"/tmp/bd/x", "not below the directory");
+        assert_eq!(same_name(b"/elsewhere/x", cwd), b"/elsewhere/x");
     }
 
     #[test]

@@ -316,7 +316,13 @@ pub fn run(path: &Path, opts: &Options, progress: &mut dyn FnMut(Event<'_>)) -> 
         if !opts.compare {
             continue;
         }
-        let ours = first.digests.unwrap_or_default();
+        // Keyed as the peers' names are, however the tree was named (absolute, ./d).
+        let ours: HashMap<Vec<u8>, Digest> = first
+            .digests
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, d)| (peers::same_name(&name, &cwd), d))
+            .collect();
         for peer in peers::commands_for(algo, &path_text, is_dir, files, machine.cores) {
             if !peer.installed {
                 let entry = format!("{} ({})", peer.name, peer.program);
