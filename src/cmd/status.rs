@@ -77,14 +77,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "verified_within_days": s.verified_within.iter().map(|(d, n)| (d.to_string(), serde_json::Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "problems": s.problems.iter().map(|(p, c)| serde_json::json!({
                 "path": String::from_utf8_lossy(p), "class": c })).collect::<Vec<_>>(),
-            "runs": s.runs.iter().map(|r| serde_json::json!({
-                "command": r.command,
-                "started": r.started,
-                "finished": r.finished,
-                "complete": r.complete,
-                // The run's own summary, as `scan|verify --json` printed it.
-                "summary": r.summary.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()),
-            })).collect::<Vec<_>>(),
+            "runs": s.runs.iter().map(run_json).collect::<Vec<_>>(),
             "pass": s.pass,
             "verification_age_seconds": fresh.age_ms(now).map(|a| a / 1000),
             "stale": stale,
@@ -258,6 +251,17 @@ fn tree_json(t: &TreeState) -> serde_json::Value {
         "findings": { "corrupt": t.corrupt, "unreadable": t.unreadable, "missing": t.missing },
         "imported_unverified": t.imported,
         "last_complete_pass": t.last_complete_pass,
-        "last_run": t.last_run,
+        "last_run": t.last_run.as_ref().map(run_json),
+    })
+}
+
+/// A run as `status --json` shows it: its summary an object, as `scan --json` printed it.
+fn run_json(r: &fixity::catalog::RunInfo) -> serde_json::Value {
+    serde_json::json!({
+        "command": r.command,
+        "started": r.started,
+        "finished": r.finished,
+        "complete": r.complete,
+        "summary": r.summary.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()),
     })
 }
