@@ -272,7 +272,9 @@ fn chart(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     let (w, h) = (1000.0, 280.0);
     let (left, right, top, bottom) = (80.0, 50.0, 15.0, 45.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
-    let max_bytes = runs.iter().map(|r| r.bytes_read).max().unwrap_or(0).max(1) as f64;
+    // A multiple of 4, so that each quarter line is a whole number of bytes.
+    let max_bytes = runs.iter().map(|r| r.bytes_read).max().unwrap_or(0).max(1).div_ceil(4) * 4;
+    let max_bytes = max_bytes as f64;
     let max_found = runs.iter().map(|r| r.findings).max().unwrap_or(0).max(1) as f64;
     let slot = pw / runs.len() as f64;
     let x = |i: usize| left + slot * (i as f64 + 0.5);
