@@ -118,9 +118,28 @@ fn json_results() {
     assert_eq!(out.status.code(), Some(1));
     let v: Vec<serde_json::Value> =
         text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let st: Vec<&str> = v.iter().map(|o| o["status"].as_str().unwrap()).collect();
+    let st: Vec<&str> = v.iter().filter_map(|o| o["status"].as_str()).collect();
     assert_eq!(st, ["ok", "failed", "missing"]);
     assert_eq!(v[0]["algorithm"], "md5");
+    // Then the manifest's verdict and counts (a missing file counts as unreadable, as
+    // coreutils counts it).
+    assert_eq!(v.len(), 4);
+    assert_eq!(
+        (v[3]["manifest"].as_str(), v[3]["verdict"].as_str()),
+        (Some("m.md5"), Some("failed"))
+    );
+    assert_eq!(
+        v[3]["counts"],
+        serde_json::json!({"ok": 1, "failed": 1, "unreadable": 1,
+        "ignored": 0, "malformed": 0, "ambiguous": 0, "refused": 0})
+    );
+    let none = run(d.path(), ["check", "--json", "no.md5"]);
+    assert_eq!(none.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&none.stdout).unwrap();
+    assert_eq!(
+        (v["verdict"].as_str(), v["detail"].as_str()),
+        (Some("unreadable"), Some("No such file or directory"))
+    );
 }
 
 #[test]
@@ -138,6 +157,7 @@ fn json_names_malformed_and_ambiguous_lines() {
     assert!(v[0]["detail"].as_str().unwrap().contains("md5"), "{}", v[0]);
     assert_eq!(v[1]["line"], 2);
     assert_eq!(v[1]["status"], "malformed");
+    assert_eq!(v[3]["verdict"], "ambiguous");
     assert_eq!(out.status.code(), Some(2));
 }
 

@@ -157,9 +157,20 @@ impl<W: Write> Renderer<'_, W> {
             Event::ManifestUnreadable { manifest, error } => {
                 let _ = self.out.flush();
                 let mname = manifest_name(&plan.manifests[manifest]);
-                match error {
-                    Some(e) => ui::error(&format!("{mname}: {}", fixity::read::io_message(&e))),
-                    None => ui::error(&format!("{mname}: read error")),
+                let why = match error {
+                    Some(e) => fixity::read::io_message(&e),
+                    None => "read error".to_string(),
+                };
+                ui::error(&format!("{mname}: {why}"));
+                if show.json {
+                    let mbytes = manifest_bytes(&plan.manifests[manifest]);
+                    json::write_manifest_done(
+                        mbytes,
+                        "unreadable",
+                        &[],
+                        Some(&why),
+                        &mut self.line,
+                    );
                 }
                 self.status = self.status.max(Status::Failed);
                 self.ambiguous_said = false;
@@ -167,6 +178,25 @@ impl<W: Write> Renderer<'_, W> {
             Event::ManifestDone { manifest, counts, verdict } => {
                 let _ = self.out.flush();
                 summarize(&counts, &manifest_name(&plan.manifests[manifest]), plan, self.show);
+                if show.json {
+                    let word = match verdict {
+                        Verdict::Clean => "clean",
+                        Verdict::Failed => "failed",
+                        Verdict::Ambiguous => "ambiguous",
+                    };
+                    let c = &counts;
+                    let numbers = [
+                        ("ok", c.ok),
+                        ("failed", c.mismatched),
+                        ("unreadable", c.unreadable),
+                        ("ignored", c.ignored_missing),
+                        ("malformed", c.malformed),
+                        ("ambiguous", c.ambiguous),
+                        ("refused", c.refused),
+                    ];
+                    let mbytes = manifest_bytes(&plan.manifests[manifest]);
+                    json::write_manifest_done(mbytes, word, &numbers, None, &mut self.line);
+                }
                 self.status = self.status.max(match verdict {
                     Verdict::Clean => Status::Ok,
                     Verdict::Failed => Status::Failed,

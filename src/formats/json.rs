@@ -61,6 +61,29 @@ pub fn write_line_problem(
     push(obj, out);
 }
 
+/// The end of one manifest in `check --json`: `{"manifest": ..., "verdict":
+/// "clean"|"failed"|"ambiguous"|"unreadable", "counts": {...}, "detail": ...}`.
+pub fn write_manifest_done(
+    manifest: &[u8],
+    verdict: &str,
+    counts: &[(&str, u64)],
+    detail: Option<&str>,
+    out: &mut Vec<u8>,
+) {
+    let mut obj = Map::new();
+    for (k, v) in path_fields(manifest) {
+        obj.insert(format!("manifest{}", k.strip_prefix("path").unwrap_or(&k)), v);
+    }
+    obj.insert("verdict".into(), Value::from(verdict));
+    let counts: Map<String, Value> =
+        counts.iter().map(|(k, n)| (k.to_string(), Value::from(*n))).collect();
+    obj.insert("counts".into(), Value::Object(counts));
+    if let Some(d) = detail {
+        obj.insert("detail".into(), Value::from(d));
+    }
+    push(obj, out);
+}
+
 /// A classified file from `scan`/`verify` (or `check --audit`):
 /// `{"path": ..., "class": "corrupt", "moved_from": ..., "note": ..., "algorithm": ...,
 /// "recorded_digest": HEX, "current_digest": HEX}`; the last three for a corrupt file, when known.
