@@ -114,6 +114,19 @@ impl Importer for Chkbit {
     }
 }
 
+/// The entries one index file's `text` gives, read as the index of directory `dir`
+/// (what the fuzz target drives; a text that is not JSON is one malformed entry).
+pub(crate) fn index_entries(text: &[u8], dir: &[u8]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    match json::parse(text) {
+        Ok(v) => read_index(text, &v, dir, ".chkbit", &mut |e| out.push(e)),
+        Err(e) => {
+            out.push(Entry::malformed(".chkbit".into(), EntryPath::Relative(dir.to_vec()), e))
+        }
+    }
+    out
+}
+
 /// Hands over the entries of one directory's index (`index`, parsed from `text`).
 fn read_index(text: &[u8], index: &Value, dir: &[u8], at: &str, each: &mut dyn FnMut(Entry)) {
     let path_of = |name: &[u8]| {

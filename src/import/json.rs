@@ -261,6 +261,77 @@ mod tests {
         );
     }
 
+    /// Ours as serde_json's value: strings must be UTF-8, numbers parse the same.
+    fn as_serde(v: &Value) -> serde_json::Value {
+        match v {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => serde_json::from_str(n).expect("a JSON number"),
+            Value::String(s) => serde_json::Value::String(String::from_utf8(s.clone()).unwrap()),
+            Value::Array(a) => serde_json::Value::Array(a.iter().map(as_serde).collect()),
+            Value::Object(m) => serde_json::Value::Object(
+                m.iter()
+                    .map(|(k, v, _)| (String::from_utf8(k.clone()).unwrap(), as_serde(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn any_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            // Floats serde_json itself reads back exactly (its reader rounds some).
+            any::<f64>()
+                .prop_filter("exact in serde_json", |f| {
+                    f.is_finite()
+                        && serde_json::from_str::<f64>(&serde_json::to_string(f).unwrap())
+                            .is_ok_and(|g| g == *f)
+                })
+                .prop_map(serde_json::Value::from),
+            ".*".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                proptest::collection::btree_map(".*", inner, 0..6)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Differential: whatever serde_json writes (compact or pretty, any text, any
+        /// nesting the indexes use), this reader reads as the same value, and each
+        /// member's span is the text serde_json wrote for it.
+        #[test]
+        fn reads_what_serde_json_writes(v in any_json(), pretty in proptest::bool::ANY) {
+            let text = if pretty { serde_json::to_vec_pretty(&v) } else { serde_json::to_vec(&v) }.unwrap();
+            let ours = parse(&text).unwrap();
+            proptest::prop_assert_eq!(as_serde(&ours), v);
+            if let Value::Object(m) = &ours {
+                for (_, member, span) in m {
+                    let from_span: serde_json::Value = serde_json::from_slice(&text[span.clone()]).unwrap();
+                    proptest::prop_assert_eq!(from_span, as_serde(member));
+                }
+            }
+        }
+
+        /// Arbitrary bytes never panic, and UTF-8 text serde_json refuses this reader
+        /// refuses too (but for `\\u` escapes: lone surrogates read as the bytes they stand
+        /// for).
+        #[test]
+        fn refuses_what_is_not_json(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            let ours = parse(&bytes);
+            let text = std::str::from_utf8(&bytes).is_ok() && !bytes.windows(2).any(|w| w == b"\\u");
+            if text && serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
+                proptest::prop_assert!(ours.is_err(), "{:?}", String::from_utf8_lossy(&bytes));
+            }
+        }
+    }
+
     #[test]
     fn escapes_decode_to_the_bytes_of_the_name() {
         // Python's json.dumps of a surrogateescaped name, and of a non-BMP character.

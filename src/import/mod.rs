@@ -24,6 +24,19 @@ pub mod manifest;
 pub mod scorch;
 pub mod xattrs;
 
+/// For the fuzz target `import_sources`: the entries one chkbit index's text gives, read
+/// as the index of directory `dir`.
+#[doc(hidden)]
+pub fn fuzz_chkbit_index(text: &[u8], dir: &[u8]) -> Vec<Entry> {
+    chkbit::index_entries(text, dir)
+}
+
+/// For the fuzz target `import_sources`: the rows of a scorch database's CSV text.
+#[doc(hidden)]
+pub fn fuzz_scorch_rows(text: &[u8]) -> Vec<Result<Vec<Vec<u8>>, String>> {
+    scorch::rows(text)
+}
+
 use crate::algo::Algorithm;
 use crate::catalog::{Found, Store, StoreError};
 use crate::device::Stamp;

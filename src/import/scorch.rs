@@ -51,7 +51,7 @@ fn digest(field: &[u8]) -> Result<Option<(&'static Algorithm, Digest)>, String> 
 }
 
 /// Splits CSV `text` into rows of fields, as Python's `csv` module writes them.
-fn rows(text: &[u8]) -> Vec<Result<Vec<Vec<u8>>, String>> {
+pub(crate) fn rows(text: &[u8]) -> Vec<Result<Vec<Vec<u8>>, String>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < text.len() {
