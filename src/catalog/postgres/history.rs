@@ -75,15 +75,6 @@ impl Db {
              ORDER BY id",
             &[&(limit as i64)],
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| RunInfo {
-                command: r.get(0),
-                started: r.get(1),
-                finished: r.get(2),
-                complete: r.get(3),
-                summary: r.get(4),
-            })
-            .collect())
+        Ok(rows.iter().map(super::summary::run_of).collect())
     }
 }

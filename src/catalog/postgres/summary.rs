@@ -58,13 +58,7 @@ impl Db {
                 &[],
             )?
             .iter()
-            .map(|r| RunInfo {
-                command: r.get(0),
-                started: r.get(1),
-                finished: r.get(2),
-                complete: r.get(3),
-                summary: r.get(4),
-            })
+            .map(run_of)
             .collect();
         Ok(Summary {
             files: n(0),
@@ -192,3 +186,14 @@ const FLEET: &str = "SELECT t.host, t.root, t.algorithm, t.last_pass_completed,
                  WHERE tree = t.id ORDER BY id DESC LIMIT 1) r ON true
              WHERE $1::text IS NULL OR t.host = $1
              ORDER BY t.host, t.root";
+
+/// A run from `SELECT command, started, finished, complete, summary FROM fixity.runs`.
+pub(super) fn run_of(r: &postgres::Row) -> RunInfo {
+    RunInfo {
+        command: r.get(0),
+        started: r.get(1),
+        finished: r.get(2),
+        complete: r.get(3),
+        summary: r.get(4),
+    }
+}

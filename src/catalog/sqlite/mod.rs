@@ -106,6 +106,17 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     })
 }
 
+/// A run from `SELECT command, started, finished, complete, summary FROM runs`.
+pub(super) fn run_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunInfo> {
+    Ok(RunInfo {
+        command: r.get(0)?,
+        started: r.get(1)?,
+        finished: r.get(2)?,
+        complete: r.get(3)?,
+        summary: r.get(4)?,
+    })
+}
+
 /// An open catalog.
 pub struct Catalog {
     conn: Connection,
@@ -426,15 +437,7 @@ impl Catalog {
             )
             .map_err(e)?;
         let runs = st
-            .query_map([], |r| {
-                Ok(RunInfo {
-                    command: r.get(0)?,
-                    started: r.get(1)?,
-                    finished: r.get(2)?,
-                    complete: r.get(3)?,
-                    summary: r.get(4)?,
-                })
-            })
+            .query_map([], run_of)
             .map_err(e)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(e)?;

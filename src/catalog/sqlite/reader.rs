@@ -1,6 +1,6 @@
 //! Reading the catalog in pages on a connection of its own, while another writes.
 
-use super::{ROW_COLUMNS, Row, row_of};
+use super::{ROW_COLUMNS, Row, row_of, run_of};
 use crate::catalog::Class;
 use crate::catalog::store::{History, RunInfo};
 use crate::digest::Digest;
@@ -126,15 +126,7 @@ impl Reader {
             "SELECT command, started, finished, complete, summary FROM
                (SELECT * FROM runs ORDER BY id DESC LIMIT ?1) ORDER BY id",
         )?;
-        let rows = st.query_map([limit as i64], |r| {
-            Ok(RunInfo {
-                command: r.get(0)?,
-                started: r.get(1)?,
-                finished: r.get(2)?,
-                complete: r.get(3)?,
-                summary: r.get(4)?,
-            })
-        })?;
+        let rows = st.query_map([limit as i64], run_of)?;
         rows.collect()
     }
 }
