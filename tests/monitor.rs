@@ -288,3 +288,38 @@ fn node_exporter_reads_the_metrics() {
     assert!(corrupt.ends_with(" 1"), "{corrupt}");
     assert!(body.contains("# TYPE fixity_last_success_timestamp_seconds gauge"), "{body}");
 }
+
+#[test]
+fn an_imported_tree_ages_from_its_import_not_from_1970() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    write(d.path(), "t/b", b"beta");
+    let sums =
+        fixity(&d.path().join("t")).args(["hash", "-a", "sha256", "a", "b"]).output().unwrap();
+    std::fs::write(d.path().join("t.sha256"), &sums.stdout).unwrap();
+    let import = ["import", "t", "--from", "manifest", "--source", "t.sha256", "-q"];
+    let out = fixity(d.path()).args(import).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (line, code) = nagios(&Cat::Sqlite, d.path(), &[]);
+    assert_eq!(code, 0, "{line}");
+    assert!(
+        line.contains("no complete verification pass yet, in the tree's catalog since "),
+        "{line}"
+    );
+    assert!(
+        line.contains("; 2 imported, not yet verified |")
+            && line.contains(" imported_unverified=2;;;0"),
+        "{line}"
+    );
+    let out = fixity(d.path()).args(["status", "t", "--metrics", "m.prom"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        get(&samples(&d.path().join("m.prom")), "fixity_imported_unverified_files", &[]),
+        2.0
+    );
+    // A verify reads them: nothing is left imported, and the pass is complete.
+    assert!(fixity(d.path()).args(["verify", "-q", "t"]).output().unwrap().status.success());
+    let (line, code) = nagios(&Cat::Sqlite, d.path(), &[]);
+    assert_eq!(code, 0, "{line}");
+    assert!(line.contains("last complete pass") && !line.contains("imported"), "{line}");
+}

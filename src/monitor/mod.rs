@@ -44,8 +44,10 @@ impl Findings {
 pub enum Freshness {
     /// The last complete verification pass ended then (ms).
     Pass(i64),
-    /// No pass has completed yet; the least recently verified file was read then (ms):
-    /// the first scan, for a tree never verified.
+    /// No pass has completed yet; fixity has kept the tree since then (ms): the earliest
+    /// of the oldest verification (the first scan, for a tree only scanned), the start of
+    /// the pass under way, and the oldest run remembered (an import, whose files were
+    /// never verified by fixity).
     NoPassSince(i64),
     /// The catalog records no file.
     Empty,
@@ -54,10 +56,16 @@ pub enum Freshness {
 impl Freshness {
     /// The freshness a summary shows.
     pub fn of(s: &Summary) -> Freshness {
-        match (s.pass.last_completed, &s.oldest_verified) {
-            (Some(t), _) => Freshness::Pass(t),
-            (None, Some((_, t))) => Freshness::NoPassSince(*t),
-            (None, None) => Freshness::Empty,
+        if let Some(t) = s.pass.last_completed {
+            return Freshness::Pass(t);
+        }
+        // A file never verified (imported) has the time 0: not a time to count from.
+        let verified = s.oldest_verified.iter().map(|(_, t)| *t).filter(|t| *t > 0);
+        let pass = s.pass.under_way.map(|p| p.since);
+        let runs = s.runs.iter().map(|r| r.started);
+        match verified.chain(pass).chain(runs).min() {
+            Some(t) if s.files + s.missing > 0 => Freshness::NoPassSince(t),
+            _ => Freshness::Empty,
         }
     }
 
@@ -76,7 +84,7 @@ impl Freshness {
         match *self {
             Freshness::Pass(t) => format!("last complete pass {}", ago(t)),
             Freshness::NoPassSince(t) => {
-                format!("no complete verification pass yet; oldest verification {}", ago(t))
+                format!("no complete verification pass yet, in the tree's catalog since {}", ago(t))
             }
             Freshness::Empty => "the catalog records no files".into(),
         }
@@ -202,6 +210,15 @@ pub(crate) mod tests {
         assert_eq!(Freshness::of(&s), Freshness::Pass(5_000_000));
         assert_eq!(Freshness::of(&s).age_ms(5_000_000 + 86_400_000), Some(86_400_000));
         s.pass.last_completed = None;
+        // Imported files never verified (time 0): the import's run starts the clock.
+        s.oldest_verified = Some((b"a".to_vec(), 0));
+        s.runs = vec![run("import", 3_000_000, 0), run("scan", 2_000_000, 0)];
+        assert_eq!(Freshness::of(&s), Freshness::NoPassSince(2_000_000));
+        s.pass.under_way =
+            Some(crate::catalog::PassUnderWay { since: 1_500_000, files_left: 1, bytes_left: 1 });
+        assert_eq!(Freshness::of(&s), Freshness::NoPassSince(1_500_000));
+        s.runs.clear();
+        s.pass.under_way = None;
         s.oldest_verified = None;
         assert_eq!(Freshness::of(&s), Freshness::Empty);
         assert_eq!(Freshness::Empty.age_ms(1), None);

@@ -6,7 +6,8 @@
 //! is still fine, so `0` alerts on any finding. By default any corrupt file is CRITICAL,
 //! any other finding (unreadable, missing) is WARNING, and the last complete verification
 //! pass is WARNING past 7 days and CRITICAL past 30. With no complete pass yet, the age
-//! counts from the oldest verification (a tree only scanned: its first scan).
+//! counts from when fixity took the tree on (its first scan or import, or the oldest
+//! verification).
 
 use super::{Findings, Freshness, age_text};
 use crate::catalog::Summary;
@@ -119,6 +120,9 @@ pub fn judge(shown: &str, s: &Summary, now_ms: i64, t: &Thresholds) -> Verdict {
     if let Some(p) = s.pass.under_way {
         text.push_str(&format!("; pass under way, {} files left", p.files_left));
     }
+    if s.imported > 0 {
+        text.push_str(&format!("; {} imported, not yet verified", s.imported));
+    }
     if !why.is_empty() {
         text = format!("{}: {text}", why.join(", "));
     }
@@ -147,6 +151,9 @@ pub fn judge(shown: &str, s: &Summary, now_ms: i64, t: &Thresholds) -> Verdict {
     }
     if let Some(p) = s.pass.under_way {
         perf.push(format!("pass_files_left={};;;0", p.files_left));
+    }
+    if s.imported > 0 {
+        perf.push(format!("imported_unverified={};;;0", s.imported));
     }
     Verdict { state, line: format!("FIXITY {} - {text} | {}", state.word(), perf.join(" ")) }
 }
@@ -221,12 +228,18 @@ mod tests {
         let v = judge("/t", &s, 9 * DAY, &Thresholds::default());
         assert_eq!(v.state, State::Warning);
         assert!(
-            v.line.contains("no complete verification pass yet; oldest verification 1970-01-02"),
+            v.line.contains(
+                "no complete verification pass yet, in the tree's catalog since 1970-01-02"
+            ),
             "{}",
             v.line
         );
         assert!(v.line.contains("pass under way, 3 files left"), "{}", v.line);
         assert!(v.line.contains(" pass_files_left=3;;;0"), "{}", v.line);
+        s.imported = 2;
+        let v = judge("/t", &s, 9 * DAY, &Thresholds::default());
+        assert!(v.line.contains("; 2 imported, not yet verified |"), "{}", v.line);
+        assert!(v.line.ends_with(" imported_unverified=2;;;0"), "{}", v.line);
     }
 
     #[test]

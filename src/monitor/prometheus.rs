@@ -46,6 +46,11 @@ pub fn write(out: &mut dyn Write, input: &Input<'_>) -> io::Result<()> {
         "Total size of the files present in the catalog.",
         s.bytes as f64,
     )?;
+    m.one(
+        "fixity_imported_unverified_files",
+        "Present files whose digest fixity import brought in and no verify has confirmed yet.",
+        s.imported as f64,
+    )?;
     m.head(
         "fixity_findings",
         "Standing findings: files last found corrupt or unreadable, and missing files.",
