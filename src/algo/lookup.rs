@@ -66,24 +66,8 @@ pub fn blake2b_bits(bits: u32) -> Option<&'static Algorithm> {
         // Leaked once per length (at most 63 pairs of short strings).
         let name: &'static str = String::leak(format!("{BLAKE2B_PREFIX}{bits}"));
         let tag: &'static str = String::leak(format!("BLAKE2b-{bits}"));
-        Algorithm {
-            name,
-            aliases: &[],
-            tag,
-            len: bits as usize / 8,
-            extensions: &[],
-            strength: Strength::Cryptographic,
-            multithreaded: false,
-            encoding: Encoding::Hex,
-            rhash: None,
-            lanes: None,
-            tools: &[],
-            xxhsum: None,
-            cksum: None,
-            shatag: None,
-            combine: None,
-            new: impls::blake2b,
-        }
+        let len = bits as usize / 8;
+        Algorithm::base(name, tag, len, Strength::Cryptographic, Encoding::Hex, impls::blake2b)
     }))
 }
 

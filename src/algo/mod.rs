@@ -256,22 +256,10 @@ macro_rules! algo {
     };
     (@row $name:literal, $tag:literal, $len:expr, $strength:ident, [$($alias:literal),*], [$($ext:literal),*], $new:expr, $mt:expr, $enc:ident) => {
         Algorithm {
-            name: $name,
             aliases: &[$($alias),*],
-            tag: $tag,
-            len: $len,
             extensions: &[$($ext),*],
-            strength: Strength::$strength,
             multithreaded: $mt,
-            encoding: Encoding::$enc,
-            rhash: None,
-            lanes: None,
-            tools: &[],
-            xxhsum: None,
-            cksum: None,
-            shatag: None,
-            combine: None,
-            new: $new,
+            ..Algorithm::base($name, $tag, $len, Strength::$strength, Encoding::$enc, $new)
         }
     };
 }

@@ -1,9 +1,40 @@
 //! The builders of the registry's rows: each adds one group of facts to a row of
 //! [`ALGORITHMS`](super::ALGORITHMS) (`algo!(...).with_rhash(...).with_tools(...)`).
 
-use super::{Algorithm, Combine, RhashFacts, multibuf};
+use super::{Algorithm, Combine, Encoding, Hasher, RhashFacts, Strength, multibuf};
 
 impl Algorithm {
+    /// A row with its own facts only (no aliases or extensions, single-threaded, no
+    /// peer's facts): the start of every row, registered or made at run time (BLAKE2b-N,
+    /// s3etag-SIZE). A new fact of the registry gets its default here once.
+    pub(super) const fn base(
+        name: &'static str,
+        tag: &'static str,
+        len: usize,
+        strength: Strength,
+        encoding: Encoding,
+        new: fn(&Algorithm) -> Box<dyn Hasher>,
+    ) -> Algorithm {
+        Algorithm {
+            name,
+            aliases: &[],
+            tag,
+            len,
+            extensions: &[],
+            strength,
+            multithreaded: false,
+            encoding,
+            rhash: None,
+            lanes: None,
+            tools: &[],
+            xxhsum: None,
+            cksum: None,
+            shatag: None,
+            combine: None,
+            new,
+        }
+    }
+
     /// This row with rhash's facts (see [`RhashFacts`]).
     pub(super) const fn with_rhash(
         mut self,

@@ -73,32 +73,14 @@ pub fn s3etag_part(part: u64) -> Option<&'static Algorithm> {
     // Leaked once per part size asked for in this process.
     let name: &'static str = String::leak(format!("{PREFIX}-{n}{}", unit.to_ascii_lowercase()));
     let tag: &'static str = String::leak(format!("S3ETAG-{n}{unit}"));
-    let row: &'static Algorithm =
-        Box::leak(Box::new(Algorithm { name, aliases: &[], tag, extensions: &[], ..row(name) }));
+    let row: &'static Algorithm = Box::leak(Box::new(Algorithm { tag, ..row(name) }));
     made.push(row);
     Some(row)
 }
 
 /// The fields every `s3etag` row shares.
 const fn row(name: &'static str) -> Algorithm {
-    Algorithm {
-        name,
-        aliases: &[],
-        tag: "S3ETAG",
-        len: ETAG_LEN,
-        extensions: &[],
-        strength: Strength::Broken,
-        multithreaded: false,
-        encoding: Encoding::S3Etag,
-        rhash: None,
-        lanes: None,
-        tools: &[],
-        xxhsum: None,
-        cksum: None,
-        shatag: None,
-        combine: None,
-        new: hasher,
-    }
+    Algorithm::base(name, "S3ETAG", ETAG_LEN, Strength::Broken, Encoding::S3Etag, hasher)
 }
 
 /// The registered row, `s3etag` (8 MiB parts).

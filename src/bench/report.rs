@@ -4,6 +4,8 @@
 use super::algos::AlgoRow;
 use super::tree::{Report, Row};
 use crate::algo::Strength;
+// The chart's text is escaped as the report page's (SVG is XML).
+use crate::report::html::escape;
 use std::fmt::Write as _;
 
 /// Output formats.
@@ -310,10 +312,6 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
     out
 }
 
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// An SVG bar chart of throughput (MB/s) per tool and algorithm, fixity's bars in one
 /// colour and the peers' in another, with the read ceiling as a dashed vertical line.
 pub fn chart_svg(r: &Report) -> String {
@@ -343,12 +341,12 @@ pub fn chart_svg(r: &Report) -> String {
     let _ = writeln!(
         s,
         r##"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"##,
-        xml_escape(&title)
+        escape(&title)
     );
     let _ = writeln!(
         s,
         r##"<text x="10" y="38" fill="#555">{}</text>"##,
-        xml_escape(&format!("{}, {} cores", r.machine.cpu, r.machine.cores))
+        escape(&format!("{}, {} cores", r.machine.cpu, r.machine.cores))
     );
     for (i, row) in rows.iter().enumerate() {
         let y = top + row_h * i as f64;
@@ -359,7 +357,7 @@ pub fn chart_svg(r: &Report) -> String {
             r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
             label_w - 8.0,
             y + 15.0,
-            xml_escape(&label)
+            escape(&label)
         );
         let _ = writeln!(
             s,
@@ -367,7 +365,7 @@ pub fn chart_svg(r: &Report) -> String {
             y + 3.0,
             (x(row.mbps) - label_w).max(0.5),
             row_h - 6.0,
-            xml_escape(&format!("{:.0} MB/s, median {:.3} s", row.mbps, row.seconds.median))
+            escape(&format!("{:.0} MB/s, median {:.3} s", row.mbps, row.seconds.median))
         );
         let _ = writeln!(
             s,

@@ -112,7 +112,8 @@ pub struct RunFacts {
     pub started: i64,
     /// When it ended, if it ended normally (ms); an interrupted run has no end.
     pub finished: Option<i64>,
-    /// Whether it covered everything it set out to (false for a slice stopped early).
+    /// Whether it covered everything it set out to (false for a slice stopped early; an
+    /// interrupted run is told by `finished`).
     pub complete: bool,
     /// Files per class, in [`Class::ALL`] order.
     pub counts: [u64; 7],
@@ -122,41 +123,61 @@ pub struct RunFacts {
 }
 
 impl RunFacts {
+    /// The run's facts from what the store keeps of it (its summary as `scan --json`
+    /// printed it; a summary of another shape, an import's, counts nothing).
+    pub fn of(r: &crate::catalog::RunInfo) -> RunFacts {
+        let report: serde_json::Value =
+            r.summary.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
+        let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+        let mut counts = [0; 7];
+        for c in Class::ALL {
+            counts[c as usize] = n(&report["counts"][c.name()]);
+        }
+        RunFacts {
+            started: r.started,
+            finished: r.finished,
+            complete: r.complete != Some(false),
+            counts,
+            files_read: n(&report["files_read"]),
+            bytes_read: n(&report["bytes_read"]),
+            seconds: report["seconds"].as_f64().unwrap_or(0.0),
+        }
+    }
+
+    /// `complete`, `stopped early` (a slice) or `interrupted`.
+    pub fn state(&self) -> &'static str {
+        match (self.finished, self.complete) {
+            (None, _) => "interrupted",
+            (Some(_), false) => "stopped early",
+            (Some(_), true) => "complete",
+        }
+    }
+
+    /// Files it found corrupt, unreadable or missing.
+    pub fn findings(&self) -> u64 {
+        Class::ALL.iter().filter(|c| c.is_failure()).map(|c| self.counts[*c as usize]).sum()
+    }
+
     /// Whether the run ended and found nothing that means data may be lost: a run that
     /// would have exited 0.
     pub fn succeeded(&self) -> bool {
-        self.finished.is_some()
-            && Class::ALL.iter().all(|c| !c.is_failure() || self.counts[*c as usize] == 0)
+        self.finished.is_some() && self.findings() == 0
     }
 }
 
 /// The latest run of `command` among those a summary holds (newest first), if any.
 pub fn last_run(s: &Summary, command: &str) -> Option<RunFacts> {
-    s.runs.iter().find(|r| r.command == command).map(facts)
+    s.runs.iter().find(|r| r.command == command).map(RunFacts::of)
 }
 
 /// The end (ms) of the latest run of `command` that succeeded, among those a summary holds.
 pub fn last_success(s: &Summary, command: &str) -> Option<i64> {
-    s.runs.iter().filter(|r| r.command == command).map(facts).find(RunFacts::succeeded)?.finished
-}
-
-fn facts(r: &crate::catalog::RunInfo) -> RunFacts {
-    let report: serde_json::Value =
-        r.summary.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
-    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
-    let mut counts = [0; 7];
-    for c in Class::ALL {
-        counts[c as usize] = n(&report["counts"][c.name()]);
-    }
-    RunFacts {
-        started: r.started,
-        finished: r.finished,
-        complete: r.complete.unwrap_or(false),
-        counts,
-        files_read: n(&report["files_read"]),
-        bytes_read: n(&report["bytes_read"]),
-        seconds: report["seconds"].as_f64().unwrap_or(0.0),
-    }
+    s.runs
+        .iter()
+        .filter(|r| r.command == command)
+        .map(RunFacts::of)
+        .find(RunFacts::succeeded)?
+        .finished
 }
 
 #[cfg(test)]

@@ -91,20 +91,10 @@ impl PathText {
     }
 }
 
-/// Standing findings per class: files that stay reported until resolved.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Standing {
-    pub corrupt: u64,
-    pub unreadable: u64,
-    pub missing: u64,
-}
-
-impl Standing {
-    /// All of them.
-    pub fn total(&self) -> u64 {
-        self.corrupt + self.unreadable + self.missing
-    }
-}
+/// Standing findings per class: files that stay reported until resolved (what the
+/// health checks count too).
+pub use crate::monitor::Findings as Standing;
+use crate::monitor::RunFacts;
 
 /// How much of the tree has been verified.
 #[derive(Clone, Debug, Serialize)]
@@ -178,28 +168,19 @@ pub struct Run {
 
 impl Run {
     fn of(r: &RunInfo) -> Run {
-        let summary: serde_json::Value =
-            r.summary.as_deref().and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
-        let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
-        let counts = summary["counts"].as_object().cloned().unwrap_or_default();
-        let findings = Class::ALL
-            .into_iter()
-            .filter(|c| c.is_failure())
-            .map(|c| counts.get(c.name()).map_or(0, n))
-            .sum();
+        let f = RunFacts::of(r);
         Run {
             command: r.command.clone(),
             started: r.started,
             finished: r.finished,
-            state: match (r.finished, r.complete) {
-                (None, _) => "interrupted",
-                (Some(_), Some(false)) => "stopped early",
-                _ => "complete",
-            },
-            files_read: n(&summary["files_read"]),
-            bytes_read: n(&summary["bytes_read"]),
-            findings,
-            counts,
+            state: f.state(),
+            files_read: f.files_read,
+            bytes_read: f.bytes_read,
+            findings: f.findings(),
+            counts: Class::ALL
+                .into_iter()
+                .map(|c| (c.name().to_string(), f.counts[c as usize].into()))
+                .collect(),
         }
     }
 }
@@ -230,12 +211,7 @@ pub fn gather(
     opts: Options,
 ) -> Result<Report, StoreError> {
     let s = store.summary(now)?;
-    let result = |name: &str| s.by_result.iter().find(|(k, _)| k == name).map_or(0, |(_, n)| *n);
-    let standing = Standing {
-        corrupt: result("corrupt"),
-        unreadable: result("unreadable"),
-        missing: s.missing,
-    };
+    let standing = Standing::of(&s);
     let share = |n: u64| if s.files == 0 { 1.0 } else { n as f64 / s.files as f64 };
     let (pass, pass_started, left, bytes_left) = match (s.pass.under_way, s.pass.last_completed) {
         (Some(p), _) => ("in progress", Some(p.since), p.files_left, p.bytes_left),
