@@ -41,6 +41,12 @@ pub(crate) fn open_beneath(path: &Path) -> Result<File, Refused> {
     open_in(libc::AT_FDCWD, path, true)
 }
 
+/// Opens `path` for reading beneath the directory open as `dir` (a recovery set's names,
+/// beneath the tree they protect).
+pub(crate) fn open_under(dir: &File, path: &Path) -> Result<File, Refused> {
+    open_in(dir.as_raw_fd(), path, true)
+}
+
 /// Opens `path` beneath the directory `root` (a descriptor, or `AT_FDCWD`); `kernel`: try
 /// `openat2` first.
 fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, Refused> {

@@ -70,6 +70,7 @@ pub mod import;
 mod mapping;
 pub mod monitor;
 pub mod output;
+pub mod par2;
 pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]

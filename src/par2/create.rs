@@ -1,0 +1,297 @@
+//! Making a recovery set: read each file once, computing in the same read the PAR2
+//! checksums (the whole file's MD5, its first 16 KiB's, each slice's MD5 and CRC-32), the
+//! recovery slices, and whatever the caller's sink wants (the catalog's digest).
+//!
+//! A File ID depends on the MD5 of the file's first 16 KiB, and the slices are numbered in
+//! File-ID order, so the heads are read first (and kept, up to [`HEAD_BUDGET`], so they are
+//! not read twice); the files are then read in the order given (path order), each slice
+//! going to the encoder under its number. A reader thread reads and hashes the serial
+//! digests while the calling thread (with rayon) checksums slices and multiplies them
+//! into the recovery buffers: two batches in flight. When the recovery buffers would
+//! exceed the memory allowed, the exponents are done in passes, each reading the data again.
+
+use super::encode::Encoder;
+use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order};
+use md5::{Digest as _, Md5};
+use rayon::prelude::*;
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::os::unix::fs::FileExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+/// Bytes of file heads kept between the first read of the heads and the read of the data.
+const HEAD_BUDGET: usize = 64 << 20;
+/// Bytes of input slices per batch handed to the encoder.
+const BATCH_BYTES: u64 = 16 << 20;
+/// The first 16 KiB: what the File ID hashes.
+const HEAD: u64 = 16 << 10;
+
+/// A file to protect: where to read it, and its name in the set (relative to the base
+/// directory, `/` between components).
+#[derive(Clone, Debug)]
+pub(crate) struct Member {
+    pub(crate) path: PathBuf,
+    pub(crate) name: Vec<u8>,
+}
+
+/// What to make.
+#[derive(Clone, Debug)]
+pub(crate) struct Params {
+    /// Slice size, a multiple of 4.
+    pub(crate) slice: u64,
+    /// Recovery slices, exponents 0 .. recovery.
+    pub(crate) recovery: u32,
+    /// Bytes the recovery buffers may take at once (passes beyond).
+    pub(crate) memory: u64,
+}
+
+/// A made set, ready to be written.
+pub(crate) struct Made {
+    pub(crate) main: Main,
+    /// In the Main packet's order.
+    pub(crate) descs: Vec<FileDesc>,
+    pub(crate) ifscs: Vec<Ifsc>,
+    pub(crate) recovery: Vec<(u32, Vec<u8>)>,
+    /// How many times the data was read (1 unless the recovery data needed passes).
+    pub(crate) passes: u32,
+}
+
+/// Why a set could not be made: one member could not be read as it was (the caller
+/// leaves it out and tries again), or it changed while read.
+#[derive(Debug)]
+pub(crate) struct MemberError {
+    pub(crate) member: usize,
+    pub(crate) error: io::Error,
+}
+
+/// A member's stamp at its first read: size, mtime (ns), inode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Stamp(u64, i128, u64);
+
+fn stamp(f: &File) -> io::Result<Stamp> {
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(Stamp(m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino()))
+}
+
+fn changed() -> io::Error {
+    io::Error::other("changed while being read")
+}
+
+/// Makes the set of `members` (none empty). `sink(member, bytes)` sees every byte of
+/// every member in order, during the first pass only.
+pub(crate) fn create(
+    members: &[Member],
+    p: &Params,
+    sink: &mut (dyn FnMut(usize, &[u8]) + Send),
+) -> Result<Made, MemberError> {
+    let fail = |member, error| MemberError { member, error };
+    // The heads: File IDs, and so the numbering of the slices.
+    let mut heads = Vec::with_capacity(members.len());
+    let mut stamps = Vec::with_capacity(members.len());
+    let mut kept = 0usize;
+    for (i, m) in members.iter().enumerate() {
+        let mut f = File::open(&m.path).map_err(|e| fail(i, e))?;
+        let st = stamp(&f).map_err(|e| fail(i, e))?;
+        let mut head = vec![0u8; st.0.min(HEAD) as usize];
+        f.read_exact(&mut head).map_err(|e| fail(i, e))?;
+        let md5: Id = Md5::digest(&head).into();
+        let keep = kept + head.len() <= HEAD_BUDGET;
+        kept += if keep { head.len() } else { 0 };
+        heads.push((md5, keep.then_some(head)));
+        stamps.push(st);
+    }
+    let ids: Vec<Id> = members
+        .iter()
+        .zip(&heads)
+        .zip(&stamps)
+        .map(|((m, h), s)| FileDesc::file_id(&h.0, s.0, &m.name))
+        .collect();
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| id_order(&ids[a], &ids[b]));
+    let s = p.slice;
+    let mut first = vec![0usize; members.len()];
+    let mut total = 0usize;
+    for &i in &order {
+        first[i] = total;
+        total += stamps[i].0.div_ceil(s) as usize;
+    }
+    let per_pass = ((p.memory / s.max(1)).max(1)).min(p.recovery.max(1) as u64) as u32;
+    let mut recovery = Vec::with_capacity(p.recovery as usize);
+    let mut checks = vec![SliceCheck { md5: [0; 16], crc: 0 }; total];
+    let mut md5s = vec![[0u8; 16]; members.len()];
+    let mut passes = 0;
+    let mut from = 0u32;
+    loop {
+        let upto = (from + per_pass).min(p.recovery);
+        let exps: Vec<u32> = (from..upto).collect();
+        let mut enc = Encoder::new(s as usize, exps, total);
+        let job = Pass { members, heads: &heads, stamps: &stamps, first: &first, slice: s };
+        let first_pass = passes == 0;
+        job.run(&mut enc, first_pass.then_some(&mut *sink), &mut checks, &mut md5s)?;
+        recovery.extend(enc.finish());
+        passes += 1;
+        from = upto;
+        if from >= p.recovery {
+            break;
+        }
+    }
+    let main =
+        Main { slice_size: s, files: order.iter().map(|&i| ids[i]).collect(), others: vec![] };
+    let descs = order
+        .iter()
+        .map(|&i| FileDesc {
+            id: ids[i],
+            md5: md5s[i],
+            md5_16k: heads[i].0,
+            length: stamps[i].0,
+            name: members[i].name.clone(),
+        })
+        .collect();
+    let ifscs = order
+        .iter()
+        .map(|&i| {
+            let n = stamps[i].0.div_ceil(s) as usize;
+            Ifsc { id: ids[i], checks: checks[first[i]..first[i] + n].to_vec() }
+        })
+        .collect();
+    Ok(Made { main, descs, ifscs, recovery, passes })
+}
+
+/// One read of the data.
+struct Pass<'a> {
+    members: &'a [Member],
+    heads: &'a [(Id, Option<Vec<u8>>)],
+    stamps: &'a [Stamp],
+    first: &'a [usize],
+    slice: u64,
+}
+
+/// Input slices read, for the encoder.
+struct Batch {
+    buf: Vec<u8>,
+    /// The set's number of each slice in `buf`.
+    slices: Vec<usize>,
+}
+
+impl Pass<'_> {
+    fn run(
+        &self,
+        enc: &mut Encoder,
+        sink: Option<&mut (dyn FnMut(usize, &[u8]) + Send)>,
+        checks: &mut [SliceCheck],
+        md5s: &mut [Id],
+    ) -> Result<(), MemberError> {
+        let s = self.slice as usize;
+        let per_batch = (BATCH_BYTES / self.slice).clamp(1, 512) as usize;
+        let want_checks = sink.is_some();
+        let (full_tx, full_rx) = sync_channel::<Batch>(1);
+        let (free_tx, free_rx) = sync_channel::<Batch>(3);
+        for _ in 0..3 {
+            let b = Batch { buf: Vec::with_capacity(per_batch * s), slices: Vec::new() };
+            free_tx.send(b).expect("room for the batches");
+        }
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || self.read_all(sink, per_batch, &full_tx, &free_rx));
+            for batch in full_rx.iter() {
+                if want_checks {
+                    let sums: Vec<SliceCheck> =
+                        batch.buf.par_chunks(s).map(|d| SliceCheck::of(d, s)).collect();
+                    for (&i, c) in batch.slices.iter().zip(sums) {
+                        checks[i] = c;
+                    }
+                }
+                let items: Vec<(usize, &[u8])> =
+                    batch.slices.iter().copied().zip(batch.buf.chunks(s)).collect();
+                enc.add(&items);
+                let _ = free_tx.send(batch);
+            }
+            let done = reader.join().expect("the reader thread does not panic")?;
+            if want_checks {
+                md5s.copy_from_slice(&done);
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads every member into batches; returns each member's MD5.
+    fn read_all(
+        &self,
+        mut sink: Option<&mut (dyn FnMut(usize, &[u8]) + Send)>,
+        per_batch: usize,
+        full: &SyncSender<Batch>,
+        free: &Receiver<Batch>,
+    ) -> Result<Vec<Id>, MemberError> {
+        let s = self.slice as usize;
+        let mut md5s = Vec::with_capacity(self.members.len());
+        let mut batch = free.recv().expect("a free batch");
+        for (i, m) in self.members.iter().enumerate() {
+            let fail = |error| MemberError { member: i, error };
+            let f = File::open(&m.path).map_err(fail)?;
+            if stamp(&f).map_err(fail)? != self.stamps[i] {
+                return Err(fail(changed()));
+            }
+            let len = self.stamps[i].0;
+            let mut md5 = Md5::new();
+            let (head_md5, head) = &self.heads[i];
+            let kept = head.as_ref().map_or(0, |h| h.len() as u64);
+            let mut reader = io::BufReader::with_capacity(256 << 10, &f);
+            if kept > 0 {
+                reader.seek(io::SeekFrom::Start(kept)).map_err(fail)?;
+            }
+            let mut pos = 0u64;
+            let mut slice_no = 0usize;
+            let mut head_check = Md5::new();
+            while pos < len {
+                let n = (len - pos).min(self.slice) as usize;
+                let at = batch.buf.len();
+                batch.buf.resize(at + s, 0);
+                let dst = &mut batch.buf[at..at + n];
+                // The part of this slice still in the kept head comes from memory; the
+                // reader stands at the head's end, then at `pos`.
+                let from_head = kept.saturating_sub(pos).min(n as u64) as usize;
+                if let Some(h) = head.as_ref().filter(|_| from_head > 0) {
+                    dst[..from_head].copy_from_slice(&h[pos as usize..pos as usize + from_head]);
+                }
+                reader.read_exact(&mut dst[from_head..]).map_err(fail)?;
+                let data = &batch.buf[at..at + n];
+                if head.is_none() && pos < HEAD {
+                    head_check.update(&data[..(HEAD - pos).min(n as u64) as usize]);
+                }
+                md5.update(data);
+                if let Some(sink) = sink.as_deref_mut() {
+                    sink(i, data);
+                }
+                batch.slices.push(self.first[i] + slice_no);
+                slice_no += 1;
+                pos += n as u64;
+                if batch.slices.len() == per_batch {
+                    full.send(batch).expect("the encoder takes batches");
+                    batch = free.recv().expect("a free batch");
+                    batch.buf.clear();
+                    batch.slices.clear();
+                }
+            }
+            drop(reader);
+            if head.is_none() && <[u8; 16]>::from(head_check.finalize()) != *head_md5 {
+                return Err(fail(changed()));
+            }
+            // Changed since its first stat, or grown past the length read.
+            let mut probe = [0u8; 1];
+            if stamp(&f).map_err(fail)? != self.stamps[i]
+                || f.read_at(&mut probe, len).map_err(fail)? != 0
+            {
+                return Err(fail(changed()));
+            }
+            md5s.push(md5.finalize().into());
+        }
+        if !batch.slices.is_empty() {
+            full.send(batch).expect("the encoder takes batches");
+        }
+        Ok(md5s)
+    }
+}

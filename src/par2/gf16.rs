@@ -1,0 +1,476 @@
+//! GF(2^16) arithmetic for PAR2 2.0 recovery data.
+//!
+//! # The field
+//! Elements are 16-bit words, read from data as little-endian `u16`s. Addition is xor;
+//! multiplication is carry-less multiplication of polynomials over GF(2) reduced modulo the
+//! PAR2 field polynomial x^16 + x^12 + x^3 + x + 1 (0x1100B). The element 2 (the polynomial x)
+//! generates the multiplicative group (order 65535), so `mul`, `div`, `inv` and `pow` use log
+//! and antilog tables built once. PAR2's input constants are 2^m for the exponents m coprime to
+//! 65535 (then every constant generates the whole group), in increasing order of m.
+//!
+//! # The multiply-add kernels
+//! Multiplying by a constant c is GF(2)-linear in the 16 bits of a word w = l + 256 h
+//! (l, h its low and high bytes): c*w = c*l ^ c*(256 h). Every kernel uses this:
+//! - `scalar`: two 256-entry tables per constant, c*l and c*(256 h), one lookup each.
+//! - `avx2`, `avx512bw`: the bytes of each tile of input are de-interleaved once into low and
+//!   high bytes, then split into four nibbles n0..n3 (w = n0 + 16 n1 + 256 n2 + 4096 n3).
+//!   `vpshufb` looks up 16-entry tables: the low and the high byte of c*(n << 4j), for j in
+//!   0..4; the product is the xor of the four lookups (eight per 2 x 32 words).
+//! - `avx2-gfni`, `avx512-gfni`: `vgf2p8affineqb` multiplies every byte by an 8x8 bit matrix.
+//!   The map l -> c*l splits into the matrices A_ll (low byte of c*l from l) and A_lh (its high
+//!   byte); h -> c*(256 h) into A_hl and A_hh. Row i of A_xy has bit j set when bit i of the
+//!   y-byte of c * x^(j + 8 [x = h]) is set (see `gfni_matrices`). With the input
+//!   de-interleaved into vectors L and H of low and high bytes, the product is
+//!   (A_ll L ^ A_hl H, A_lh L ^ A_hh H): four affine instructions per 2 x 64 words.
+//!
+//! `mul_add_matrix` works in tiles of bytes: the tile of a block of sources is de-interleaved
+//! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
+//! sources of the block in registers and is re-interleaved and xored into memory once. The
+//! per-coefficient tables or matrices are prepared once per call. Any even length works:
+//! a tail shorter than one vector step goes through zero-padded copies.
+
+use std::sync::OnceLock;
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// The low 16 bits of the PAR2 field polynomial x^16 + x^12 + x^3 + x + 1.
+const POLY: u32 = 0x1100B;
+
+struct Tables {
+    /// `exp[k]` = 2^k for k in 0..2*65535 (doubled so that log sums need no reduction).
+    exp: Vec<u16>,
+    /// `log[a]` = k with 2^k = a, for a != 0.
+    log: Vec<u32>,
+}
+
+fn tables() -> &'static Tables {
+    static T: OnceLock<Tables> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut exp = vec![0u16; 2 * 65535];
+        let mut log = vec![0u32; 65536];
+        let mut x: u32 = 1;
+        for k in 0..65535 {
+            exp[k] = x as u16;
+            exp[k + 65535] = x as u16;
+            log[x as usize] = k as u32;
+            x <<= 1;
+            if x & 0x10000 != 0 {
+                x ^= POLY;
+            }
+        }
+        Tables { exp, log }
+    })
+}
+
+/// The product a * b.
+pub(crate) fn mul(a: u16, b: u16) -> u16 {
+    if a == 0 || b == 0 {
+        return 0;
+    }
+    let t = tables();
+    t.exp[(t.log[a as usize] + t.log[b as usize]) as usize]
+}
+
+/// The quotient a / b; panics if b == 0.
+#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+pub(crate) fn div(a: u16, b: u16) -> u16 {
+    assert!(b != 0, "GF(2^16) division by zero");
+    if a == 0 {
+        return 0;
+    }
+    let t = tables();
+    t.exp[(t.log[a as usize] + 65535 - t.log[b as usize]) as usize]
+}
+
+/// The multiplicative inverse of a; panics if a == 0.
+pub(crate) fn inv(a: u16) -> u16 {
+    div(1, a)
+}
+
+/// a^e, with a^0 == 1 for every a (also 0).
+pub(crate) fn pow(a: u16, e: u32) -> u16 {
+    if e == 0 {
+        return 1;
+    }
+    if a == 0 {
+        return 0;
+    }
+    let t = tables();
+    t.exp[((u64::from(t.log[a as usize]) * u64::from(e)) % 65535) as usize]
+}
+
+/// PAR2's base constants for input slices 0..n: 2^m for the increasing exponents m >= 1 with
+/// gcd(m, 65535) == 1 (65535 = 3 * 5 * 17 * 257; there are 32768 of them).
+pub(crate) fn input_constants(n: usize) -> Vec<u16> {
+    assert!(n <= 32768, "PAR2 has 32768 input constants");
+    (1u32..65535)
+        .filter(|m| m % 3 != 0 && m % 5 != 0 && m % 17 != 0 && m % 257 != 0)
+        .take(n)
+        .map(|m| pow(2, m))
+        .collect()
+}
+
+/// c * x^k for k in 0..16: the images of the 16 bits of a word (the columns of the 16x16
+/// bit matrix of multiplying by c).
+fn columns(c: u16) -> [u16; 16] {
+    let mut p = [c; 16];
+    for k in 1..16 {
+        let x = u32::from(p[k - 1]) << 1;
+        p[k] = (if x & 0x10000 != 0 { x ^ POLY } else { x }) as u16;
+    }
+    p
+}
+
+/// The four 8x8 bit matrices of `vgf2p8affineqb` for multiplying by c, as
+/// [A_ll, A_hl, A_lh, A_hh] (input byte -> output byte; l low, h high). The instruction
+/// computes output bit i of a byte as parity(row & input), the row being byte 7 - i of the
+/// matrix's u64; so row i of A_xy holds, at bit j, bit i of the y-byte of c * x^(j + 8 [x = h]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn gfni_matrices(c: u16) -> [u64; 4] {
+    let p = columns(c);
+    [(0, 0), (8, 0), (0, 8), (8, 8)].map(|(in_shift, out_shift)| {
+        // Byte j of x holds the y-byte of column j + in_shift, so bit 8j + i of x is entry
+        // (i, j) of the matrix; transposing the 8x8 bits (three delta swaps) moves it to bit
+        // 8i + j, and reversing the bytes puts row i at byte 7 - i.
+        let mut x = (0..8)
+            .fold(0u64, |x, j| x | u64::from((p[j + in_shift] >> out_shift) as u8) << (8 * j));
+        for (shift, mask) in
+            [(7, 0x00AA_00AA_00AA_00AA), (14, 0x0000_CCCC_0000_CCCC), (28, 0xF0F0_F0F0)]
+        {
+            let t = (x ^ (x >> shift)) & mask;
+            x ^= t ^ (t << shift);
+        }
+        x.swap_bytes()
+    })
+}
+
+/// The eight 16-entry `vpshufb` tables for multiplying by c: entry v of table j (j in 0..4) is
+/// the low byte of c * (v << 4j), of table 4 + j its high byte.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
+    let p = columns(c);
+    let mut t = [[0u8; 16]; 8];
+    for j in 0..4 {
+        for v in 1..16usize {
+            // Linearity: the product for v is that for v without its lowest set bit, xor
+            // the column of that bit.
+            let b = v.trailing_zeros() as usize;
+            let q = p[4 * j + b] ^ u16::from_le_bytes([t[j][v & (v - 1)], t[4 + j][v & (v - 1)]]);
+            [t[j][v], t[4 + j][v]] = q.to_le_bytes();
+        }
+    }
+    t
+}
+
+/// The scalar kernel's tables for c: `lo[b]` = c * b, `hi[b]` = c * (b << 8).
+fn scalar_tables(c: u16) -> ([u16; 256], [u16; 256]) {
+    let p = columns(c);
+    let (mut lo, mut hi) = ([0u16; 256], [0u16; 256]);
+    // Linearity, as in `nibble_tables`.
+    for b in 1..256usize {
+        let k = b.trailing_zeros() as usize;
+        lo[b] = lo[b & (b - 1)] ^ p[k];
+        hi[b] = hi[b & (b - 1)] ^ p[8 + k];
+    }
+    (lo, hi)
+}
+
+fn scalar_mul_add(dst: &mut [u8], src: &[u8], lo: &[u16; 256], hi: &[u16; 256]) {
+    for (d, s) in dst.chunks_exact_mut(2).zip(src.chunks_exact(2)) {
+        let p = lo[s[0] as usize] ^ hi[s[1] as usize];
+        let w = u16::from_le_bytes([d[0], d[1]]) ^ p;
+        d.copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Scalar multiply-add of the whole matrix: one (output, source) pair at a time over the whole
+/// length, the 1 KiB of tables of a pair built once (the fallback kernel; not tiled).
+fn scalar_matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
+    for (o, out) in outs.iter_mut().enumerate() {
+        for (i, src) in srcs.iter().enumerate() {
+            let c = coeffs[o * srcs.len() + i];
+            if c != 0 {
+                let (lo, hi) = scalar_tables(c);
+                scalar_mul_add(out, src, &lo, &hi);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kernel {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Simd(x86::Kind),
+}
+
+impl Kernel {
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Scalar => "scalar",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Simd(k) => k.name(),
+        }
+    }
+}
+
+/// The kernels this CPU supports, fastest first.
+fn supported() -> Vec<Kernel> {
+    #[allow(unused_mut)]
+    let mut v = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    v.extend(x86::supported().into_iter().map(Kernel::Simd));
+    v.push(Kernel::Scalar);
+    v
+}
+
+fn chosen() -> Kernel {
+    static K: OnceLock<Kernel> = OnceLock::new();
+    *K.get_or_init(|| {
+        let all = supported();
+        let forced = std::env::var("FIXITY_GF16_KERNEL").ok();
+        forced.and_then(|name| all.iter().copied().find(|k| k.name() == name)).unwrap_or(all[0])
+    })
+}
+
+/// The names of the kernels this CPU supports, fastest first (the last is "scalar").
+#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+pub(crate) fn kernels() -> Vec<&'static str> {
+    supported().into_iter().map(Kernel::name).collect()
+}
+
+/// The kernel `mul_add` and `mul_add_matrix` use: the fastest supported, unless the
+/// environment variable `FIXITY_GF16_KERNEL` names another supported one.
+pub(crate) fn kernel_name() -> &'static str {
+    chosen().name()
+}
+
+/// dst ^= c * src, word by word (little-endian u16s); equal, even lengths.
+#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+pub(crate) fn mul_add(dst: &mut [u8], src: &[u8], c: u16) {
+    mul_add_matrix(&mut [dst], &[src], &[c]);
+}
+
+/// For every output o: outs[o] ^= sum over i of coeffs[o * srcs.len() + i] * srcs[i], every
+/// slice the same even length (no alignment needed). Single-threaded.
+pub(crate) fn mul_add_matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
+    run(chosen(), outs, srcs, coeffs);
+}
+
+/// `mul_add_matrix` with the kernel named (one of `kernels()`); panics on any other name.
+#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+pub(crate) fn mul_add_matrix_with(
+    kernel: &str,
+    outs: &mut [&mut [u8]],
+    srcs: &[&[u8]],
+    coeffs: &[u16],
+) {
+    let k = supported().into_iter().find(|k| k.name() == kernel);
+    run(
+        k.unwrap_or_else(|| panic!("GF(2^16) kernel {kernel:?} not supported")),
+        outs,
+        srcs,
+        coeffs,
+    );
+}
+
+fn run(kernel: Kernel, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
+    assert_eq!(coeffs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
+    let len = outs.first().map(|o| o.len()).or(srcs.first().map(|s| s.len())).unwrap_or(0);
+    assert!(len.is_multiple_of(2), "GF(2^16) data must have an even length");
+    assert!(
+        outs.iter().all(|o| o.len() == len) && srcs.iter().all(|s| s.len() == len),
+        "all slices must have the same length"
+    );
+    if len == 0 || outs.is_empty() || srcs.is_empty() {
+        return;
+    }
+    match kernel {
+        Kernel::Scalar => scalar_matrix(outs, srcs, coeffs),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Simd(k) => x86::matrix(k, outs, srcs, coeffs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A xorshift64 generator: deterministic test data without dependencies.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn word(&mut self) -> u16 {
+            self.next() as u16
+        }
+        fn bytes(&mut self, n: usize) -> Vec<u8> {
+            (0..n).map(|_| self.next() as u8).collect()
+        }
+    }
+
+    // Known answers computed independently with Python: shift-and-xor carry-less
+    // multiplication reduced by 0x1100B, inverses as a^65534, powers by square-and-multiply,
+    // and the input exponents as [m for m in range(1, 65535) if m%3 and m%5 and m%17 and m%257].
+    #[test]
+    fn known_answers() {
+        let muls = [
+            (2, 0x8000, 4107),
+            (0x8000, 0x8000, 36602),
+            (0x1234, 0x5678, 25380),
+            (0xffff, 0xffff, 1843),
+            (0xabcd, 3, 60508),
+            (0x0100, 0x0100, 4107),
+            (0xdead, 0xbeef, 43063),
+            (3, 7, 9),
+        ];
+        for (a, b, p) in muls {
+            assert_eq!(mul(a, b), p, "{a} * {b}");
+            assert_eq!(mul(b, a), p);
+            assert_eq!(div(p, b), a);
+        }
+        let invs = [(1, 1), (2, 34821), (3, 61446), (0x8000, 13405), (0x1234, 11497)];
+        for (a, i) in invs.into_iter().chain([(0xffff, 2196), (4107, 37419)]) {
+            assert_eq!(inv(a), i, "1 / {a}");
+        }
+        let pows = [(2, 16, 4107), (2, 100, 16313), (3, 65535, 1), (0x1234, 7, 2033)];
+        for (a, e, p) in pows.into_iter().chain([(2, 65534, 34821), (7, 1000, 37417)]) {
+            assert_eq!(pow(a, e), p, "{a} ^ {e}");
+        }
+        assert_eq!((pow(0, 0), pow(5, 0), pow(0, 3), mul(0, 7), div(0, 9)), (1, 1, 0, 0, 0));
+    }
+
+    #[test]
+    fn group_structure() {
+        // 2 has order 65535: its powers 2^1 .. 2^65534 are never 1.
+        let mut x = 1u16;
+        for k in 1..65535u32 {
+            x = mul(x, 2);
+            assert!(x != 1, "2^{k} == 1");
+        }
+        assert_eq!(mul(x, 2), 1);
+        for a in 1..=65535u16 {
+            assert_eq!(mul(a, inv(a)), 1, "{a}");
+        }
+        let mut r = Rng(7);
+        for _ in 0..2000 {
+            let (a, b, c) = (r.word(), r.word(), r.word());
+            assert_eq!(mul(a, b ^ c), mul(a, b) ^ mul(a, c));
+            assert_eq!(mul(mul(a, b), c), mul(a, mul(b, c)));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "division by zero")]
+    fn inverse_of_zero_panics() {
+        inv(0);
+    }
+
+    #[test]
+    fn input_constants_of_par2() {
+        assert_eq!(input_constants(8), [2, 4, 16, 128, 256, 2048, 8192, 16384]);
+        let all = input_constants(32768);
+        let mut seen = vec![false; 65536];
+        for &c in &all {
+            assert!(!std::mem::replace(&mut seen[c as usize], true), "{c} repeated");
+        }
+        // The last exponent is 65534 and 2^65534 = 1/2 = 34821.
+        assert_eq!(all[32767], 34821);
+    }
+
+    #[test]
+    fn tables_and_matrices() {
+        for c in [0, 1, 2, 0x8000, 0x1234, 0xffff] {
+            let t = nibble_tables(c);
+            let (lo, hi) = scalar_tables(c);
+            for w in [0u16, 1, 0x00ff, 0x0100, 0xabcd, 0xffff] {
+                let n = [w & 15, (w >> 4) & 15, (w >> 8) & 15, w >> 12].map(usize::from);
+                let tl = (0..4).fold(0, |a, j| a ^ u16::from(t[j][n[j]]));
+                let th = (0..4).fold(0, |a, j| a ^ u16::from(t[4 + j][n[j]]));
+                assert_eq!(tl | th << 8, mul(c, w));
+                assert_eq!(lo[usize::from(w & 255)] ^ hi[usize::from(w >> 8)], mul(c, w));
+            }
+            // The matrices entry by entry: row i (byte 7 - i), bit j.
+            let m = gfni_matrices(c);
+            for (slot, (ins, outs)) in [(0, 0), (8, 0), (0, 8), (8, 8)].into_iter().enumerate() {
+                for (i, j) in (0..8).flat_map(|i| (0..8).map(move |j| (i, j))) {
+                    let want = (mul(c, 1 << (j + ins)) >> (i + outs)) & 1;
+                    assert_eq!((m[slot] >> (8 * (7 - i) + j)) & 1, u64::from(want));
+                }
+            }
+        }
+    }
+
+    /// outs[o] ^= sum coeffs * srcs, word by word with `mul`.
+    fn reference(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u16]) {
+        for (o, out) in outs.iter_mut().enumerate() {
+            for (i, src) in srcs.iter().enumerate() {
+                let c = coeffs[o * srcs.len() + i];
+                for (d, s) in out.chunks_exact_mut(2).zip(src.chunks_exact(2)) {
+                    let w = u16::from_le_bytes([d[0], d[1]]);
+                    let p = mul(c, u16::from_le_bytes([s[0], s[1]]));
+                    d.copy_from_slice(&(w ^ p).to_le_bytes());
+                }
+            }
+        }
+    }
+
+    fn check(kernel: &str, r: &mut Rng, outs: usize, srcs: usize, len: usize) {
+        // Sub-slices at odd offsets into the buffers, so nothing is aligned.
+        let off = 1 + (r.next() % 7) as usize;
+        let src_bufs: Vec<Vec<u8>> = (0..srcs).map(|_| r.bytes(len + off)).collect();
+        let src: Vec<&[u8]> = src_bufs.iter().map(|b| &b[off..]).collect();
+        let coeffs: Vec<u16> = (0..outs * srcs)
+            .map(|_| match r.next() % 5 {
+                0 => 0,
+                1 => 1,
+                _ => r.word(),
+            })
+            .collect();
+        let mut want: Vec<Vec<u8>> = (0..outs).map(|_| r.bytes(len + off)).collect();
+        let mut got = want.clone();
+        let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|b| &mut b[off..]).collect();
+        mul_add_matrix_with(kernel, &mut got_refs, &src, &coeffs);
+        let mut want_tails: Vec<Vec<u8>> = want.iter().map(|b| b[off..].to_vec()).collect();
+        reference(&mut want_tails, &src, &coeffs);
+        for (w, t) in want.iter_mut().zip(&want_tails) {
+            w[off..].copy_from_slice(t);
+        }
+        assert!(got == want, "kernel {kernel}: {outs} x {srcs}, {len} bytes, offset {off}");
+    }
+
+    #[test]
+    fn every_kernel_matches_the_reference() {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let names = kernels();
+        assert_eq!(names.last(), Some(&"scalar"));
+        assert!(names.contains(&kernel_name()));
+        for k in names {
+            for len in [0, 2, 30, 62, 64, 66, 126, 128, 130, 190, 254, 258, 1000] {
+                check(k, &mut r, 2, 3, len);
+            }
+            for (outs, srcs) in [(1, 1), (5, 17), (9, 2), (4, 33), (3, 4)] {
+                check(k, &mut r, outs, srcs, 2 * 2048 + 66);
+            }
+            check(k, &mut r, 1, 1, (1 << 20) + 2);
+            check(k, &mut r, 0, 3, 64);
+            check(k, &mut r, 3, 0, 64);
+        }
+    }
+
+    #[test]
+    fn mul_add_one_source() {
+        let mut r = Rng(99);
+        let src = r.bytes(4098);
+        let mut dst = r.bytes(4098);
+        let mut want = vec![dst.clone()];
+        mul_add(&mut dst, &src, 0x4321);
+        reference(&mut want, &[&src], &[0x4321]);
+        assert_eq!(dst, want[0]);
+    }
+}

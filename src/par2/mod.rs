@@ -1,0 +1,41 @@
+//! PAR2 2.0 recovery data, written here from the Parchive specification: the packets
+//! (`packet`), GF(2^16) arithmetic with run-time picked SIMD kernels (`gf16`), the
+//! Reed-Solomon code over it (`encode`), making a set in one read of its files
+//! (`create`), writing it as files par2cmdline reads (`write`), reading any client's set
+//! back and checking files against it (`set`), and computing lost slices (`solve`).
+//!
+//! The module knows files and bytes, not catalogs: `crate::repair` decides what to protect
+//! and what a repaired file must be (the catalog's recorded digest).
+
+mod create;
+mod encode;
+#[allow(unsafe_code)]
+mod gf16;
+mod packet;
+mod set;
+mod solve;
+mod write;
+
+pub(crate) use create::{Member, MemberError, Params, create};
+pub(crate) use packet::{FileDesc, Id};
+pub(crate) use set::{Set, State, Volume, check_file, load, safe_name};
+pub(crate) use solve::{Placed, Solution, Unrepairable, solve};
+pub(crate) use write::{Written, remove, set_files, write};
+
+/// The Creator packet's text.
+pub(crate) fn creator() -> String {
+    format!("Created by fixity version {}.", env!("CARGO_PKG_VERSION"))
+}
+
+/// The GF(2^16) kernel this CPU runs (for `bench` and `--verbose`).
+pub fn kernel() -> &'static str {
+    gf16::kernel_name()
+}
+
+/// Scans bytes for PAR2 packets (the fuzz target's entry): how many intact packets.
+pub fn scan_packets(data: &[u8]) -> usize {
+    packet::scan(&data).0.len()
+}
+
+#[cfg(test)]
+mod tests;

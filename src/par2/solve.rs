@@ -1,0 +1,243 @@
+//! Repair: the lost input slices of a set computed from the recovery slices and the
+//! slices still intact.
+//!
+//! With `m` slices lost, `m` recovery slices are taken; the `m` x `m` matrix of their
+//! exponents over the lost slices' constants must invert. PAR2's Vandermonde-like code is
+//! not MDS over GF(2^16), so a choice that does not invert is replaced by another (other
+//! exponents) until one does or the tries run out. Then each recovery slice has the
+//! intact slices' share subtracted (one read of the set's intact data, in batches), and
+//! the inverse turns the remainders into the lost slices.
+
+use super::encode::{invert, lost_matrix, mul_add_parallel};
+use super::gf16;
+use super::packet::{FileDesc, Id};
+use super::set::{Set, State, open_member, read_full};
+use md5::{Digest as _, Md5};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+
+/// Other choices of recovery slices tried when one does not invert.
+const TRIES: usize = 64;
+/// Bytes of intact slices read per batch.
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Why a set cannot be repaired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unrepairable {
+    /// More slices lost than recovery slices intact.
+    TooFew { lost: usize, available: usize },
+    /// No choice of recovery slices tried inverted.
+    Singular { lost: usize, tries: usize },
+    /// Descriptions or checksums of some files were lost with the PAR2 files: the
+    /// slices cannot be numbered.
+    Incomplete,
+    /// The repair would hold more than the memory allowed (bytes needed).
+    Memory(u64),
+    /// A read failed (of a recovery slice or an intact slice).
+    Io(String),
+}
+
+impl std::fmt::Display for Unrepairable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unrepairable::TooFew { lost, available } => write!(
+                f,
+                "too few recovery slices: {lost} slices lost, {available} recovery slices intact \
+                 ({} more needed)",
+                lost - available
+            ),
+            Unrepairable::Singular { lost, tries } => {
+                write!(f, "no {tries} choices of recovery slices for {lost} lost slices inverted")
+            }
+            Unrepairable::Incomplete => {
+                write!(f, "the recovery files lost the description of some protected files")
+            }
+            Unrepairable::Memory(n) => write!(f, "repair needs {n} bytes, more than --memory"),
+            Unrepairable::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The lost slices, computed.
+pub(crate) struct Solution {
+    slice: usize,
+    data: HashMap<usize, Vec<u8>>,
+    /// The recovery exponents used.
+    pub(crate) exponents: Vec<u32>,
+}
+
+/// A file of the set as laid out: description, first slice, what checking found.
+pub(crate) struct Placed<'a> {
+    pub(crate) desc: &'a FileDesc,
+    pub(crate) first: usize,
+    pub(crate) state: &'a State,
+}
+
+/// Computes every lost slice of `set` whose files are beneath `base`.
+pub(crate) fn solve(
+    set: &Set,
+    base: &File,
+    files: &[Placed<'_>],
+    memory: u64,
+) -> Result<Solution, Unrepairable> {
+    if !set.complete() {
+        return Err(Unrepairable::Incomplete);
+    }
+    let s = set.main.slice_size as usize;
+    let mut lost = Vec::new();
+    let mut present = Vec::new();
+    for p in files {
+        let n = p.desc.length.div_ceil(s as u64) as usize;
+        for (j, ok) in p.state.usable(n).into_iter().enumerate() {
+            if ok { present.push((p, j)) } else { lost.push(p.first + j) }
+        }
+    }
+    let m = lost.len();
+    if m == 0 {
+        return Ok(Solution { slice: s, data: HashMap::new(), exponents: vec![] });
+    }
+    let available: Vec<u32> = set.recovery.keys().copied().collect();
+    if available.len() < m {
+        return Err(Unrepairable::TooFew { lost: m, available: available.len() });
+    }
+    let need = 2 * (m as u64) * s as u64;
+    if need > memory {
+        return Err(Unrepairable::Memory(need));
+    }
+    let constants = gf16::input_constants(set.input_slices());
+    let (exponents, inverse) = choose(&constants, &lost, &available)?;
+    // The recovery slices, less the intact slices' share.
+    let mut rhs = Vec::with_capacity(m);
+    for &e in &exponents {
+        rhs.push(set.recovery_data(e).map_err(|e| Unrepairable::Io(e.to_string()))?);
+    }
+    let per_batch = (BATCH_BYTES / s).max(1);
+    let mut opened: HashMap<*const FileDesc, File> = HashMap::new();
+    for chunk in present.chunks(per_batch) {
+        let mut buf = vec![0u8; chunk.len() * s];
+        let mut indices = Vec::with_capacity(chunk.len());
+        for ((p, j), dst) in chunk.iter().zip(buf.chunks_mut(s)) {
+            let key = p.desc as *const FileDesc;
+            if !opened.contains_key(&key) {
+                let f = open_member(base, &p.desc.name)
+                    .map_err(|st| Unrepairable::Io(format!("cannot reopen: {st:?}")))?;
+                opened.insert(key, f);
+            }
+            let start = *j as u64 * s as u64;
+            let n = (p.desc.length - start).min(s as u64) as usize;
+            let got = opened[&key].read_at(&mut dst[..n], start);
+            if got.map_err(|e| Unrepairable::Io(e.to_string()))? != n {
+                return Err(Unrepairable::Io("a file shrank during repair".into()));
+            }
+            indices.push(p.first + j);
+        }
+        let coeffs = lost_matrix(&constants, &indices, &exponents);
+        let srcs: Vec<&[u8]> = buf.chunks(s).collect();
+        mul_add_parallel(&mut rhs, &srcs, &coeffs);
+    }
+    let mut out = vec![vec![0u8; s]; m];
+    let r: Vec<&[u8]> = rhs.iter().map(|v| &v[..]).collect();
+    mul_add_parallel(&mut out, &r, &inverse);
+    Ok(Solution { slice: s, data: lost.into_iter().zip(out).collect(), exponents })
+}
+
+/// Recovery exponents whose matrix over `lost` inverts, and the inverse: the first `m`
+/// available, then other choices.
+fn choose(
+    constants: &[u16],
+    lost: &[usize],
+    available: &[u32],
+) -> Result<(Vec<u32>, Vec<u16>), Unrepairable> {
+    let m = lost.len();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ m as u64;
+    for attempt in 0..TRIES {
+        let exps: Vec<u32> = if attempt == 0 {
+            available[..m].to_vec()
+        } else if attempt < available.len() - m + 1 {
+            // A window further along the available exponents.
+            available[attempt..attempt + m].to_vec()
+        } else {
+            let mut pool = available.to_vec();
+            for i in 0..m {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let j = i + (seed % (pool.len() - i) as u64) as usize;
+                pool.swap(i, j);
+            }
+            let mut pick = pool[..m].to_vec();
+            pick.sort_unstable();
+            pick
+        };
+        if let Some(inv) = invert(lost_matrix(constants, lost, &exps), m) {
+            return Ok((exps, inv));
+        }
+    }
+    Err(Unrepairable::Singular { lost: m, tries: TRIES })
+}
+
+impl Solution {
+    /// Whether slice `index` was lost (and is here).
+    pub(crate) fn has(&self, index: usize) -> bool {
+        self.data.contains_key(&index)
+    }
+
+    /// Writes the file `p` as recorded to `out`: its intact slices from where it is now,
+    /// its lost ones from the solution. Returns the MD5 of what was written.
+    pub(crate) fn write_file(
+        &self,
+        base: &File,
+        p: &Placed<'_>,
+        out: &mut dyn Write,
+    ) -> io::Result<Id> {
+        let s = self.slice as u64;
+        let n = p.desc.length.div_ceil(s) as usize;
+        let usable = p.state.usable(n);
+        let current = if usable.iter().any(|&u| u) {
+            Some(
+                open_member(base, &p.desc.name)
+                    .map_err(|st| io::Error::other(format!("{st:?}")))?,
+            )
+        } else {
+            None
+        };
+        let mut md5 = Md5::new();
+        let mut buf = vec![0u8; self.slice];
+        for j in 0..n {
+            let start = j as u64 * s;
+            let len = (p.desc.length - start).min(s) as usize;
+            let data: &[u8] = match (usable[j], &current) {
+                (true, Some(f)) => {
+                    let mut r = ReadAt { f, at: start };
+                    if read_full(&mut r, &mut buf[..len])? != len {
+                        return Err(io::Error::other("the file shrank during repair"));
+                    }
+                    &buf[..len]
+                }
+                _ => match self.data.get(&(p.first + j)) {
+                    Some(d) => &d[..len],
+                    None => return Err(io::Error::other("a lost slice was not computed")),
+                },
+            };
+            md5.update(data);
+            out.write_all(data)?;
+        }
+        Ok(md5.finalize().into())
+    }
+}
+
+/// Reads a file from an offset on, with `pread`.
+struct ReadAt<'a> {
+    f: &'a File,
+    at: u64,
+}
+
+impl io::Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.f.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
