@@ -75,6 +75,7 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod repair;
 pub mod report;
 pub mod resolve;
 pub mod scrub;

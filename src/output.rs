@@ -135,6 +135,15 @@ impl AtomicFile {
         Some((md.dev(), md.ino()))
     }
 
+    /// Sets the modification time the file will have in place (a repaired file keeps the
+    /// time its catalog record describes).
+    pub fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        match &self.file {
+            Some(f) => f.set_times(std::fs::FileTimes::new().set_modified(time)),
+            None => Ok(()),
+        }
+    }
+
     /// Flushes, syncs and renames the file into place, then syncs the directory.
     pub fn commit(mut self) -> io::Result<()> {
         let mut file = self.file.take().expect("not committed twice");

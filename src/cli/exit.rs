@@ -43,3 +43,14 @@ pub(super) const IMPORT_EXIT: &str = "Exit status: 0 every entry of the source i
 catalog); 1 some entries refused (missing, another size or mtime, a path outside the tree, another \
 algorithm, malformed): each is listed; 2 could not run (usage, a source or catalog that cannot be \
 read, a catalog holding another algorithm).";
+
+pub(super) const PROTECT_EXIT: &str = "Exit status: 0 every recorded file is in an up-to-date \
+recovery set (or left out only for a finding that stands); 1 a file was found corrupt while \
+read, or left out (changed since the catalog recorded it, unreadable): each is listed; 2 could \
+not run (usage, a catalog or recovery directory that cannot be read or written).";
+
+pub(super) const REPAIR_EXIT: &str = "Exit status: 0 every file asked for (default: every file \
+with a finding) is repaired or reads as recorded; 1 some could not be repaired (too few \
+recovery slices: how many more are needed; no recovery set or replica copy holds it; changed \
+since recorded): each is listed with why, and its finding stands; 2 could not run (usage, a \
+catalog, tree or replica that cannot be read).";

@@ -9,12 +9,14 @@ mod exit;
 mod import;
 mod manual;
 mod monitor;
+mod repair;
 mod report;
 mod scale;
 use exit::*;
 pub use import::{ImportArgs, ImportFrom, XattrName};
 pub use manual::{CompletionsArgs, ManArgs};
 pub use monitor::HealthArgs;
+pub use repair::{ProtectArgs, RepairArgs};
 pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
 
@@ -57,6 +59,14 @@ pub enum Command {
     /// self-contained HTML page (--html FILE) or JSON (--json).
     #[command(after_help = REPORT_EXIT)]
     Report(ReportArgs),
+    /// Make PAR2 recovery data for the files the catalog records as good (kept in step
+    /// with the catalog: an edit re-makes its set, rot never does), usable with par2cmdline.
+    #[command(after_help = PROTECT_EXIT)]
+    Protect(ProtectArgs),
+    /// Rebuild corrupt and missing files as the catalog recorded them, from the recovery
+    /// data or from a replica (--from); each replaced atomically, only with the recorded digest.
+    #[command(after_help = REPAIR_EXIT)]
+    Repair(RepairArgs),
     /// Record the current content of corrupt (or other) files as good: the explicit end
     /// of a CORRUPT finding, once the change is known to be wanted.
     #[command(after_help = RESOLVE_EXIT)]

@@ -12,6 +12,7 @@ pub(crate) mod hash;
 mod import;
 mod manual;
 mod monitor;
+mod repair;
 mod report;
 mod resolve;
 mod rhash_out;
@@ -65,6 +66,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Protect(a) => repair::protect(a),
+        Command::Repair(a) => repair::repair(a),
         Command::Accept(a) => resolve::accept(a),
         Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),

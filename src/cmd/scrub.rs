@@ -431,9 +431,10 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     }
     if r.count(Class::Corrupt) > 0 {
         s.push_str(
-            "CORRUPT files changed content without a change of size or mtime: restore them from a \
-             backup (the catalog keeps the good digest), or `fixity accept FILE` if the change \
-             is wanted\n",
+            "CORRUPT files changed content without a change of size or mtime: `fixity repair \
+             TREE` rebuilds them as recorded (from recovery data `fixity protect` made, or \
+             --from a replica; the catalog keeps the good digest), or `fixity accept FILE` if \
+             the change is wanted\n",
         );
     }
     if r.count(Class::Missing) > 0 {

@@ -18,7 +18,7 @@ mod write;
 
 pub(crate) use create::{Member, MemberError, Params, create};
 pub(crate) use packet::{FileDesc, Id};
-pub(crate) use set::{Set, State, Volume, check_file, load, safe_name};
+pub(crate) use set::{Set, State, Volume, check_file, empty_set, load, safe_name};
 pub(crate) use solve::{Placed, Solution, Unrepairable, solve};
 pub(crate) use write::{Written, remove, set_files, write};
 

@@ -86,6 +86,19 @@ impl Set {
     }
 }
 
+/// A set of no files (what holds empty files: PAR2 clients leave them out).
+pub(crate) fn empty_set() -> Set {
+    Set {
+        id: [0; 16],
+        main: Main { slice_size: 4, files: vec![], others: vec![] },
+        descs: HashMap::new(),
+        ifscs: HashMap::new(),
+        recovery: BTreeMap::new(),
+        volumes: Vec::new(),
+        creator: None,
+    }
+}
+
 /// Reads `paths` (a set's PAR2 files): every set found, and how each file read.
 pub(crate) fn load(paths: &[PathBuf]) -> (Vec<Set>, Vec<Volume>) {
     let mut by_set: BTreeMap<Id, Vec<(usize, Found)>> = BTreeMap::new();

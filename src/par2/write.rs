@@ -47,14 +47,14 @@ fn critical(made: &Made, creator: &str) -> (Id, Vec<u8>) {
 }
 
 /// How many volumes for `recovery` slices of `slice` bytes and critical packets of
-/// `critical` bytes: the copies of the critical packets kept under a quarter of the
-/// recovery data where the counts allow.
+/// `critical` bytes: the copies of the critical packets kept under an eighth of the
+/// recovery data where the counts allow (an eighth).
 pub(crate) fn volume_count(recovery: usize, slice: u64, critical: u64) -> usize {
     if recovery == 0 {
         return 0;
     }
     let data = recovery as u64 * (slice + 68);
-    let affordable = (data / (4 * critical.max(1))) as usize;
+    let affordable = (data / (8 * critical.max(1))) as usize;
     affordable.clamp(1, MAX_VOLUMES.min(recovery))
 }
 

@@ -1,0 +1,258 @@
+//! `fixity protect` and `fixity repair`: open the tree's catalog, run the library's job,
+//! render its events (text or JSON), then the summary and the exit status.
+
+use super::Status;
+use crate::cli::{ProtectArgs, RepairArgs};
+use crate::ui;
+use anyhow::{Context, bail};
+use fixity::catalog::sqlite::Catalog;
+use fixity::catalog::{OpenOptions, Store, open_store};
+use fixity::pathtext::{path_bytes, quote_env, text_or_percent};
+use fixity::repair::{self, Event, Left, Source};
+use fixity::units::{human_bytes, parse_size};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `--redundancy`: `10%` or `0.1`.
+fn share(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => bail!("--redundancy {text:?}: give a share above 0 and up to 100%, as 10% or 0.1"),
+    }
+}
+
+fn memory(text: &str) -> anyhow::Result<u64> {
+    match parse_size(text) {
+        Some(n) if n >= 1 << 20 => Ok(n),
+        _ => bail!("--memory {text:?}: give a size of at least 1M, as 512M or 2G"),
+    }
+}
+
+fn open(root: &Path, catalog: Option<&Path>, wait: bool) -> anyhow::Result<Box<dyn Store>> {
+    super::tree_dir(root)?;
+    let path = catalog.map_or_else(|| Catalog::default_path(root), Path::to_path_buf);
+    let spec = super::catalog_spec(Some(&path), root, None);
+    open_store(&spec, &OpenOptions { wait, ..OpenOptions::default() }).with_context(|| {
+        format!("{}: no catalog to work from (`fixity scan` makes it)", quote_env(path_bytes(root)))
+    })
+}
+
+fn json_path(key: &str, path: &[u8]) -> (String, serde_json::Value) {
+    let (text, encoded) = text_or_percent(path);
+    let key = if encoded { format!("{key}_percent") } else { key.to_string() };
+    (key, serde_json::Value::String(text))
+}
+
+/// A JSON object for one event.
+fn event_json(e: &Event<'_>) -> serde_json::Value {
+    use serde_json::json;
+    let mut v = match e {
+        Event::SetMade { stem, files, bytes, par2_bytes, slice, recovery_slices } => json!({
+            "event": "set_made", "set": stem, "files": files, "bytes": bytes,
+            "par2_bytes": par2_bytes, "slice_size": slice, "recovery_slices": recovery_slices,
+        }),
+        Event::SetCurrent { stem, files } => {
+            json!({"event": "set_current", "set": stem, "files": files})
+        }
+        Event::SetKept { stem, why } => json!({"event": "set_kept", "set": stem, "why": why}),
+        Event::SetRemoved { stem } => json!({"event": "set_removed", "set": stem}),
+        Event::Left { why, .. } => json!({"event": "left_out", "why": left_text(why)}),
+        Event::Repaired { from: Source::Par2 { set }, .. } => {
+            json!({"event": "repaired", "from": "par2", "set": set})
+        }
+        Event::Repaired { from: Source::Replica { path }, .. } => {
+            let (k, p) = json_path("replica", path_bytes(path));
+            json!({"event": "repaired", "from": "replica", k: p})
+        }
+        Event::Intact { .. } => json!({"event": "intact"}),
+        Event::Unrepaired { why, .. } => json!({"event": "unrepaired", "why": why}),
+    };
+    let path = match e {
+        Event::Left { path, .. }
+        | Event::Repaired { path, .. }
+        | Event::Intact { path }
+        | Event::Unrepaired { path, .. } => Some(*path),
+        _ => None,
+    };
+    if let (Some(p), Some(obj)) = (path, v.as_object_mut()) {
+        let (k, t) = json_path("path", p);
+        obj.insert(k, t);
+    }
+    v
+}
+
+fn left_text(why: &Left) -> String {
+    match why {
+        Left::Corrupt => "CORRUPT: its content is not the catalog's, with the recorded size and \
+                          mtime; not protected (recorded as a finding)"
+            .into(),
+        Left::Changed => {
+            "changed since the catalog recorded it: `fixity scan` records it, then protect".into()
+        }
+        Left::Unreadable(e) => format!("unreadable: {e}"),
+        Left::Finding(c) => format!("has a standing finding ({}): not protected", c.name()),
+    }
+}
+
+fn emit(out: &mut Vec<u8>, json: bool, text: Option<String>, e: &Event<'_>) {
+    if json {
+        out.extend(event_json(e).to_string().bytes());
+        out.push(b'\n');
+    } else if let Some(t) = text {
+        out.extend(t.bytes());
+        out.push(b'\n');
+    }
+}
+
+pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
+    let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let opts = repair::ProtectOptions {
+        redundancy: share(&args.redundancy)?,
+        memory: memory(&args.memory)?,
+        par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
+    };
+    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let started = std::time::Instant::now();
+    let mut out = Vec::new();
+    let mut stdout = std::io::stdout().lock();
+    let (json, verbose, quiet) = (args.json, args.verbose, args.quiet);
+    let report = repair::protect(&root, store.as_mut(), &opts, &mut |e| {
+        let text = match &e {
+            Event::SetMade { stem, files, bytes, par2_bytes, slice, recovery_slices } => (!quiet)
+                .then(|| {
+                    format!(
+                        "made        {stem}: {}, {} -> {} of PAR2 ({recovery_slices} recovery \
+                         slices of {})",
+                        ui::count(*files as u64, "file"),
+                        human_bytes(*bytes),
+                        human_bytes(*par2_bytes),
+                        human_bytes(*slice)
+                    )
+                }),
+            Event::SetCurrent { stem, files } => {
+                verbose.then(|| format!("current     {stem}: {}", ui::count(*files as u64, "file")))
+            }
+            Event::SetKept { stem, why } => (!quiet).then(|| format!("kept        {stem}: {why}")),
+            Event::SetRemoved { stem } => verbose.then(|| format!("removed     {stem}")),
+            Event::Left { path, why } => {
+                let label = if *why == Left::Corrupt { "CORRUPT" } else { "left out" };
+                Some(format!("{label:<11} {}: {}", quote_env(path), left_text(why)))
+            }
+            _ => None,
+        };
+        emit(&mut out, json, text, &e);
+        // Lines go out as they come (a long run shows its progress).
+        let _ = stdout.write_all(&out);
+        out.clear();
+    })?;
+    let share_now =
+        if report.bytes > 0 { report.written as f64 / report.bytes as f64 } else { 0.0 };
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["event"] = "summary".into();
+        v["seconds"] = started.elapsed().as_secs_f64().into();
+        v["par2_dir"] = json_path("", path_bytes(&opts.par2_dir)).1;
+        writeln!(stdout, "{v}")?;
+    } else if !quiet || report.left_out > 0 {
+        writeln!(
+            stdout,
+            "protect {}: {} ({}) in sets: {} made, {} current, {} kept, {} removed; read {} in \
+             {:.1} s; recovery files {} written this run",
+            quote_env(path_bytes(&root)),
+            ui::count(report.files, "file"),
+            human_bytes(report.bytes),
+            report.made,
+            report.current,
+            report.kept,
+            report.removed,
+            human_bytes(report.read),
+            started.elapsed().as_secs_f64(),
+            human_bytes(report.written),
+        )?;
+        if report.made > 0 && report.read > 0 {
+            writeln!(
+                stdout,
+                "recovery data made this run: {:.1}% of the data read (asked {:.1}%)",
+                100.0 * share_now,
+                100.0 * opts.redundancy
+            )?;
+        }
+    }
+    Ok(if report.left_out > 0 { Status::Failed } else { Status::Ok })
+}
+
+pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
+    let root = args.tree.clone();
+    let base = std::path::absolute(&root).context("cannot resolve the tree")?;
+    let mut paths = Vec::new();
+    for p in &args.paths {
+        let abs = std::path::absolute(p).context("cannot resolve a path")?;
+        let rel = abs.strip_prefix(&base).ok().filter(|r| !r.as_os_str().is_empty());
+        let Some(rel) = rel else {
+            bail!(
+                "{} is not inside the tree {}",
+                quote_env(path_bytes(p)),
+                quote_env(path_bytes(&root))
+            )
+        };
+        paths.push(path_bytes(rel).to_vec());
+    }
+    if let Some(from) = &args.from {
+        super::tree_dir(from)?;
+    }
+    let opts = repair::RepairOptions {
+        par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
+        memory: memory(&args.memory)?,
+        from: args.from.clone(),
+        keep_damaged: args.keep_damaged,
+        paths,
+    };
+    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let mut stdout = std::io::stdout().lock();
+    let mut out = Vec::new();
+    let json = args.json;
+    let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| {
+        let text = match &e {
+            Event::Repaired { path, from: Source::Par2 { set } } => {
+                Some(format!("repaired    {} (from recovery set {set})", quote_env(path)))
+            }
+            Event::Repaired { path, from: Source::Replica { path: r } } => {
+                Some(format!("repaired    {} (from {})", quote_env(path), quote_env(path_bytes(r))))
+            }
+            Event::Intact { path } => {
+                Some(format!("intact      {} (reads as recorded: finding ended)", quote_env(path)))
+            }
+            Event::Unrepaired { path, why } => {
+                Some(format!("UNREPAIRED  {}: {why}", quote_env(path)))
+            }
+            _ => None,
+        };
+        emit(&mut out, json, text, &e);
+        let _ = stdout.write_all(&out);
+        out.clear();
+    })?;
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["event"] = "summary".into();
+        writeln!(stdout, "{v}")?;
+    } else {
+        writeln!(
+            stdout,
+            "repair {}: {} with findings or asked for: {} repaired ({} from recovery data, {} \
+             from the replica), {} intact, {} not repaired",
+            quote_env(path_bytes(&root)),
+            ui::count(report.targets, "file"),
+            report.repaired,
+            report.from_par2,
+            report.from_replica,
+            report.intact,
+            report.unrepaired
+        )?;
+    }
+    Ok(if report.unrepaired > 0 { Status::Failed } else { Status::Ok })
+}

@@ -1,0 +1,371 @@
+//! `fixity repair`: rebuild files with findings (corrupt, missing, unreadable) as the
+//! catalog recorded them, from a replica (`--from`) or from the recovery sets.
+//!
+//! Each target is looked at first: a file that reads as recorded now has nothing to
+//! repair (its finding ends); a file whose size or mtime changed is an edit the catalog
+//! has not recorded, never overwritten. The others are taken from the replica when a file
+//! there has the recorded digest (at the same path, else found by digest among the
+//! replica's files of the same size), then from the recovery set that protects them: the
+//! set is checked against the tree, its lost slices computed, and each target written
+//! only when the result has the recorded digest (`install`). A repaired file's finding
+//! ends, with the repair as its note in the history; an unrepairable one keeps its
+//! finding, and the event says why.
+
+use super::install::install;
+use super::replica;
+use super::sidecar::Sidecar;
+use super::{Event, RepairError, Source};
+use crate::catalog::{Class, Record, Store};
+use crate::device::Stamp;
+use crate::par2::{self, Placed, Set, State};
+use crate::pathtext::bytes_path;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// How to repair.
+#[derive(Clone, Debug)]
+pub struct RepairOptions {
+    /// Where the sets are (default: TREE/.fixity/par2).
+    pub par2_dir: PathBuf,
+    /// Bytes the lost slices may take while computed.
+    pub memory: u64,
+    /// A replica of the tree to take good copies from (never written).
+    pub from: Option<PathBuf>,
+    /// Keep each damaged file aside (TREE/.fixity/damaged/RUN/PATH) before replacing it.
+    pub keep_damaged: bool,
+    /// Only these files (paths relative to the tree); all files with findings if empty.
+    pub paths: Vec<Vec<u8>>,
+}
+
+/// What a repair run did, in numbers.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RepairReport {
+    pub targets: u64,
+    pub repaired: u64,
+    pub from_par2: u64,
+    pub from_replica: u64,
+    pub intact: u64,
+    pub unrepaired: u64,
+}
+
+/// What a target is now.
+enum Now {
+    /// Reads as recorded.
+    Intact,
+    /// Changed size or mtime: an edit, not to be overwritten.
+    Edited,
+    /// Missing, unreadable or not as recorded: to repair.
+    Damaged,
+}
+
+fn assess(root: &Path, rec: &Record) -> Now {
+    let path = root.join(bytes_path(&rec.path));
+    let m = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => m,
+        Ok(_) => return Now::Edited,
+        Err(_) => return Now::Damaged,
+    };
+    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
+    if !rec.describes(&stamp, 0) {
+        return Now::Edited;
+    }
+    let mut h = rec.algo.hasher();
+    let read = File::open(&path).and_then(|mut f| {
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match f.read(&mut buf)? {
+                0 => return Ok(()),
+                n => h.update(&buf[..n]),
+            }
+        }
+    });
+    match read {
+        Ok(()) if h.finish().ct_eq(&rec.digest) => Now::Intact,
+        _ => Now::Damaged,
+    }
+}
+
+/// Repairs the files with findings of the tree at `root` (or `opts.paths`).
+pub fn repair(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &RepairOptions,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<RepairReport, RepairError> {
+    let now = store.clock()?;
+    store.start_run("repair", now)?;
+    let mut report = RepairReport::default();
+    let mut targets = Vec::new();
+    if opts.paths.is_empty() {
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let page = store.records_page(after.as_deref(), 4096)?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.path.clone());
+            targets.extend(
+                page.into_iter()
+                    .filter(|r| r.missing_since.is_some() || r.last_result.is_failure()),
+            );
+        }
+    } else {
+        for p in &opts.paths {
+            match store.lookup(p)? {
+                Some(r) => targets.push(r),
+                None => {
+                    report.unrepaired += 1;
+                    on(Event::Unrepaired { path: p, why: "not in the catalog".into() });
+                }
+            }
+        }
+    }
+    let mut todo = Vec::new();
+    for rec in targets {
+        report.targets += 1;
+        match assess(root, &rec) {
+            Now::Intact => {
+                if rec.missing_since.is_some() {
+                    store.record_present(&rec.path)?;
+                }
+                if rec.last_result != Class::Ok || rec.missing_since.is_some() {
+                    store.record_check(&rec, Class::Ok, None, None, now)?;
+                }
+                report.intact += 1;
+                on(Event::Intact { path: &rec.path });
+            }
+            Now::Edited => {
+                report.unrepaired += 1;
+                let why = "changed since the catalog recorded it (an edit?): not overwritten; \
+                           `fixity scan` records it"
+                    .to_string();
+                on(Event::Unrepaired { path: &rec.path, why });
+            }
+            Now::Damaged => todo.push(rec),
+        }
+    }
+    let keep = opts.keep_damaged.then_some(now);
+    let mut done = |store: &mut dyn Store, rec: &Record, note: String| -> Result<(), RepairError> {
+        if rec.missing_since.is_some() {
+            store.record_present(&rec.path)?;
+        }
+        store.record_check(rec, Class::Ok, None, Some(&note), now)?;
+        Ok(())
+    };
+    if let Some(replica) = &opts.from {
+        let mut left = Vec::new();
+        let found =
+            replica::find(replica, &todo).map_err(|e| RepairError::Tree(replica.clone(), e))?;
+        for (rec, from) in todo.into_iter().zip(found) {
+            let Some(from) = from else {
+                left.push(rec);
+                continue;
+            };
+            let copied =
+                install(root, &rec, keep, &mut |w| io::copy(&mut File::open(&from)?, w).map(drop));
+            match copied {
+                Ok(()) => {
+                    done(store, &rec, format!("repaired from replica {}", from.display()))?;
+                    report.repaired += 1;
+                    report.from_replica += 1;
+                    on(Event::Repaired { path: &rec.path, from: Source::Replica { path: &from } });
+                }
+                Err(_) => left.push(rec),
+            }
+        }
+        todo = left;
+    }
+    if todo.is_empty() {
+        return finish(store, report);
+    }
+    // The sets, through their sidecars; sets without one (par2cmdline's) by their names.
+    let groups = group(&opts.par2_dir, &todo)?;
+    let base = File::open(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
+    for (key, members) in groups {
+        let Some(key) = key else {
+            for rec in members {
+                report.unrepaired += 1;
+                let why = if opts.from.is_some() {
+                    "no copy with the recorded digest in the replica, and no recovery set holds it"
+                } else {
+                    "no recovery set holds it (`fixity protect` makes them)"
+                };
+                on(Event::Unrepaired { path: &rec.path, why: why.into() });
+            }
+            continue;
+        };
+        let (stem, set) = key;
+        let result = from_set(&base, root, &set, &members, opts.memory, keep);
+        for (rec, res) in members.iter().zip(result) {
+            match res {
+                Ok(()) => {
+                    done(store, rec, format!("repaired from recovery set {stem}"))?;
+                    report.repaired += 1;
+                    report.from_par2 += 1;
+                    on(Event::Repaired { path: &rec.path, from: Source::Par2 { set: &stem } });
+                }
+                Err(why) => {
+                    report.unrepaired += 1;
+                    on(Event::Unrepaired { path: &rec.path, why });
+                }
+            }
+        }
+    }
+    finish(store, report)
+}
+
+fn finish(store: &mut dyn Store, report: RepairReport) -> Result<RepairReport, RepairError> {
+    store.commit()?;
+    store
+        .finish_run(report.unrepaired == 0, &serde_json::to_string(&report).unwrap_or_default())?;
+    store.commit()?;
+    Ok(report)
+}
+
+/// Targets grouped by the set that holds them (`None`: no set does).
+#[derive(Default)]
+struct Groups {
+    list: Vec<(Option<(String, Set)>, Vec<Record>)>,
+    index: HashMap<Option<String>, usize>,
+}
+
+impl Groups {
+    fn add(&mut self, key: Option<(String, Set)>, recs: impl IntoIterator<Item = Record>) {
+        let name = key.as_ref().map(|k| k.0.clone());
+        let i = *self.index.entry(name).or_insert_with(|| {
+            self.list.push((key, Vec::new()));
+            self.list.len() - 1
+        });
+        self.list[i].1.extend(recs);
+    }
+}
+
+/// The targets by the set that holds them (`None`: no set does).
+fn group(
+    dir: &Path,
+    todo: &[Record],
+) -> Result<Vec<(Option<(String, Set)>, Vec<Record>)>, RepairError> {
+    let fail = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
+    let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
+    let mut by_stem: BTreeMap<String, Vec<Record>> = BTreeMap::new();
+    let mut par2_files = Vec::new();
+    let mut sidecars = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries {
+            let name = e.map_err(fail)?.file_name();
+            let b = name.as_bytes();
+            if let Some(stem) = b.strip_suffix(b".fixity") {
+                let stem = String::from_utf8_lossy(stem).into_owned();
+                if let Ok(Some(s)) = Sidecar::read(&dir.join(&name)) {
+                    sidecars.insert(stem, s);
+                }
+            } else if b.ends_with(b".par2") {
+                par2_files.push(dir.join(&name));
+            }
+        }
+    }
+    let mut placed: HashMap<Vec<u8>, String> = HashMap::new();
+    for (stem, s) in &sidecars {
+        for e in &s.entries {
+            if let Some(rec) = wanted.get(&e.path[..]) {
+                // A sidecar of another version of the file does not hold it.
+                let same = e.digest == crate::digest::hex_encode(rec.digest.as_bytes(), false);
+                if same && !placed.contains_key(&e.path) {
+                    placed.insert(e.path.clone(), stem.clone());
+                    by_stem.entry(stem.clone()).or_default().push((*rec).clone());
+                }
+            }
+        }
+    }
+    let mut groups = Groups::default();
+    let mut loose: Vec<Record> = Vec::new();
+    for (stem, recs) in by_stem {
+        let files = par2::set_files(dir, std::ffi::OsStr::new(&stem)).map_err(fail)?;
+        let (sets, _) = par2::load(&files);
+        let want = &sidecars[&stem].set;
+        let set = sets.into_iter().find(|s| crate::digest::hex_encode(&s.id, false) == *want);
+        match set {
+            Some(set) => groups.add(Some((stem, set)), recs),
+            // Only empty files (no PAR2 set), or the set's files are gone: by name below.
+            None => loose.extend(recs),
+        }
+    }
+    loose.extend(todo.iter().filter(|r| !placed.contains_key(&r.path)).cloned());
+    if !loose.is_empty() {
+        // Any set in the directory that names the file (par2cmdline's too).
+        let (sets, _) = par2::load(&par2_files);
+        for rec in loose {
+            let holder = sets.iter().find(|s| s.descs.values().any(|d| d.name == rec.path));
+            let key = match holder {
+                Some(s) => Some((short_id(s), s.clone())),
+                None if rec.size == Some(0) => Some((String::from("(empty)"), empty_set())),
+                None => None,
+            };
+            groups.add(key, [rec]);
+        }
+    }
+    Ok(groups.list)
+}
+
+fn short_id(s: &Set) -> String {
+    let name =
+        s.volumes.first().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+    name.unwrap_or_else(|| crate::digest::hex_encode(&s.id, false))
+}
+
+/// A set with no files: what holds empty files (their content is none).
+fn empty_set() -> Set {
+    par2::empty_set()
+}
+
+/// Rebuilds `members` from `set`: one result per member.
+fn from_set(
+    base: &File,
+    root: &Path,
+    set: &Set,
+    members: &[Record],
+    memory: u64,
+    keep: Option<i64>,
+) -> Vec<Result<(), String>> {
+    let layout = set.layout();
+    let states: Vec<State> = layout
+        .iter()
+        .map(|(_, f, _)| match f {
+            Some((d, i)) => par2::check_file(base, d, i, set.main.slice_size),
+            None => State::Unreadable("described nowhere".into()),
+        })
+        .collect();
+    let placed: Vec<Placed> = layout
+        .iter()
+        .zip(&states)
+        .filter_map(|((_, f, first), state)| {
+            f.map(|(desc, _)| Placed { desc, first: *first, state })
+        })
+        .collect();
+    let needs_solution = members.iter().any(|r| r.size != Some(0));
+    let solution =
+        if needs_solution { Some(par2::solve(set, base, &placed, memory)) } else { None };
+    members
+        .iter()
+        .map(|rec| {
+            if rec.size == Some(0) {
+                return install(root, rec, keep, &mut |_| Ok(()));
+            }
+            let Some(p) = placed.iter().find(|p| p.desc.name == rec.path) else {
+                return Err("its recovery set does not describe it".into());
+            };
+            let solution = match solution.as_ref().expect("solved for non-empty files") {
+                Ok(s) => s,
+                Err(e) => return Err(e.to_string()),
+            };
+            install(root, rec, keep, &mut |w| {
+                let md5 = solution.write_file(base, p, w)?;
+                if md5 != p.desc.md5 {
+                    return Err(io::Error::other("the rebuilt file's MD5 is not the set's"));
+                }
+                Ok(())
+            })
+        })
+        .collect()
+}

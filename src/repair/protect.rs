@@ -1,0 +1,325 @@
+//! `fixity protect`: PAR2 recovery data for the files the catalog records as good, kept in
+//! step with the catalog.
+//!
+//! The catalog's records, in path order, are cut into sets (`plan`). A set whose sidecar
+//! says it was made from exactly the records the catalog holds now is current and is not
+//! read. A set holding a file with a standing finding (corrupt, unreadable, missing) is
+//! never re-made: its recovery data is what can repair that file. Any other set is made
+//! anew in one read of its files, which also computes each file's catalog digest: a file
+//! whose size and mtime are as recorded but whose content is not is rot, recorded as
+//! CORRUPT (reported first) and never protected; its old set, if any, is kept. A file
+//! changed since the catalog recorded it, or unreadable, is left out of the set and said.
+//! Sets of files no longer recorded are removed, unless they hold a finding's data.
+
+use super::plan::{Planned, Planner, recovery_count, slice_size};
+use super::sidecar::{Entry, Sidecar};
+use super::{Event, Left, RepairError, sidecar_path};
+use crate::algo::Hasher;
+use crate::catalog::{Class, Found, Record, Store};
+use crate::device::Stamp;
+use crate::par2::{self, Member, Params};
+use crate::pathtext::bytes_path;
+use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// How to protect.
+#[derive(Clone, Debug)]
+pub struct ProtectOptions {
+    /// Recovery data as a share of the data (0.10 for 10%).
+    pub redundancy: f64,
+    /// Bytes the recovery data being computed may take at once.
+    pub memory: u64,
+    /// Where the sets are kept (default: TREE/.fixity/par2).
+    pub par2_dir: PathBuf,
+}
+
+/// What a protect run did, in numbers.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ProtectReport {
+    /// Sets made (or re-made), current (not read), kept (holding a finding), removed.
+    pub made: u64,
+    pub current: u64,
+    pub kept: u64,
+    pub removed: u64,
+    /// Files in sets now, and their bytes.
+    pub files: u64,
+    pub bytes: u64,
+    /// Bytes read by this run, and the bytes of the PAR2 files written.
+    pub read: u64,
+    pub written: u64,
+    /// Bytes of recovery slice data written.
+    pub recovery: u64,
+    /// Files left out (corrupt, changed, unreadable).
+    pub left_out: u64,
+    /// Of those, found corrupt.
+    pub corrupt: u64,
+}
+
+/// Protects the tree at `root` whose records `store` holds.
+pub fn protect(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &ProtectOptions,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<ProtectReport, RepairError> {
+    std::fs::create_dir_all(&opts.par2_dir)
+        .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
+    let now = store.clock()?;
+    store.start_run("protect", now)?;
+    let mut job = Job { root, opts, now, report: ProtectReport::default(), stems: HashSet::new() };
+    let mut planner = Planner::default();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let page = store.records_page(after.as_deref(), 4096)?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.path.clone());
+        for rec in page {
+            for set in planner.push(rec) {
+                job.set(store, set, on)?;
+            }
+        }
+    }
+    if let Some(set) = planner.close() {
+        job.set(store, set, on)?;
+    }
+    job.sweep(store, on)?;
+    store.commit()?;
+    let summary = serde_json::to_string(&job.report).unwrap_or_default();
+    store.finish_run(true, &summary)?;
+    store.commit()?;
+    Ok(job.report)
+}
+
+struct Job<'a> {
+    root: &'a Path,
+    opts: &'a ProtectOptions,
+    now: i64,
+    report: ProtectReport,
+    /// The stems planned this run.
+    stems: HashSet<String>,
+}
+
+/// Whether a record is a standing finding (its data may need the set's recovery data).
+fn finding(rec: &Record) -> bool {
+    rec.missing_since.is_some() || rec.last_result.is_failure()
+}
+
+impl Job<'_> {
+    fn set(
+        &mut self,
+        store: &mut dyn Store,
+        set: Planned,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), RepairError> {
+        let dir = &self.opts.par2_dir;
+        self.stems.insert(set.stem.clone());
+        let side = sidecar_path(dir, &set.stem);
+        let old = Sidecar::read(&side).ok().flatten();
+        let algo = store.algorithm().name;
+        let now_entries: Vec<Entry> = set.records.iter().map(Entry::of).collect();
+        let index = dir.join(format!("{}.par2", set.stem));
+        let current = old.as_ref().is_some_and(|s| {
+            s.entries == now_entries && s.algorithm == algo && (s.set.is_empty() || index.exists())
+        });
+        let count = set.records.len() as u64;
+        let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
+        if current {
+            self.report.current += 1;
+            self.report.files += count;
+            self.report.bytes += bytes;
+            on(Event::SetCurrent { stem: &set.stem, files: count as usize });
+            return Ok(());
+        }
+        // The old set holds the recorded content of a file with a finding: keep it.
+        let holds = |s: &Sidecar| {
+            set.records
+                .iter()
+                .filter(|r| finding(r))
+                .any(|r| s.entries.iter().any(|e| e.path == r.path))
+        };
+        if old.as_ref().is_some_and(holds) {
+            self.report.kept += 1;
+            on(Event::SetKept { stem: &set.stem, why: "it holds a file with a finding" });
+            return Ok(());
+        }
+        self.make(store, set, old.is_some(), on)
+    }
+
+    /// Makes the set anew from its files as they are, when they are as recorded.
+    fn make(
+        &mut self,
+        store: &mut dyn Store,
+        set: Planned,
+        had_set: bool,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), RepairError> {
+        let mut members: Vec<&Record> = Vec::new();
+        let mut entries: Vec<Entry> = Vec::new();
+        for rec in &set.records {
+            let path = self.root.join(bytes_path(&rec.path));
+            if finding(rec) {
+                self.left(on, &rec.path, Left::Finding(rec.last_result));
+                continue;
+            }
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => {
+                    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
+                    if !rec.describes(&stamp, 0) {
+                        self.left(on, &rec.path, Left::Changed);
+                    } else if m.len() == 0 {
+                        entries.push(Entry::of(rec));
+                    } else {
+                        members.push(rec);
+                    }
+                }
+                Ok(_) => self.left(on, &rec.path, Left::Unreadable("not a regular file".into())),
+                Err(e) => self.left(on, &rec.path, Left::Unreadable(crate::read::io_message(&e))),
+            }
+        }
+        let dir = self.opts.par2_dir.clone();
+        loop {
+            if members.is_empty() {
+                par2::remove(&dir, std::ffi::OsStr::new(&set.stem))
+                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+                break;
+            }
+            let pm: Vec<Member> = members
+                .iter()
+                .map(|r| Member { path: self.root.join(bytes_path(&r.path)), name: r.path.clone() })
+                .collect();
+            let sizes: Vec<u64> = members.iter().map(|r| r.size.unwrap_or(0)).collect();
+            let slice = slice_size(&sizes, self.opts.redundancy);
+            let n: u64 = sizes.iter().map(|s| s.div_ceil(slice)).sum();
+            let params = Params {
+                slice,
+                recovery: recovery_count(n, self.opts.redundancy),
+                memory: self.opts.memory,
+            };
+            let mut hashers: Vec<Box<dyn Hasher>> =
+                members.iter().map(|r| r.algo.hasher()).collect();
+            let made = par2::create(&pm, &params, &mut |i, d| hashers[i].update(d));
+            let made = match made {
+                Ok(m) => m,
+                Err(e) => {
+                    let rec = members.remove(e.member);
+                    let why = if e.error.to_string().contains("changed while") {
+                        Left::Changed
+                    } else {
+                        Left::Unreadable(crate::read::io_message(&e.error))
+                    };
+                    self.left(on, &rec.path, why);
+                    continue;
+                }
+            };
+            self.report.read += sizes.iter().sum::<u64>() * made.passes as u64;
+            // Rot: as recorded by size and mtime, not by content.
+            let rotten: Vec<usize> = (0..members.len())
+                .filter(|&i| !hashers[i].finish().ct_eq(&members[i].digest))
+                .collect();
+            if !rotten.is_empty() {
+                for &i in rotten.iter().rev() {
+                    let rec = members.remove(i);
+                    let found =
+                        Found { digest: hashers[i].finish(), stamp: rec.stamp(), file_id: None };
+                    store.record_check(rec, Class::Corrupt, Some(&found), None, self.now)?;
+                    self.report.corrupt += 1;
+                    self.left(on, &rec.path, Left::Corrupt);
+                }
+                if had_set {
+                    self.report.kept += 1;
+                    on(Event::SetKept { stem: &set.stem, why: "a file in it is corrupt" });
+                    return Ok(());
+                }
+                continue;
+            }
+            let written =
+                par2::write(&dir, std::ffi::OsStr::new(&set.stem), &made, &par2::creator())
+                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+            entries.extend(members.iter().map(|r| Entry::of(r)));
+            entries.sort_by(|a, b| a.path.cmp(&b.path));
+            let side = Sidecar {
+                set: crate::digest::hex_encode(&written.set_id, false),
+                algorithm: store.algorithm().name.to_string(),
+                entries: std::mem::take(&mut entries),
+            };
+            side.write(&sidecar_path(&dir, &set.stem))
+                .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+            let bytes: u64 = sizes.iter().sum();
+            self.report.made += 1;
+            self.report.files += side.entries.len() as u64;
+            self.report.bytes += bytes;
+            self.report.written += written.bytes;
+            self.report.recovery += written.recovery_bytes;
+            on(Event::SetMade {
+                stem: &set.stem,
+                files: side.entries.len(),
+                bytes,
+                par2_bytes: written.bytes,
+                slice,
+                recovery_slices: params.recovery,
+            });
+            return Ok(());
+        }
+        // Only empty files (or none): a sidecar alone says what the set covers.
+        if !entries.is_empty() {
+            let side = Sidecar {
+                set: String::new(),
+                algorithm: store.algorithm().name.to_string(),
+                entries,
+            };
+            side.write(&sidecar_path(&dir, &set.stem))
+                .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+            self.report.files += side.entries.len() as u64;
+        } else {
+            let _ = std::fs::remove_file(sidecar_path(&dir, &set.stem));
+        }
+        Ok(())
+    }
+
+    fn left(&mut self, on: &mut dyn FnMut(Event<'_>), path: &[u8], why: Left) {
+        self.report.left_out += 1;
+        on(Event::Left { path, why });
+    }
+
+    /// Removes sets not planned this run, unless one holds a file with a finding.
+    fn sweep(
+        &mut self,
+        store: &dyn Store,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), RepairError> {
+        let dir = &self.opts.par2_dir;
+        let entries = std::fs::read_dir(dir).map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+        let mut stale = Vec::new();
+        for e in entries {
+            let name = e.map_err(|e| RepairError::Par2Dir(dir.clone(), e))?.file_name();
+            let Some(stem) = name.as_bytes().strip_suffix(b".fixity") else { continue };
+            let stem = String::from_utf8_lossy(stem).into_owned();
+            if !self.stems.contains(&stem) && stem.starts_with("set-") {
+                stale.push(stem);
+            }
+        }
+        stale.sort();
+        for stem in stale {
+            let side = Sidecar::read(&sidecar_path(dir, &stem)).ok().flatten();
+            let mut holds = false;
+            for e in side.iter().flat_map(|s| &s.entries) {
+                if store.lookup(&e.path)?.as_ref().is_some_and(finding) {
+                    holds = true;
+                    break;
+                }
+            }
+            if holds {
+                self.report.kept += 1;
+                on(Event::SetKept { stem: &stem, why: "it holds a file with a finding" });
+                continue;
+            }
+            par2::remove(dir, std::ffi::OsStr::new(&stem))
+                .and_then(|()| std::fs::remove_file(sidecar_path(dir, &stem)))
+                .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+            self.report.removed += 1;
+            on(Event::SetRemoved { stem: &stem });
+        }
+        Ok(())
+    }
+}

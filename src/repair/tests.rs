@@ -1,0 +1,1 @@
+//! The jobs over a real catalog.
