@@ -291,6 +291,10 @@ pub struct ScrubArgs {
     /// JOB_COMPLETION_INDEX).
     #[arg(long, value_name = "I", requires = "plan")]
     pub part: Option<usize>,
+    /// Where `fixity protect` keeps the tree's recovery sets (default: PATH/.fixity/par2):
+    /// on a protected tree, the sets of files recorded as edited are re-made after the run.
+    #[arg(long, value_name = "DIR")]
+    pub par2_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
     /// The tree (default: the current directory; with --plan, the tree the plan was made
@@ -316,6 +320,11 @@ pub struct VerifyArgs {
     /// Stop starting new reads after this many bytes (e.g. 500G); the next run continues.
     #[arg(long, value_name = "SIZE", conflicts_with = "plan")]
     pub max_bytes: Option<String>,
+    /// Once the findings are reported, repair them (as `fixity repair PATH` does, from the
+    /// recovery data `fixity protect` made); each repair is listed and kept in the catalog's
+    /// history. The exit status still says findings were made.
+    #[arg(long, conflicts_with = "plan")]
+    pub repair: bool,
 }
 
 #[derive(Args, Debug)]

@@ -58,9 +58,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Check(a) if a.audit => audit::run(a),
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
-        Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None),
+        Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None, false),
         Command::Verify(a) => {
-            scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration)
+            scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration, a.repair)
         }
         Command::Import(a) => import::run(a),
         Command::Status(a) => status::run(a),

@@ -61,6 +61,7 @@ fn event_json(e: &Event<'_>) -> serde_json::Value {
         }
         Event::SetKept { stem, why } => json!({"event": "set_kept", "set": stem, "why": why}),
         Event::SetRemoved { stem } => json!({"event": "set_removed", "set": stem}),
+        Event::SetDamaged { stem, why } => json!({"event": "set_damaged", "set": stem, "why": why}),
         Event::Left { why, .. } => json!({"event": "left_out", "why": left_text(why)}),
         Event::Repaired { from: Source::Par2 { set }, .. } => {
             json!({"event": "repaired", "from": "par2", "set": set})
@@ -99,7 +100,45 @@ fn left_text(why: &Left) -> String {
     }
 }
 
-fn emit(out: &mut Vec<u8>, json: bool, text: Option<String>, e: &Event<'_>) {
+/// The text line of an event, if it is shown (`verbose`: every set; `quiet`: only files
+/// left out or not repaired, and damaged sets).
+pub(super) fn event_text(e: &Event<'_>, verbose: bool, quiet: bool) -> Option<String> {
+    match e {
+        Event::SetMade { stem, files, bytes, par2_bytes, slice, recovery_slices } => {
+            (!quiet).then(|| {
+                format!(
+                    "made        {stem}: {}, {} -> {} of PAR2 ({recovery_slices} recovery slices \
+                     of {})",
+                    ui::count(*files as u64, "file"),
+                    human_bytes(*bytes),
+                    human_bytes(*par2_bytes),
+                    human_bytes(*slice)
+                )
+            })
+        }
+        Event::SetCurrent { stem, files } => {
+            verbose.then(|| format!("current     {stem}: {}", ui::count(*files as u64, "file")))
+        }
+        Event::SetKept { stem, why } => (!quiet).then(|| format!("kept        {stem}: {why}")),
+        Event::SetRemoved { stem } => verbose.then(|| format!("removed     {stem}")),
+        Event::SetDamaged { stem, why } => Some(format!("DAMAGED     recovery set {stem}: {why}")),
+        Event::Left { path, why } => {
+            let label = if *why == Left::Corrupt { "CORRUPT" } else { "left out" };
+            Some(format!("{label:<11} {}: {}", quote_env(path), left_text(why)))
+        }
+        Event::Repaired { path, from: Source::Par2 { set } } => {
+            Some(format!("repaired    {} (from recovery set {set})", quote_env(path)))
+        }
+        Event::Repaired { path, from: Source::Replica { path: r } } => {
+            Some(format!("repaired    {} (from {})", quote_env(path), quote_env(path_bytes(r))))
+        }
+        Event::Intact { path } => (!quiet)
+            .then(|| format!("intact      {} (reads as recorded: finding ended)", quote_env(path))),
+        Event::Unrepaired { path, why } => Some(format!("UNREPAIRED  {}: {why}", quote_env(path))),
+    }
+}
+
+pub(super) fn emit(out: &mut Vec<u8>, json: bool, text: Option<String>, e: &Event<'_>) {
     if json {
         out.extend(event_json(e).to_string().bytes());
         out.push(b'\n');
@@ -115,6 +154,7 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
         redundancy: share(&args.redundancy)?,
         memory: memory(&args.memory)?,
         par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
+        remake: Vec::new(),
     };
     let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
     let started = std::time::Instant::now();
@@ -122,29 +162,7 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
     let mut stdout = std::io::stdout().lock();
     let (json, verbose, quiet) = (args.json, args.verbose, args.quiet);
     let report = repair::protect(&root, store.as_mut(), &opts, &mut |e| {
-        let text = match &e {
-            Event::SetMade { stem, files, bytes, par2_bytes, slice, recovery_slices } => (!quiet)
-                .then(|| {
-                    format!(
-                        "made        {stem}: {}, {} -> {} of PAR2 ({recovery_slices} recovery \
-                         slices of {})",
-                        ui::count(*files as u64, "file"),
-                        human_bytes(*bytes),
-                        human_bytes(*par2_bytes),
-                        human_bytes(*slice)
-                    )
-                }),
-            Event::SetCurrent { stem, files } => {
-                verbose.then(|| format!("current     {stem}: {}", ui::count(*files as u64, "file")))
-            }
-            Event::SetKept { stem, why } => (!quiet).then(|| format!("kept        {stem}: {why}")),
-            Event::SetRemoved { stem } => verbose.then(|| format!("removed     {stem}")),
-            Event::Left { path, why } => {
-                let label = if *why == Left::Corrupt { "CORRUPT" } else { "left out" };
-                Some(format!("{label:<11} {}: {}", quote_env(path), left_text(why)))
-            }
-            _ => None,
-        };
+        let text = event_text(&e, verbose, quiet);
         emit(&mut out, json, text, &e);
         // Lines go out as they come (a long run shows its progress).
         let _ = stdout.write_all(&out);
@@ -217,21 +235,7 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     let mut out = Vec::new();
     let json = args.json;
     let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| {
-        let text = match &e {
-            Event::Repaired { path, from: Source::Par2 { set } } => {
-                Some(format!("repaired    {} (from recovery set {set})", quote_env(path)))
-            }
-            Event::Repaired { path, from: Source::Replica { path: r } } => {
-                Some(format!("repaired    {} (from {})", quote_env(path), quote_env(path_bytes(r))))
-            }
-            Event::Intact { path } => {
-                Some(format!("intact      {} (reads as recorded: finding ended)", quote_env(path)))
-            }
-            Event::Unrepaired { path, why } => {
-                Some(format!("UNREPAIRED  {}: {why}", quote_env(path)))
-            }
-            _ => None,
-        };
+        let text = event_text(&e, false, false);
         emit(&mut out, json, text, &e);
         let _ = stdout.write_all(&out);
         out.clear();
@@ -255,4 +259,56 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         )?;
     }
     Ok(if report.unrepaired > 0 { Status::Failed } else { Status::Ok })
+}
+
+/// What runs after `scan` or `verify` over a whole tree.
+pub(super) struct After {
+    /// Repair the findings (`verify --repair`, when there are findings).
+    pub(super) repair: bool,
+    /// Check the recovery files (a verify over the whole tree, not a slice).
+    pub(super) check: bool,
+}
+
+impl After {
+    /// Repairs findings if asked, then keeps a protected tree's sets in step; lines (or
+    /// JSON objects) for what it did. Whether anything is left a problem.
+    pub(super) fn run(
+        &self,
+        root: &Path,
+        store: &mut dyn Store,
+        par2_dir: &Path,
+        (json, quiet, verbose): (bool, bool, bool),
+    ) -> anyhow::Result<bool> {
+        let mut stdout = std::io::stdout().lock();
+        let mut out = Vec::new();
+        let mut problems = false;
+        if self.repair {
+            let opts = repair::RepairOptions {
+                par2_dir: par2_dir.to_path_buf(),
+                memory: repair::DEFAULT_MEMORY,
+                from: None,
+                keep_damaged: false,
+                paths: Vec::new(),
+            };
+            let r = repair::repair(root, store, &opts, &mut |e| {
+                emit(&mut out, json, event_text(&e, verbose, quiet), &e);
+            })?;
+            problems |= r.unrepaired > 0;
+        }
+        let kept = repair::upkeep(root, store, par2_dir, self.check, &mut |e| {
+            problems |= matches!(e, Event::Left { .. } | Event::SetDamaged { .. });
+            emit(&mut out, json, event_text(&e, verbose, quiet), &e);
+        })?;
+        if let Some(r) = kept.filter(|r| !quiet && (r.made > 0 || r.removed > 0)) {
+            let line = format!(
+                "recovery sets: {} re-made, {} current, {} kept, {} removed\n",
+                r.made, r.current, r.kept, r.removed
+            );
+            if !json {
+                out.extend(line.bytes());
+            }
+        }
+        stdout.write_all(&out).context("write error")?;
+        Ok(problems)
+    }
 }

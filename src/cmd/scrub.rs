@@ -27,6 +27,7 @@ pub fn run(
     args: ScrubArgs,
     max_bytes: Option<String>,
     max_duration: Option<String>,
+    repair: bool,
 ) -> anyhow::Result<Status> {
     let (root, part) = match &args.plan {
         None => (args.path.clone().unwrap_or_else(|| ".".into()), None),
@@ -264,7 +265,16 @@ pub fn run(
         // Every finding is out; the run still failed to record them.
         bail!("{e}; the findings above were not recorded");
     }
-    Ok(if report.failed() { Status::Failed } else { Status::Ok })
+    // Repair and the recovery sets, on the whole tree only (not a part of a plan).
+    let mut problems = report.failed();
+    if part.is_none() {
+        let par2_dir =
+            args.par2_dir.clone().unwrap_or_else(|| fixity::repair::default_par2_dir(&root));
+        let whole = mode == Mode::Verify && max_bytes.is_none() && max_duration.is_none();
+        let after = super::repair::After { repair: repair && report.failed(), check: whole };
+        problems |= after.run(&root, store.as_mut(), &par2_dir, (json, quiet, verbose))?;
+    }
+    Ok(if problems { Status::Failed } else { Status::Ok })
 }
 
 /// Patterns from `ROOT/.fixityignore`: one glob per line, `#` comments and blank lines

@@ -16,11 +16,10 @@ mod set;
 mod solve;
 mod write;
 
-pub(crate) use create::{Member, MemberError, Params, create};
-pub(crate) use packet::{FileDesc, Id};
-pub(crate) use set::{Set, State, Volume, check_file, empty_set, load, safe_name};
-pub(crate) use solve::{Placed, Solution, Unrepairable, solve};
-pub(crate) use write::{Written, remove, set_files, write};
+pub(crate) use create::{Member, Params, create};
+pub(crate) use set::{Set, State, check_file, empty_set, load, safe_name};
+pub(crate) use solve::{Placed, solve};
+pub(crate) use write::{remove, set_files, write};
 
 /// The Creator packet's text.
 pub(crate) fn creator() -> String {

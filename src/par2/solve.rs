@@ -64,7 +64,8 @@ impl std::fmt::Display for Unrepairable {
 pub(crate) struct Solution {
     slice: usize,
     data: HashMap<usize, Vec<u8>>,
-    /// The recovery exponents used.
+    /// The recovery exponents used (the tests check the non-MDS retry with it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) exponents: Vec<u32>,
 }
 
@@ -179,11 +180,6 @@ fn choose(
 }
 
 impl Solution {
-    /// Whether slice `index` was lost (and is here).
-    pub(crate) fn has(&self, index: usize) -> bool {
-        self.data.contains_key(&index)
-    }
-
     /// Writes the file `p` as recorded to `out`: its intact slices from where it is now,
     /// its lost ones from the solution. Returns the MD5 of what was written.
     pub(crate) fn write_file(

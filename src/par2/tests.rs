@@ -1,6 +1,7 @@
 //! Round trips through the module: make a set of files, write it, read it back, damage
 //! the files, compute the lost slices and write the files again as they were.
 
+use super::solve::Unrepairable;
 use super::*;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -151,4 +152,36 @@ fn recovery_in_passes_equals_recovery_in_one() {
     assert_eq!((one.passes, three.passes), (1, 3));
     assert_eq!(one.recovery, three.recovery);
     assert_eq!(one.descs, three.descs);
+}
+
+#[test]
+fn a_choice_of_recovery_slices_that_does_not_invert_is_replaced() {
+    // Input slices 0 and k have the constants 2^1 and 2^256: raised to the exponent 257
+    // both are 2^(257 * ...) with 255 * 257 = 65535, the group's order, so they are equal
+    // and the recovery slices 0 and 257 cannot tell the two lost slices apart.
+    let constants = super::gf16::input_constants(200);
+    let k = constants.iter().position(|&c| c == super::gf16::pow(2, 256)).unwrap();
+    assert_eq!(super::gf16::pow(constants[0], 257), super::gf16::pow(constants[k], 257));
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let contents = protected(dir, &[4 * (k + 1)], 4, 259);
+    let files = set_files(&dir.join("p"), OsStr::new("set")).unwrap();
+    let (mut sets, _) = load(&files);
+    let set = &mut sets[0];
+    set.recovery.retain(|e, _| [0, 257, 258].contains(e));
+    let path = dir.join("f0");
+    let mut damaged = contents[0].clone();
+    damaged[1] ^= 1;
+    damaged[4 * k + 2] ^= 1;
+    std::fs::write(&path, &damaged).unwrap();
+    let base = File::open(dir).unwrap();
+    let layout = set.layout();
+    let (d, i) = layout[0].1.unwrap();
+    let state = check_file(&base, d, i, 4);
+    let placed = [Placed { desc: d, first: 0, state: &state }];
+    let solution = solve(set, &base, &placed, 1 << 20).unwrap();
+    assert_eq!(solution.exponents, vec![257, 258], "the first choice (0, 257) was replaced");
+    let mut out = Vec::new();
+    solution.write_file(&base, &placed[0], &mut out).unwrap();
+    assert_eq!(out, contents[0]);
 }

@@ -24,8 +24,6 @@ const MAX_VOLUMES: usize = 8;
 #[derive(Clone, Debug)]
 pub(crate) struct Written {
     pub(crate) set_id: Id,
-    /// The files, index first.
-    pub(crate) files: Vec<PathBuf>,
     /// Bytes of all the files.
     pub(crate) bytes: u64,
     /// Bytes of recovery slice data in them.
@@ -114,7 +112,7 @@ pub(crate) fn write(dir: &Path, stem: &OsStr, made: &Made, creator: &str) -> io:
             std::fs::remove_file(&old)?;
         }
     }
-    Ok(Written { set_id: id, files, bytes, recovery_bytes })
+    Ok(Written { set_id: id, bytes, recovery_bytes })
 }
 
 /// The set's files in `dir`: `STEM.par2` and every `STEM.vol*.par2` there, sorted.

@@ -146,7 +146,7 @@ pub fn repair(
         }
     }
     let keep = opts.keep_damaged.then_some(now);
-    let mut done = |store: &mut dyn Store, rec: &Record, note: String| -> Result<(), RepairError> {
+    let done = |store: &mut dyn Store, rec: &Record, note: String| -> Result<(), RepairError> {
         if rec.missing_since.is_some() {
             store.record_present(&rec.path)?;
         }

@@ -10,7 +10,8 @@
 //! - `plan`: which files go in which set, and each set's slice size;
 //! - `sidecar`: `STEM.fixity`, what a set protects in the catalog's terms;
 //! - `protect`: the protect job;
-//! - `heal`: the repair job (from PAR2 sets, or `replica`).
+//! - `heal`: the repair job (from PAR2 sets, or `replica`);
+//! - `upkeep`: after scan and verify, sets re-made and recovery files checked.
 //!
 //! The format itself is [`crate::par2`]. docs/repair.md explains the model.
 
@@ -20,9 +21,11 @@ mod plan;
 mod protect;
 mod replica;
 mod sidecar;
+mod upkeep;
 
 pub use heal::{RepairOptions, RepairReport, repair};
 pub use protect::{ProtectOptions, ProtectReport, protect};
+pub use upkeep::{check_sets, upkeep};
 
 use crate::catalog::{Class, StoreError};
 use crate::pathtext::{STATE_DIR, path_bytes, quote_env};
@@ -80,6 +83,8 @@ pub enum Event<'a> {
     SetCurrent { stem: &'a str, files: usize },
     /// A set is kept as it is although the catalog changed (why).
     SetKept { stem: &'a str, why: &'static str },
+    /// A set's recovery files are damaged or missing (why): it is re-made when it can be.
+    SetDamaged { stem: &'a str, why: &'a str },
     /// A set of files no longer recorded was removed.
     SetRemoved { stem: &'a str },
     /// A file was left out of its set.

@@ -32,6 +32,8 @@ pub struct ProtectOptions {
     pub memory: u64,
     /// Where the sets are kept (default: TREE/.fixity/par2).
     pub par2_dir: PathBuf,
+    /// Sets to re-make even if current (their recovery data was found damaged).
+    pub remake: Vec<String>,
 }
 
 /// What a protect run did, in numbers.
@@ -119,9 +121,12 @@ impl Job<'_> {
         let algo = store.algorithm().name;
         let now_entries: Vec<Entry> = set.records.iter().map(Entry::of).collect();
         let index = dir.join(format!("{}.par2", set.stem));
-        let current = old.as_ref().is_some_and(|s| {
-            s.entries == now_entries && s.algorithm == algo && (s.set.is_empty() || index.exists())
-        });
+        let current = !self.opts.remake.contains(&set.stem)
+            && old.as_ref().is_some_and(|s| {
+                s.entries == now_entries
+                    && s.algorithm == algo
+                    && (s.set.is_empty() || index.exists())
+            });
         let count = set.records.len() as u64;
         let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
         if current {
@@ -140,7 +145,13 @@ impl Job<'_> {
         };
         if old.as_ref().is_some_and(holds) {
             self.report.kept += 1;
-            on(Event::SetKept { stem: &set.stem, why: "it holds a file with a finding" });
+            let why = if self.opts.remake.contains(&set.stem) {
+                "its recovery data is damaged, but it holds a file with a finding: re-made once \
+                 that is resolved"
+            } else {
+                "it holds a file with a finding"
+            };
+            on(Event::SetKept { stem: &set.stem, why });
             return Ok(());
         }
         self.make(store, set, old.is_some(), on)
@@ -241,6 +252,8 @@ impl Job<'_> {
             let side = Sidecar {
                 set: crate::digest::hex_encode(&written.set_id, false),
                 algorithm: store.algorithm().name.to_string(),
+                redundancy: self.opts.redundancy,
+                recovery: params.recovery,
                 entries: std::mem::take(&mut entries),
             };
             side.write(&sidecar_path(&dir, &set.stem))
@@ -266,6 +279,8 @@ impl Job<'_> {
             let side = Sidecar {
                 set: String::new(),
                 algorithm: store.algorithm().name.to_string(),
+                redundancy: self.opts.redundancy,
+                recovery: 0,
                 entries,
             };
             side.write(&sidecar_path(&dir, &set.stem))

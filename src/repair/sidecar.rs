@@ -9,6 +9,8 @@
 //! fixity-par2-set 1
 //! set 0123...ef
 //! algorithm blake3
+//! redundancy 0.1
+//! recovery 103
 //! 4096 1700000000123456789 ab12...ff dir/name%20with%20spaces
 //! ```
 //! Paths are raw bytes with `%`, controls, space and bytes above 0x7e as `%XX`.
@@ -43,11 +45,15 @@ impl Entry {
 }
 
 /// A set's sidecar.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Sidecar {
     /// The recovery set ID, hex (none for a set of empty files only).
     pub(crate) set: String,
     pub(crate) algorithm: String,
+    /// The redundancy asked (a fraction), kept so `scan` re-makes the set alike.
+    pub(crate) redundancy: f64,
+    /// Recovery slices written.
+    pub(crate) recovery: u32,
     pub(crate) entries: Vec<Entry>,
 }
 
@@ -82,7 +88,10 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
 
 impl Sidecar {
     pub(crate) fn write(&self, path: &Path) -> io::Result<()> {
-        let mut text = format!("{MAGIC}\nset {}\nalgorithm {}\n", self.set, self.algorithm);
+        let mut text = format!(
+            "{MAGIC}\nset {}\nalgorithm {}\nredundancy {}\nrecovery {}\n",
+            self.set, self.algorithm, self.redundancy, self.recovery
+        );
         for e in &self.entries {
             text.push_str(&format!("{} {} {} {}\n", e.size, e.mtime_ns, e.digest, escape(&e.path)));
         }
@@ -104,6 +113,8 @@ impl Sidecar {
         }
         let set = lines.next()?.strip_prefix("set ")?.to_string();
         let algorithm = lines.next()?.strip_prefix("algorithm ")?.to_string();
+        let redundancy = lines.next()?.strip_prefix("redundancy ")?.parse().ok()?;
+        let recovery = lines.next()?.strip_prefix("recovery ")?.parse().ok()?;
         let mut entries = Vec::new();
         for l in lines {
             let mut f = l.splitn(4, ' ');
@@ -114,7 +125,7 @@ impl Sidecar {
                 path: unescape(f.next()?)?,
             });
         }
-        Some(Sidecar { set, algorithm, entries })
+        Some(Sidecar { set, algorithm, redundancy, recovery, entries })
     }
 }
 
@@ -127,6 +138,8 @@ mod tests {
         let s = Sidecar {
             set: "00ff".into(),
             algorithm: "blake3".into(),
+            redundancy: 0.125,
+            recovery: 7,
             entries: vec![
                 Entry { path: b"a b/%\n\xff".to_vec(), size: 3, mtime_ns: -5, digest: "ab".into() },
                 Entry { path: b"plain".to_vec(), size: 0, mtime_ns: 1, digest: "cd".into() },
@@ -137,6 +150,11 @@ mod tests {
         s.write(&p).unwrap();
         assert_eq!(Sidecar::read(&p).unwrap(), Some(s));
         assert_eq!(Sidecar::parse("something else\n"), None);
-        assert_eq!(Sidecar::parse("fixity-par2-set 1\nset a\nalgorithm b\n1 2 x %G0\n"), None);
+        assert_eq!(
+            Sidecar::parse(
+                "fixity-par2-set 1\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n1 2 x %G0\n"
+            ),
+            None
+        );
     }
 }
