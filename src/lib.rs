@@ -45,6 +45,11 @@
 //! - [`monitor`]: a tree's health for monitoring: Prometheus textfile metrics, a Nagios
 //!   plugin's verdict, the age of the last complete verification pass.
 //! - [`resolve`]: `accept` and `forget`, the explicit end of a finding, on any store.
+//! - [`par2`]: PAR2 2.0 recovery data, written from the specification (GF(2^16) with
+//!   run-time SIMD kernels, sets made in one read, read back from any client, repaired).
+//! - [`repair`]: `protect` (recovery sets kept in step with the catalog), `repair` (from
+//!   the sets or a replica, only to the recorded digest), and their upkeep after scan and
+//!   verify.
 //! - [`report`]: what a catalog says about a tree, for people and archives: a typed
 //!   report from the store, written as JSON or one HTML page; PREMIS 3 XML.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.

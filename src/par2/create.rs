@@ -11,7 +11,7 @@
 //! exceed the memory allowed, the exponents are done in passes, each reading the data again.
 
 use super::encode::Encoder;
-use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order};
+use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, slice_checks};
 use md5::{Digest as _, Md5};
 use rayon::prelude::*;
 use std::fs::File;
@@ -27,6 +27,9 @@ const HEAD_BUDGET: usize = 64 << 20;
 const BATCH_BYTES: u64 = 16 << 20;
 /// The first 16 KiB: what the File ID hashes.
 const HEAD: u64 = 16 << 10;
+
+/// The caller's sink: every byte of every member, in order (the catalog's digests).
+pub(crate) type Sink<'a> = &'a mut (dyn FnMut(usize, &[u8]) + Send);
 
 /// A file to protect: where to read it, and its name in the set (relative to the base
 /// directory, `/` between components).
@@ -82,6 +85,37 @@ fn changed() -> io::Error {
     io::Error::other("changed while being read")
 }
 
+/// What the first read of a member found.
+struct Head {
+    stamp: Stamp,
+    /// MD5 of the first 16 KiB (of the whole file when shorter).
+    md5: Id,
+    /// The head's bytes, when the budget had room.
+    kept: Option<Vec<u8>>,
+}
+
+fn head(
+    i: usize,
+    m: &Member,
+    budget: &std::sync::atomic::AtomicUsize,
+) -> Result<Head, MemberError> {
+    use std::sync::atomic::Ordering;
+    let fail = |error| MemberError { member: i, error };
+    let mut f = File::open(&m.path).map_err(fail)?;
+    let st = stamp(&f).map_err(fail)?;
+    let mut head = vec![0u8; st.0.min(HEAD) as usize];
+    f.read_exact(&mut head).map_err(fail)?;
+    // A file read whole here is not read again: it must not have changed meanwhile.
+    if st.0 <= HEAD && stamp(&f).map_err(fail)? != st {
+        return Err(fail(changed()));
+    }
+    let md5: Id = Md5::digest(&head).into();
+    let n = head.len();
+    let keep =
+        budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(n)).is_ok();
+    Ok(Head { stamp: st, md5, kept: keep.then_some(head) })
+}
+
 /// Makes the set of `members` (none empty). `sink(member, bytes)` sees every byte of
 /// every member in order, during the first pass only.
 pub(crate) fn create(
@@ -89,21 +123,17 @@ pub(crate) fn create(
     p: &Params,
     sink: &mut (dyn FnMut(usize, &[u8]) + Send),
 ) -> Result<Made, MemberError> {
-    let fail = |member, error| MemberError { member, error };
-    // The heads: File IDs, and so the numbering of the slices.
+    // The heads: File IDs, and so the numbering of the slices. Read in parallel; a file
+    // no longer than its head is read whole here and not opened again.
+    let budget = std::sync::atomic::AtomicUsize::new(HEAD_BUDGET);
+    let read: Vec<Result<Head, MemberError>> =
+        members.par_iter().enumerate().map(|(i, m)| head(i, m, &budget)).collect();
     let mut heads = Vec::with_capacity(members.len());
     let mut stamps = Vec::with_capacity(members.len());
-    let mut kept = 0usize;
-    for (i, m) in members.iter().enumerate() {
-        let mut f = File::open(&m.path).map_err(|e| fail(i, e))?;
-        let st = stamp(&f).map_err(|e| fail(i, e))?;
-        let mut head = vec![0u8; st.0.min(HEAD) as usize];
-        f.read_exact(&mut head).map_err(|e| fail(i, e))?;
-        let md5: Id = Md5::digest(&head).into();
-        let keep = kept + head.len() <= HEAD_BUDGET;
-        kept += if keep { head.len() } else { 0 };
-        heads.push((md5, keep.then_some(head)));
-        stamps.push(st);
+    for h in read {
+        let h = h?;
+        heads.push((h.md5, h.kept));
+        stamps.push(h.stamp);
     }
     let ids: Vec<Id> = members
         .iter()
@@ -176,13 +206,15 @@ struct Batch {
     buf: Vec<u8>,
     /// The set's number of each slice in `buf`.
     slices: Vec<usize>,
+    /// The member each slice is of, and its bytes before the padding.
+    parts: Vec<(usize, usize)>,
 }
 
 impl Pass<'_> {
     fn run(
         &self,
         enc: &mut Encoder,
-        sink: Option<&mut (dyn FnMut(usize, &[u8]) + Send)>,
+        sink: Option<Sink<'_>>,
         checks: &mut [SliceCheck],
         md5s: &mut [Id],
     ) -> Result<(), MemberError> {
@@ -192,22 +224,42 @@ impl Pass<'_> {
         let (full_tx, full_rx) = sync_channel::<Batch>(1);
         let (free_tx, free_rx) = sync_channel::<Batch>(3);
         for _ in 0..3 {
-            let b = Batch { buf: Vec::with_capacity(per_batch * s), slices: Vec::new() };
+            let b = Batch {
+                buf: Vec::with_capacity(per_batch * s),
+                slices: Vec::new(),
+                parts: Vec::new(),
+            };
             free_tx.send(b).expect("room for the batches");
         }
+        let mut sink = sink;
         std::thread::scope(|scope| {
-            let reader = scope.spawn(move || self.read_all(sink, per_batch, &full_tx, &free_rx));
+            let reader = scope.spawn(move || self.read_all(per_batch, &full_tx, &free_rx));
             for batch in full_rx.iter() {
-                if want_checks {
-                    let sums: Vec<SliceCheck> =
-                        batch.buf.par_chunks(s).map(|d| SliceCheck::of(d, s)).collect();
-                    for (&i, c) in batch.slices.iter().zip(sums) {
-                        checks[i] = c;
+                // The caller's digests (serial per member) beside the slices' checksums and
+                // the recovery data (parallel).
+                let feed = |sink: &mut Option<Sink<'_>>| {
+                    if let Some(sink) = sink.as_deref_mut() {
+                        for (d, &(m, n)) in batch.buf.chunks(s).zip(&batch.parts) {
+                            sink(m, &d[..n]);
+                        }
                     }
+                };
+                let work = || {
+                    let sums = want_checks.then(|| {
+                        // Groups of slices, one per thread, each group in the MD5 lanes.
+                        let slices: Vec<&[u8]> = batch.buf.chunks(s).collect();
+                        let per = slices.len().div_ceil(rayon::current_num_threads()).max(16);
+                        slices.par_chunks(per).flat_map_iter(slice_checks).collect::<Vec<_>>()
+                    });
+                    let items: Vec<(usize, &[u8])> =
+                        batch.slices.iter().copied().zip(batch.buf.chunks(s)).collect();
+                    enc.add(&items);
+                    sums
+                };
+                let ((), sums) = rayon::join(|| feed(&mut sink), work);
+                for (&i, c) in batch.slices.iter().zip(sums.into_iter().flatten()) {
+                    checks[i] = c;
                 }
-                let items: Vec<(usize, &[u8])> =
-                    batch.slices.iter().copied().zip(batch.buf.chunks(s)).collect();
-                enc.add(&items);
                 let _ = free_tx.send(batch);
             }
             let done = reader.join().expect("the reader thread does not panic")?;
@@ -221,77 +273,108 @@ impl Pass<'_> {
     /// Reads every member into batches; returns each member's MD5.
     fn read_all(
         &self,
-        mut sink: Option<&mut (dyn FnMut(usize, &[u8]) + Send)>,
         per_batch: usize,
         full: &SyncSender<Batch>,
         free: &Receiver<Batch>,
     ) -> Result<Vec<Id>, MemberError> {
-        let s = self.slice as usize;
         let mut md5s = Vec::with_capacity(self.members.len());
-        let mut batch = free.recv().expect("a free batch");
+        let mut out = Out { batch: free.recv().expect("a free batch"), per_batch, full, free };
         for (i, m) in self.members.iter().enumerate() {
-            let fail = |error| MemberError { member: i, error };
-            let f = File::open(&m.path).map_err(fail)?;
-            if stamp(&f).map_err(fail)? != self.stamps[i] {
-                return Err(fail(changed()));
-            }
             let len = self.stamps[i].0;
-            let mut md5 = Md5::new();
             let (head_md5, head) = &self.heads[i];
-            let kept = head.as_ref().map_or(0, |h| h.len() as u64);
-            let mut reader = io::BufReader::with_capacity(256 << 10, &f);
-            if kept > 0 {
-                reader.seek(io::SeekFrom::Start(kept)).map_err(fail)?;
-            }
-            let mut pos = 0u64;
-            let mut slice_no = 0usize;
-            let mut head_check = Md5::new();
-            while pos < len {
-                let n = (len - pos).min(self.slice) as usize;
-                let at = batch.buf.len();
-                batch.buf.resize(at + s, 0);
-                let dst = &mut batch.buf[at..at + n];
-                // The part of this slice still in the kept head comes from memory; the
-                // reader stands at the head's end, then at `pos`.
-                let from_head = kept.saturating_sub(pos).min(n as u64) as usize;
-                if let Some(h) = head.as_ref().filter(|_| from_head > 0) {
-                    dst[..from_head].copy_from_slice(&h[pos as usize..pos as usize + from_head]);
+            match head {
+                // Read whole with the heads (and checked unchanged then): from memory.
+                Some(h) if h.len() as u64 == len => {
+                    for (j, data) in h.chunks(self.slice as usize).enumerate() {
+                        out.push(self.first[i] + j, i, data, self.slice as usize);
+                    }
+                    md5s.push(*head_md5);
                 }
-                reader.read_exact(&mut dst[from_head..]).map_err(fail)?;
-                let data = &batch.buf[at..at + n];
-                if head.is_none() && pos < HEAD {
-                    head_check.update(&data[..(HEAD - pos).min(n as u64) as usize]);
-                }
-                md5.update(data);
-                if let Some(sink) = sink.as_deref_mut() {
-                    sink(i, data);
-                }
-                batch.slices.push(self.first[i] + slice_no);
-                slice_no += 1;
-                pos += n as u64;
-                if batch.slices.len() == per_batch {
-                    full.send(batch).expect("the encoder takes batches");
-                    batch = free.recv().expect("a free batch");
-                    batch.buf.clear();
-                    batch.slices.clear();
-                }
+                _ => md5s.push(self.read_member(i, m, &mut out)?),
             }
-            drop(reader);
-            if head.is_none() && <[u8; 16]>::from(head_check.finalize()) != *head_md5 {
-                return Err(fail(changed()));
-            }
-            // Changed since its first stat, or grown past the length read.
-            let mut probe = [0u8; 1];
-            if stamp(&f).map_err(fail)? != self.stamps[i]
-                || f.read_at(&mut probe, len).map_err(fail)? != 0
-            {
-                return Err(fail(changed()));
-            }
-            md5s.push(md5.finalize().into());
         }
-        if !batch.slices.is_empty() {
-            full.send(batch).expect("the encoder takes batches");
+        if !out.batch.slices.is_empty() {
+            full.send(out.batch).expect("the encoder takes batches");
         }
         Ok(md5s)
+    }
+
+    /// Reads member `i` (its kept head from memory) into batches; returns its MD5.
+    fn read_member(&self, i: usize, m: &Member, out: &mut Out<'_>) -> Result<Id, MemberError> {
+        let fail = |error| MemberError { member: i, error };
+        let s = self.slice as usize;
+        let f = File::open(&m.path).map_err(fail)?;
+        if stamp(&f).map_err(fail)? != self.stamps[i] {
+            return Err(fail(changed()));
+        }
+        let len = self.stamps[i].0;
+        let mut md5 = Md5::new();
+        let (head_md5, head) = &self.heads[i];
+        let kept = head.as_ref().map_or(0, |h| h.len() as u64);
+        let mut reader = io::BufReader::with_capacity(256 << 10, &f);
+        if kept > 0 {
+            reader.seek(io::SeekFrom::Start(kept)).map_err(fail)?;
+        }
+        let mut pos = 0u64;
+        let mut slice_no = 0usize;
+        let mut head_check = Md5::new();
+        let mut buf = vec![0u8; s];
+        while pos < len {
+            let n = (len - pos).min(self.slice) as usize;
+            let dst = &mut buf[..n];
+            // The part of this slice still in the kept head comes from memory; the reader
+            // stands at the head's end, then at `pos`.
+            let from_head = kept.saturating_sub(pos).min(n as u64) as usize;
+            if let Some(h) = head.as_ref().filter(|_| from_head > 0) {
+                dst[..from_head].copy_from_slice(&h[pos as usize..pos as usize + from_head]);
+            }
+            reader.read_exact(&mut dst[from_head..]).map_err(fail)?;
+            if head.is_none() && pos < HEAD {
+                head_check.update(&dst[..(HEAD - pos).min(n as u64) as usize]);
+            }
+            md5.update(&*dst);
+            out.push(self.first[i] + slice_no, i, dst, s);
+            slice_no += 1;
+            pos += n as u64;
+        }
+        drop(reader);
+        if head.is_none() && <[u8; 16]>::from(head_check.finalize()) != *head_md5 {
+            return Err(fail(changed()));
+        }
+        // Changed since its first stat, or grown past the length read.
+        let mut probe = [0u8; 1];
+        if stamp(&f).map_err(fail)? != self.stamps[i]
+            || f.read_at(&mut probe, len).map_err(fail)? != 0
+        {
+            return Err(fail(changed()));
+        }
+        Ok(md5.finalize().into())
+    }
+}
+
+/// Where the reader puts slices: the batch being filled, handed on when full.
+struct Out<'a> {
+    batch: Batch,
+    per_batch: usize,
+    full: &'a SyncSender<Batch>,
+    free: &'a Receiver<Batch>,
+}
+
+impl Out<'_> {
+    /// Adds slice `index` of `member` (`data`, zero-padded to `slice` bytes).
+    fn push(&mut self, index: usize, member: usize, data: &[u8], slice: usize) {
+        let at = self.batch.buf.len();
+        self.batch.buf.resize(at + slice, 0);
+        self.batch.buf[at..at + data.len()].copy_from_slice(data);
+        self.batch.slices.push(index);
+        self.batch.parts.push((member, data.len()));
+        if self.batch.slices.len() == self.per_batch {
+            let next = self.free.recv().expect("a free batch");
+            let full = std::mem::replace(&mut self.batch, next);
+            self.full.send(full).expect("the encoder takes batches");
+            self.batch.buf.clear();
+            self.batch.slices.clear();
+            self.batch.parts.clear();
+        }
     }
 }

@@ -145,6 +145,23 @@ pub(super) fn gfni_matrices(c: u16) -> [u64; 4] {
     })
 }
 
+/// [`gfni_matrices`] through tables: the matrices are linear in c (multiplying by
+/// `a ^ b` is multiplying by `a`, xor by `b`), so those of c are those of its low byte's
+/// value xor those of its high byte's, from two 256-entry tables built once. Encoding
+/// prepares one set of matrices per (recovery slice, input slice) pair, so this is what
+/// small slices pay per pair.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn gfni_prepared(c: u16) -> [u64; 4] {
+    static TABLES: OnceLock<Vec<[u64; 4]>> = OnceLock::new();
+    let t = TABLES.get_or_init(|| {
+        (0..512u32)
+            .map(|i| gfni_matrices(if i < 256 { i as u16 } else { ((i - 256) as u16) << 8 }))
+            .collect()
+    });
+    let (lo, hi) = (t[usize::from(c & 0xff)], t[256 + usize::from(c >> 8)]);
+    [lo[0] ^ hi[0], lo[1] ^ hi[1], lo[2] ^ hi[2], lo[3] ^ hi[3]]
+}
+
 /// The eight 16-entry `vpshufb` tables for multiplying by c: entry v of table j (j in 0..4) is
 /// the low byte of c * (v << 4j), of table 4 + j its high byte.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -395,8 +412,9 @@ mod tests {
                 assert_eq!(tl | th << 8, mul(c, w));
                 assert_eq!(lo[usize::from(w & 255)] ^ hi[usize::from(w >> 8)], mul(c, w));
             }
-            // The matrices entry by entry: row i (byte 7 - i), bit j.
+            // The matrices entry by entry: row i (byte 7 - i), bit j; the tables' too.
             let m = gfni_matrices(c);
+            assert_eq!(gfni_prepared(c), m);
             for (slot, (ins, outs)) in [(0, 0), (8, 0), (0, 8), (8, 8)].into_iter().enumerate() {
                 for (i, j) in (0..8).flat_map(|i| (0..8).map(move |j| (i, j))) {
                     let want = (mul(c, 1 << (j + ins)) >> (i + outs)) & 1;
@@ -404,6 +422,11 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn prepared_matrices_are_the_direct_ones_for_every_constant() {
+        assert!((0..=u16::MAX).all(|c| gfni_prepared(c) == gfni_matrices(c)));
     }
 
     /// outs[o] ^= sum coeffs * srcs, word by word with `mul`.

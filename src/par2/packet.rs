@@ -148,6 +148,33 @@ impl SliceCheck {
     }
 }
 
+/// The checksums of equal-length slices (each already padded to the slice size), the MD5s
+/// in the lanes of a multi-buffer kernel where the CPU has one (16 or 8 slices at once).
+pub(crate) fn slice_checks(slices: &[&[u8]]) -> Vec<SliceCheck> {
+    use crate::algo::multibuf::{Family, Kernel, finish, initial};
+    let Some(len) = slices.first().map(|s| <[u8]>::len(s)) else { return Vec::new() };
+    let kernel = Kernel::best(Family::Md5).filter(|k| slices.len() > 1 && k.lanes() > 1);
+    let Some(kernel) = kernel else {
+        return slices.iter().map(|s| SliceCheck::of(s, len)).collect();
+    };
+    let blocks = len / 64;
+    let mut out = Vec::with_capacity(slices.len());
+    for group in slices.chunks(kernel.lanes()) {
+        let mut states = vec![initial(Family::Md5); kernel.lanes()];
+        let mut data: Vec<&[u8]> = group.to_vec();
+        data.resize(kernel.lanes(), &[]);
+        kernel.compress(&mut states, &data, blocks);
+        for (s, state) in group.iter().zip(states) {
+            let md5 = finish(Family::Md5, state, &s[blocks * 64..], len as u64);
+            out.push(SliceCheck {
+                md5: md5.try_into().expect("16 bytes"),
+                crc: crc32fast::hash(s),
+            });
+        }
+    }
+    out
+}
+
 /// An Input File Slice Checksum packet: one [`SliceCheck`] per slice of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ifsc {
@@ -190,7 +217,7 @@ pub(crate) fn creator_body(text: &str) -> Vec<u8> {
 }
 
 fn pad4(b: &mut Vec<u8>) {
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
 }
@@ -449,6 +476,18 @@ mod tests {
         a[0] = 2;
         b[15] = 1;
         assert_eq!(id_order(&a, &b), std::cmp::Ordering::Less);
+    }
+
+    #[test]
+    fn slice_checks_in_lanes_are_the_single_stream_ones() {
+        for len in [4usize, 60, 64, 100, 128, 4096, 3484] {
+            let slices: Vec<Vec<u8>> = (0..21u8)
+                .map(|i| (0..len).map(|j| (j as u8).wrapping_mul(i) ^ i).collect())
+                .collect();
+            let refs: Vec<&[u8]> = slices.iter().map(|s| &s[..]).collect();
+            let want: Vec<SliceCheck> = refs.iter().map(|s| SliceCheck::of(s, len)).collect();
+            assert_eq!(slice_checks(&refs), want, "{len}");
+        }
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub(crate) struct Volume {
     pub(crate) damage: Result<u64, String>,
 }
 
+/// A file of a set as laid out: its File ID, its description and checksums (`None` when
+/// lost), and the number of its first slice.
+pub(crate) type Laid<'a> = (Id, Option<(&'a FileDesc, &'a Ifsc)>, usize);
+
 /// A recovery set: what its intact packets say.
 #[derive(Clone, Debug)]
 pub(crate) struct Set {
@@ -43,7 +47,7 @@ pub(crate) struct Set {
 impl Set {
     /// The set's files in slice order (the Main packet's), with their first slice's number;
     /// `None` for a file whose description or checksums were lost.
-    pub(crate) fn layout(&self) -> Vec<(Id, Option<(&FileDesc, &Ifsc)>, usize)> {
+    pub(crate) fn layout(&self) -> Vec<Laid<'_>> {
         let s = self.main.slice_size;
         let mut first = 0usize;
         let mut out = Vec::with_capacity(self.main.files.len());

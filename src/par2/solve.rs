@@ -121,10 +121,10 @@ pub(crate) fn solve(
         let mut indices = Vec::with_capacity(chunk.len());
         for ((p, j), dst) in chunk.iter().zip(buf.chunks_mut(s)) {
             let key = p.desc as *const FileDesc;
-            if !opened.contains_key(&key) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = opened.entry(key) {
                 let f = open_member(base, &p.desc.name)
                     .map_err(|st| Unrepairable::Io(format!("cannot reopen: {st:?}")))?;
-                opened.insert(key, f);
+                slot.insert(f);
             }
             let start = *j as u64 * s as u64;
             let n = (p.desc.length - start).min(s as u64) as usize;
@@ -201,10 +201,10 @@ impl Solution {
         };
         let mut md5 = Md5::new();
         let mut buf = vec![0u8; self.slice];
-        for j in 0..n {
+        for (j, &intact) in usable.iter().enumerate() {
             let start = j as u64 * s;
             let len = (p.desc.length - start).min(s) as usize;
-            let data: &[u8] = match (usable[j], &current) {
+            let data: &[u8] = match (intact, &current) {
                 (true, Some(f)) => {
                     let mut r = ReadAt { f, at: start };
                     if read_full(&mut r, &mut buf[..len])? != len {

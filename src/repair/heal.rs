@@ -62,8 +62,11 @@ enum Now {
 }
 
 fn assess(root: &Path, rec: &Record) -> Now {
-    let path = root.join(bytes_path(&rec.path));
-    let m = match std::fs::symlink_metadata(&path) {
+    // Opened beneath the tree: a symbolic link on the way out of it is not the file.
+    let Ok(base) = File::open(root) else { return Now::Damaged };
+    let opened = crate::confine::open_under(&base, &bytes_path(&rec.path));
+    let Ok(mut f) = opened else { return Now::Damaged };
+    let m = match f.metadata() {
         Ok(m) if m.is_file() => m,
         Ok(_) => return Now::Edited,
         Err(_) => return Now::Damaged,
@@ -73,15 +76,15 @@ fn assess(root: &Path, rec: &Record) -> Now {
         return Now::Edited;
     }
     let mut h = rec.algo.hasher();
-    let read = File::open(&path).and_then(|mut f| {
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            match f.read(&mut buf)? {
-                0 => return Ok(()),
-                n => h.update(&buf[..n]),
-            }
+    let mut buf = vec![0u8; 1 << 20];
+    let read = loop {
+        match f.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
         }
-    });
+    };
     match read {
         Ok(()) if h.finish().ct_eq(&rec.digest) => Now::Intact,
         _ => Now::Damaged,
@@ -223,10 +226,13 @@ fn finish(store: &mut dyn Store, report: RepairReport) -> Result<RepairReport, R
     Ok(report)
 }
 
+/// A set (its name and itself; `None`: no set holds them) and the targets it holds.
+type Group = (Option<(String, Set)>, Vec<Record>);
+
 /// Targets grouped by the set that holds them (`None`: no set does).
 #[derive(Default)]
 struct Groups {
-    list: Vec<(Option<(String, Set)>, Vec<Record>)>,
+    list: Vec<Group>,
     index: HashMap<Option<String>, usize>,
 }
 
@@ -242,10 +248,7 @@ impl Groups {
 }
 
 /// The targets by the set that holds them (`None`: no set does).
-fn group(
-    dir: &Path,
-    todo: &[Record],
-) -> Result<Vec<(Option<(String, Set)>, Vec<Record>)>, RepairError> {
+fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
     let fail = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
     let mut by_stem: BTreeMap<String, Vec<Record>> = BTreeMap::new();
@@ -309,8 +312,15 @@ fn group(
 }
 
 fn short_id(s: &Set) -> String {
-    let name =
-        s.volumes.first().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+    // The index file's name when it holds packets of the set, else the first volume's.
+    let mut names: Vec<String> = s
+        .volumes
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    names.sort_by_key(|n| (n.contains(".vol"), n.len()));
+    let name = names.into_iter().next();
     name.unwrap_or_else(|| crate::digest::hex_encode(&s.id, false))
 }
 

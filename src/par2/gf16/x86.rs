@@ -13,7 +13,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{gfni_matrices, nibble_tables};
+use super::{gfni_prepared, nibble_tables};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -176,7 +176,7 @@ macro_rules! kernels {
         pub(super) const GFNI: Spec<[u64; 4]> = Spec {
             step: 2 * W,
             scratch: 2 * W,
-            prep: gfni_matrices,
+            prep: gfni_prepared,
             transform: gfni_transform,
             blocks: [gfni_block::<1>, gfni_block::<2>, gfni_block::<3>, gfni_block::<4>],
         };
