@@ -11,7 +11,7 @@
 //! exceed the memory allowed, the exponents are done in passes, each reading the data again.
 
 use super::encode::Encoder;
-use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, slice_checks};
+use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, md5_many, slice_checks};
 use md5::{Digest as _, Md5};
 use rayon::prelude::*;
 use std::fs::File;
@@ -88,10 +88,10 @@ fn changed() -> io::Error {
 /// What the first read of a member found.
 struct Head {
     stamp: Stamp,
-    /// MD5 of the first 16 KiB (of the whole file when shorter).
-    md5: Id,
-    /// The head's bytes, when the budget had room.
-    kept: Option<Vec<u8>>,
+    /// The first 16 KiB (the whole file when shorter).
+    bytes: Vec<u8>,
+    /// Whether the budget had room to keep them until the data is read.
+    keep: bool,
 }
 
 fn head(
@@ -109,11 +109,10 @@ fn head(
     if st.0 <= HEAD && stamp(&f).map_err(fail)? != st {
         return Err(fail(changed()));
     }
-    let md5: Id = Md5::digest(&head).into();
     let n = head.len();
     let keep =
         budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(n)).is_ok();
-    Ok(Head { stamp: st, md5, kept: keep.then_some(head) })
+    Ok(Head { stamp: st, bytes: head, keep })
 }
 
 /// Makes the set of `members` (none empty). `sink(member, bytes)` sees every byte of
@@ -128,11 +127,15 @@ pub(crate) fn create(
     let budget = std::sync::atomic::AtomicUsize::new(HEAD_BUDGET);
     let read: Vec<Result<Head, MemberError>> =
         members.par_iter().enumerate().map(|(i, m)| head(i, m, &budget)).collect();
+    let read: Vec<Head> = read.into_iter().collect::<Result<_, _>>()?;
+    // Their MD5s in lanes, a group of like-sized heads per thread.
+    let bytes: Vec<&[u8]> = read.iter().map(|h| &h.bytes[..]).collect();
+    let per = bytes.len().div_ceil(rayon::current_num_threads() * 4).max(64);
+    let md5s: Vec<Id> = bytes.par_chunks(per).flat_map_iter(md5_many).collect();
     let mut heads = Vec::with_capacity(members.len());
     let mut stamps = Vec::with_capacity(members.len());
-    for h in read {
-        let h = h?;
-        heads.push((h.md5, h.kept));
+    for (h, md5) in read.into_iter().zip(md5s) {
+        heads.push((md5, h.keep.then_some(h.bytes)));
         stamps.push(h.stamp);
     }
     let ids: Vec<Id> = members

@@ -21,6 +21,19 @@ pub(crate) fn mul_add_parallel(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u
         return;
     }
     let threads = rayon::current_num_threads().max(1);
+    // Short slices (sets of small files): the outputs are shared out instead, each thread
+    // taking whole rows of the matrix.
+    if len < 2 * threads * 4096 && outs.len() >= 2 * threads {
+        let k = srcs.len();
+        let rows = outs.len().div_ceil(threads * 4);
+        outs.par_chunks_mut(rows).enumerate().for_each(|(c, chunk)| {
+            let first = c * rows;
+            let mut o: Vec<&mut [u8]> = chunk.iter_mut().map(|v| &mut v[..]).collect();
+            let n = o.len();
+            gf16::mul_add_matrix(&mut o, srcs, &coeffs[first * k..(first + n) * k]);
+        });
+        return;
+    }
     // Ranges small enough to share the work, large enough that the per-range set-up of
     // the kernel (its tables, one per coefficient) stays a small share.
     let width = (len.div_ceil(threads * 2)).next_multiple_of(64).clamp(4096, COLUMN);

@@ -148,31 +148,41 @@ impl SliceCheck {
     }
 }
 
-/// The checksums of equal-length slices (each already padded to the slice size), the MD5s
-/// in the lanes of a multi-buffer kernel where the CPU has one (16 or 8 slices at once).
-pub(crate) fn slice_checks(slices: &[&[u8]]) -> Vec<SliceCheck> {
+/// The MD5s of many messages, in the lanes of a multi-buffer kernel where the CPU has
+/// one (16 or 8 at once): messages of like length share a group, whose lanes compress the
+/// blocks they all have together; each lane finishes its own tail.
+pub(crate) fn md5_many(msgs: &[&[u8]]) -> Vec<Id> {
     use crate::algo::multibuf::{Family, Kernel, finish, initial};
-    let Some(len) = slices.first().map(|s| <[u8]>::len(s)) else { return Vec::new() };
-    let kernel = Kernel::best(Family::Md5).filter(|k| slices.len() > 1 && k.lanes() > 1);
+    let kernel = Kernel::best(Family::Md5).filter(|k| msgs.len() > 1 && k.lanes() > 1);
     let Some(kernel) = kernel else {
-        return slices.iter().map(|s| SliceCheck::of(s, len)).collect();
+        return msgs.iter().map(|m| Md5::digest(m).into()).collect();
     };
-    let blocks = len / 64;
-    let mut out = Vec::with_capacity(slices.len());
-    for group in slices.chunks(kernel.lanes()) {
+    let mut order: Vec<usize> = (0..msgs.len()).collect();
+    order.sort_by_key(|&i| <[u8]>::len(msgs[i]));
+    let mut out = vec![[0u8; 16]; msgs.len()];
+    for group in order.chunks(kernel.lanes()) {
+        let blocks = <[u8]>::len(msgs[group[0]]) / 64;
         let mut states = vec![initial(Family::Md5); kernel.lanes()];
-        let mut data: Vec<&[u8]> = group.to_vec();
+        let mut data: Vec<&[u8]> = group.iter().map(|&i| msgs[i]).collect();
         data.resize(kernel.lanes(), &[]);
         kernel.compress(&mut states, &data, blocks);
-        for (s, state) in group.iter().zip(states) {
-            let md5 = finish(Family::Md5, state, &s[blocks * 64..], len as u64);
-            out.push(SliceCheck {
-                md5: md5.try_into().expect("16 bytes"),
-                crc: crc32fast::hash(s),
-            });
+        for (&i, state) in group.iter().zip(states) {
+            let m = msgs[i];
+            let md5 = finish(Family::Md5, state, &m[blocks * 64..], <[u8]>::len(m) as u64);
+            out[i] = md5.try_into().expect("16 bytes");
         }
     }
     out
+}
+
+/// The checksums of equal-length slices (each already padded to the slice size), the MD5s
+/// in lanes ([`md5_many`]).
+pub(crate) fn slice_checks(slices: &[&[u8]]) -> Vec<SliceCheck> {
+    md5_many(slices)
+        .into_iter()
+        .zip(slices)
+        .map(|(md5, s)| SliceCheck { md5, crc: crc32fast::hash(s) })
+        .collect()
 }
 
 /// An Input File Slice Checksum packet: one [`SliceCheck`] per slice of the file.
@@ -488,6 +498,16 @@ mod tests {
             let want: Vec<SliceCheck> = refs.iter().map(|s| SliceCheck::of(s, len)).collect();
             assert_eq!(slice_checks(&refs), want, "{len}");
         }
+    }
+
+    #[test]
+    fn md5s_in_lanes_are_the_single_stream_ones_for_any_lengths() {
+        let msgs: Vec<Vec<u8>> = (0..70usize)
+            .map(|i| (0..(i * 37) % 300 + i / 3).map(|j| (j * i) as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = msgs.iter().map(|m| &m[..]).collect();
+        let want: Vec<Id> = refs.iter().map(|m| Md5::digest(m).into()).collect();
+        assert_eq!(md5_many(&refs), want);
     }
 
     #[test]

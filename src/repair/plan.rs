@@ -2,9 +2,9 @@
 //!
 //! PAR2 limits a set to 32768 input slices and pads every file to whole slices, so a tree
 //! is cut into sets: runs of files in path order (the catalog's order), each closed at a
-//! boundary that depends on the paths themselves, once the run holds [`SET_MIN`] bytes
-//! (a path whose hash ends in four zero bits), or at [`SET_MAX`] bytes or [`MAX_FILES`]
-//! files. Adding, editing or removing a file changes the set it falls in (and at most its
+//! boundary that depends on the paths themselves (a path whose hash ends in four zero
+//! bits) once the run holds [`SET_MIN`] bytes or [`MIN_FILES`] files, or at [`SET_MAX`]
+//! bytes or [`MAX_FILES`] files. Adding, editing or removing a file changes the set it falls in (and at most its
 //! neighbour), never the sets further on: a change re-makes only the sets it touches. A
 //! file of [`BIG`] bytes or more is a set of its own. Empty files are not in any set
 //! (PAR2 clients leave them out; their recorded content is no content at all).
@@ -20,8 +20,11 @@ use md5::{Digest as _, Md5};
 pub(crate) const SET_MIN: u64 = 8 << 20;
 /// A run closes at this many bytes whatever the paths.
 pub(crate) const SET_MAX: u64 = 128 << 20;
+/// A run closes at a path boundary once it holds this many files: the work of a set grows
+/// with the square of its slices, and each small file is a slice or more.
+pub(crate) const MIN_FILES: usize = 512;
 /// A run closes at this many files.
-pub(crate) const MAX_FILES: usize = 4096;
+pub(crate) const MAX_FILES: usize = 2048;
 /// A file this large is a set of its own.
 pub(crate) const BIG: u64 = 64 << 20;
 /// Input slices in a set at most (PAR2 allows 32768).
@@ -62,7 +65,7 @@ impl Planner {
         let boundary = Md5::digest(&rec.path)[15] & 0x0f == 0;
         self.bytes += size;
         self.run.push(rec);
-        if (self.bytes >= SET_MIN && boundary)
+        if ((self.bytes >= SET_MIN || self.run.len() >= MIN_FILES) && boundary)
             || self.bytes >= SET_MAX
             || self.run.len() >= MAX_FILES
         {
