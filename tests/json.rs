@@ -115,6 +115,30 @@ fn every_json_output_matches_its_schema() {
     check("audit", true, run(p, &["check", "--audit", "--json", "-k", "known.hd", "t"]));
     check("status", false, run(p, &["status", "--json", "--max-age", "1d", "t"]));
 
+    // Recovery sets and repairs. t/a is corrupt and t/gone missing: both are left out of
+    // the sets (findings), and no set can repair them; t/sub/b, protected, rots and is
+    // repaired; the verify after it finds a set's volume damaged and re-makes it.
+    let mut repaired = run(p, &["protect", "--json", "t"]);
+    rot(&p.join("t/sub/b"), b"BETA");
+    run(p, &["verify", "-q", "t"]);
+    repaired.extend(run(p, &["protect", "--json", "-v", "t"]));
+    repaired.extend(run(p, &["repair", "--json", "t"]));
+    let text = String::from_utf8_lossy(&repaired).into_owned();
+    for field in ["\"left_out\"", "\"set_made\"", "\"repaired\"", "\"unrepaired\"", "\"summary\""] {
+        assert!(text.contains(field), "{field} in {text}");
+    }
+    check("repair", true, repaired);
+    let par2 = p.join("t/.fixity/par2");
+    let vol = std::fs::read_dir(&par2)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|v| v.to_string_lossy().contains(".vol"))
+        .expect("a volume");
+    std::fs::write(&vol, b"damaged").unwrap();
+    let verified = run(p, &["verify", "--json", "t"]);
+    assert!(String::from_utf8_lossy(&verified).contains("\"set_damaged\""));
+    check("scrub", true, verified);
+
     // An import of a manifest with a line that escapes the tree and a file it lacks.
     write(p, "imp/x", b"x");
     write(p, "imp/y", b"y");

@@ -24,6 +24,34 @@ pub struct AlgoRow {
     pub median_mbps: f64,
 }
 
+/// The name of the row that measures making PAR2 recovery data (`fixity protect`'s work
+/// without I/O: slice checksums, whole-file MD5, recovery slices at 10%).
+pub const PAR2_ROW: &str = "par2-10%";
+
+/// Measures making recovery data (as `protect` does, 10%) for a message of each size, on
+/// every core: the row [`PAR2_ROW`].
+pub fn par2_rows(sizes: &[usize], runs: usize, on_row: &mut dyn FnMut(&AlgoRow)) -> Vec<AlgoRow> {
+    let max = sizes.iter().copied().max().unwrap_or(0);
+    let data: Vec<u8> =
+        (0..max as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
+    let threads = rayon::current_num_threads();
+    sizes
+        .iter()
+        .filter(|&&size| size >= 1024)
+        .map(|&size| {
+            let msg = &data[..size];
+            let row = measure_named(PAR2_ROW, msg, threads, runs, &|| {
+                let mut md5 = <md5::Md5 as md5::Digest>::new();
+                md5::Digest::update(&mut md5, msg);
+                std::hint::black_box(md5::Digest::finalize(md5));
+                std::hint::black_box(crate::repair::encode_in_memory(msg, 0.10));
+            });
+            on_row(&row);
+            row
+        })
+        .collect()
+}
+
 /// How long one timed run should take at least (many calls for small messages).
 const RUN_TARGET_SECS: f64 = 0.02;
 
@@ -87,6 +115,16 @@ fn measure(
     runs: usize,
     call: &dyn Fn(),
 ) -> AlgoRow {
+    measure_named(a.name, msg, threads, runs, call)
+}
+
+fn measure_named(
+    name: &'static str,
+    msg: &[u8],
+    threads: usize,
+    runs: usize,
+    call: &dyn Fn(),
+) -> AlgoRow {
     // Calibrate: how many calls make one run of about RUN_TARGET_SECS.
     let t = Instant::now();
     call();
@@ -108,7 +146,7 @@ fn measure(
     let per_call = Stats::of(&samples).expect("at least one run");
     let mbps = |secs: f64| if secs > 0.0 { msg.len() as f64 / secs / 1e6 } else { 0.0 };
     AlgoRow {
-        algorithm: a.name,
+        algorithm: name,
         size: msg.len(),
         threads,
         per_call,
@@ -160,6 +198,15 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
 mod tests {
     use super::*;
     use crate::algo::lookup;
+
+    #[test]
+    fn the_par2_row_is_measured_for_each_size_from_a_kibibyte() {
+        let mut seen = 0;
+        let rows = par2_rows(&[1000, 200_000], 2, &mut |_| seen += 1);
+        assert_eq!((rows.len(), seen), (1, 1));
+        assert_eq!((rows[0].algorithm, rows[0].size), (PAR2_ROW, 200_000));
+        assert!(rows[0].best_mbps >= rows[0].median_mbps && rows[0].median_mbps > 0.0);
+    }
 
     #[test]
     fn sizes_parse_with_decimal_and_binary_suffixes() {

@@ -183,7 +183,8 @@ pub enum BenchCommand {
 #[derive(Args, Debug)]
 pub struct BenchAlgorithmsArgs {
     /// Algorithms (comma-separated; default: all but imohash, which samples instead of
-    /// reading).
+    /// reading); `par2` is the row of making PAR2 recovery data (`fixity protect`'s work at
+    /// 10%, in memory, every core).
     #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
     pub algorithm: Option<String>,
     /// Message sizes (K = 1000, Ki = 1024; up to 1Gi). Larger sizes show little more than

@@ -38,7 +38,19 @@ fn spinner() -> Option<ProgressBar> {
 
 fn run_algorithms(args: BenchAlgorithmsArgs) -> anyhow::Result<Status> {
     let format = format_of(&args.format)?;
-    let list: Vec<&'static Algorithm> = match &args.algorithm {
+    // `par2` in the list (or no list): also the row of making recovery data.
+    let par2 = args
+        .algorithm
+        .as_deref()
+        .is_none_or(|l| l.split(',').any(|a| a.trim().eq_ignore_ascii_case("par2")));
+    let others = args.algorithm.as_deref().map(|l| {
+        l.split(',')
+            .filter(|a| !a.trim().eq_ignore_ascii_case("par2"))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    let list: Vec<&'static Algorithm> = match &others {
+        Some(l) if l.is_empty() => Vec::new(),
         Some(l) => algo::parse_list(l).map_err(anyhow::Error::msg)?,
         // A sampling change detector reads a few KiB whatever the size: its figure is not
         // a reading speed, so it is measured only when asked for.
@@ -50,14 +62,18 @@ fn run_algorithms(args: BenchAlgorithmsArgs) -> anyhow::Result<Status> {
     }
     let mut machine = Machine::probe();
     let bar = spinner();
-    let rows = algos::run(&list, &sizes, args.threads, args.runs, &mut |r| {
+    let mut show = |r: &algos::AlgoRow| {
         if let Some(b) = &bar {
             b.set_message(format!(
                 "{} {} B x{} thread(s): {:.0} MB/s",
                 r.algorithm, r.size, r.threads, r.median_mbps
             ));
         }
-    });
+    };
+    let mut rows = algos::run(&list, &sizes, args.threads, args.runs, &mut show);
+    if par2 {
+        rows.extend(algos::par2_rows(&sizes, args.runs, &mut show));
+    }
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -7,7 +7,7 @@ use crate::ui;
 use anyhow::{Context, bail};
 use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{OpenOptions, Store, open_store};
-use fixity::pathtext::{path_bytes, quote_env, text_or_percent};
+use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
 use fixity::units::{human_bytes, parse_size};
 use std::io::Write;
@@ -42,10 +42,12 @@ fn open(root: &Path, catalog: Option<&Path>, wait: bool) -> anyhow::Result<Box<d
     })
 }
 
-fn json_path(key: &str, path: &[u8]) -> (String, serde_json::Value) {
-    let (text, encoded) = text_or_percent(path);
-    let key = if encoded { format!("{key}_percent") } else { key.to_string() };
-    (key, serde_json::Value::String(text))
+/// A name's JSON fields under `key`: `key`, and `key_hex` when it is not UTF-8.
+fn json_path(key: &str, path: &[u8]) -> serde_json::Map<String, serde_json::Value> {
+    fixity::formats::json::path_fields(path)
+        .into_iter()
+        .map(|(k, v)| (k.replacen("path", key, 1), v))
+        .collect()
 }
 
 /// A JSON object for one event.
@@ -67,8 +69,11 @@ fn event_json(e: &Event<'_>) -> serde_json::Value {
             json!({"event": "repaired", "from": "par2", "set": set})
         }
         Event::Repaired { from: Source::Replica { path }, .. } => {
-            let (k, p) = json_path("replica", path_bytes(path));
-            json!({"event": "repaired", "from": "replica", k: p})
+            let mut v = json!({"event": "repaired", "from": "replica"});
+            if let Some(obj) = v.as_object_mut() {
+                obj.extend(json_path("replica", path_bytes(path)));
+            }
+            v
         }
         Event::Intact { .. } => json!({"event": "intact"}),
         Event::Unrepaired { why, .. } => json!({"event": "unrepaired", "why": why}),
@@ -81,8 +86,7 @@ fn event_json(e: &Event<'_>) -> serde_json::Value {
         _ => None,
     };
     if let (Some(p), Some(obj)) = (path, v.as_object_mut()) {
-        let (k, t) = json_path("path", p);
-        obj.insert(k, t);
+        obj.extend(json_path("path", p));
     }
     v
 }
@@ -174,7 +178,9 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
         let mut v = serde_json::to_value(&report)?;
         v["event"] = "summary".into();
         v["seconds"] = started.elapsed().as_secs_f64().into();
-        v["par2_dir"] = json_path("", path_bytes(&opts.par2_dir)).1;
+        if let Some(obj) = v.as_object_mut() {
+            obj.extend(json_path("par2_dir", path_bytes(&opts.par2_dir)));
+        }
         writeln!(stdout, "{v}")?;
     } else if !quiet || report.left_out > 0 {
         writeln!(

@@ -113,7 +113,9 @@ pub fn write_finding(
     push(obj, out);
 }
 
-fn path_fields(name: &[u8]) -> Map<String, Value> {
+/// `path`, and `path_hex` when the name is not UTF-8 (docs/json.md, "Names that are not
+/// UTF-8").
+pub fn path_fields(name: &[u8]) -> Map<String, Value> {
     let mut obj = Map::new();
     match std::str::from_utf8(name) {
         Ok(s) => {

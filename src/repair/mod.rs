@@ -34,6 +34,14 @@ use std::path::{Path, PathBuf};
 /// The default memory for recovery data being computed or used: 1 GiB.
 pub const DEFAULT_MEMORY: u64 = 1 << 30;
 
+/// The speed of making recovery data, in memory: `data` protected at `redundancy` as one
+/// file would be (its slice size and recovery count). Returns the recovery bytes made.
+pub fn encode_in_memory(data: &[u8], redundancy: f64) -> usize {
+    let slice = plan::slice_size(&[data.len().max(1) as u64], redundancy);
+    let n = (data.len() as u64).div_ceil(slice);
+    crate::par2::encode_in_memory(data, slice, plan::recovery_count(n, redundancy))
+}
+
 /// Where a tree's sets are kept unless told: `TREE/.fixity/par2`.
 pub fn default_par2_dir(root: &Path) -> PathBuf {
     root.join(STATE_DIR).join("par2")
