@@ -39,7 +39,7 @@ pub fn encode_in_memory(data: &[u8], slice: u64, recovery: u32) -> usize {
     let s = slice as usize;
     let n = data.len().div_ceil(s);
     let mut padded;
-    let whole = if data.len() % s == 0 {
+    let whole = if data.len().is_multiple_of(s) {
         data
     } else {
         padded = data.to_vec();
