@@ -6,7 +6,7 @@
 #
 # DIR is copied to a scratch tree, scanned and protected by fixity (10%); then 5% of
 # each file (a zeroed range in its middle, mtime kept) is damaged and kept as the damaged
-# state. Each timed run starts from that state. par2 repairs with the sets fixity wrote,
+# state, with the findings `fixity verify` recorded. Each timed run starts from that state. par2 repairs with the sets fixity wrote,
 # one `par2 repair -B` per set. Prints the hyperfine table (min/median/max).
 set -euo pipefail
 src=$(cd "$1" && pwd) runs=${2:-3}
@@ -34,6 +34,8 @@ for d, dirs, files in os.walk(root):
             fh.write(b"\0" * n)
         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
 PY
+# The findings recorded, as a nightly verify would have (exit 1: they are findings).
+"$fixity" verify -q "$t" > /dev/null || true
 cp -a "$t" "$work/damaged"
 restore="rm -rf '$t' && cp -a '$work/damaged' '$t'"
 turbo=$(python3 -c 'import os, par2; print(os.path.join(list(par2.__path__)[0], "binaries", "par2"))' 2>/dev/null || true)

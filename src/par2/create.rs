@@ -7,8 +7,9 @@
 //! not read twice); the files are then read in the order given (path order), each slice
 //! going to the encoder under its number. A reader thread reads and hashes the serial
 //! digests while the calling thread (with rayon) checksums slices and multiplies them
-//! into the recovery buffers: two batches in flight. When the recovery buffers would
-//! exceed the memory allowed, the exponents are done in passes, each reading the data again.
+//! into the recovery buffers: two batches in flight. The caller says which recovery slices
+//! each read of the data (a pass) computes, so their memory is bounded (`write::SetWriter`
+//! plans the passes from the memory allowed); each pass hands its slices out at its end.
 
 use super::encode::Encoder;
 use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, md5_many, slice_checks};
@@ -16,6 +17,7 @@ use md5::{Digest as _, Md5};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read, Seek};
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -44,21 +46,36 @@ pub(crate) struct Member {
 pub(crate) struct Params {
     /// Slice size, a multiple of 4.
     pub(crate) slice: u64,
-    /// Recovery slices, exponents 0 .. recovery.
-    pub(crate) recovery: u32,
-    /// Bytes the recovery buffers may take at once (passes beyond).
-    pub(crate) memory: u64,
+    /// The recovery slices' exponents, one range per read of the data (a pass): the
+    /// recovery data of a pass is held in memory until handed out.
+    pub(crate) passes: Vec<Range<u32>>,
 }
 
-/// A made set, ready to be written.
-pub(crate) struct Made {
+/// A set's description: what its critical packets say, known after the first pass.
+pub(crate) struct Described {
     pub(crate) main: Main,
     /// In the Main packet's order.
     pub(crate) descs: Vec<FileDesc>,
     pub(crate) ifscs: Vec<Ifsc>,
-    pub(crate) recovery: Vec<(u32, Vec<u8>)>,
-    /// How many times the data was read (1 unless the recovery data needed passes).
-    pub(crate) passes: u32,
+}
+
+/// Receives, after each pass, the set's description and that pass's recovery slices
+/// (exponent, data); an error stops the making.
+pub(crate) type Emit<'a> = &'a mut dyn FnMut(&Described, Vec<(u32, Vec<u8>)>) -> io::Result<()>;
+
+/// Why a set was not made.
+#[derive(Debug)]
+pub(crate) enum CreateError {
+    /// A member could not be read as it was (the caller leaves it out and tries again).
+    Member(MemberError),
+    /// The recovery data could not be handed out (written).
+    Emit(io::Error),
+}
+
+impl From<MemberError> for CreateError {
+    fn from(e: MemberError) -> CreateError {
+        CreateError::Member(e)
+    }
 }
 
 /// Why a set could not be made: one member could not be read as it was (the caller
@@ -121,7 +138,8 @@ pub(crate) fn create(
     members: &[Member],
     p: &Params,
     sink: &mut (dyn FnMut(usize, &[u8]) + Send),
-) -> Result<Made, MemberError> {
+    emit: Emit<'_>,
+) -> Result<Described, CreateError> {
     // The heads: File IDs, and so the numbering of the slices. Read in parallel; a file
     // no longer than its head is read whole here and not opened again.
     let budget = std::sync::atomic::AtomicUsize::new(HEAD_BUDGET);
@@ -153,46 +171,40 @@ pub(crate) fn create(
         first[i] = total;
         total += stamps[i].0.div_ceil(s) as usize;
     }
-    let per_pass = ((p.memory / s.max(1)).max(1)).min(p.recovery.max(1) as u64) as u32;
-    let mut recovery = Vec::with_capacity(p.recovery as usize);
     let mut checks = vec![SliceCheck { md5: [0; 16], crc: 0 }; total];
     let mut md5s = vec![[0u8; 16]; members.len()];
-    let mut passes = 0;
-    let mut from = 0u32;
-    loop {
-        let upto = (from + per_pass).min(p.recovery);
-        let exps: Vec<u32> = (from..upto).collect();
-        let mut enc = Encoder::new(s as usize, exps, total);
+    let mut described = None;
+    for (k, exps) in p.passes.iter().enumerate() {
+        let mut enc = Encoder::new(s as usize, exps.clone().collect(), total);
         let job = Pass { members, heads: &heads, stamps: &stamps, first: &first, slice: s };
-        let first_pass = passes == 0;
-        job.run(&mut enc, first_pass.then_some(&mut *sink), &mut checks, &mut md5s)?;
-        recovery.extend(enc.finish());
-        passes += 1;
-        from = upto;
-        if from >= p.recovery {
-            break;
-        }
+        job.run(&mut enc, (k == 0).then_some(&mut *sink), &mut checks, &mut md5s)?;
+        let d = described.get_or_insert_with(|| Described {
+            main: Main {
+                slice_size: s,
+                files: order.iter().map(|&i| ids[i]).collect(),
+                others: vec![],
+            },
+            descs: order
+                .iter()
+                .map(|&i| FileDesc {
+                    id: ids[i],
+                    md5: md5s[i],
+                    md5_16k: heads[i].0,
+                    length: stamps[i].0,
+                    name: members[i].name.clone(),
+                })
+                .collect(),
+            ifscs: order
+                .iter()
+                .map(|&i| {
+                    let n = stamps[i].0.div_ceil(s) as usize;
+                    Ifsc { id: ids[i], checks: checks[first[i]..first[i] + n].to_vec() }
+                })
+                .collect(),
+        });
+        emit(d, enc.finish()).map_err(CreateError::Emit)?;
     }
-    let main =
-        Main { slice_size: s, files: order.iter().map(|&i| ids[i]).collect(), others: vec![] };
-    let descs = order
-        .iter()
-        .map(|&i| FileDesc {
-            id: ids[i],
-            md5: md5s[i],
-            md5_16k: heads[i].0,
-            length: stamps[i].0,
-            name: members[i].name.clone(),
-        })
-        .collect();
-    let ifscs = order
-        .iter()
-        .map(|&i| {
-            let n = stamps[i].0.div_ceil(s) as usize;
-            Ifsc { id: ids[i], checks: checks[first[i]..first[i] + n].to_vec() }
-        })
-        .collect();
-    Ok(Made { main, descs, ifscs, recovery, passes })
+    Ok(described.expect("at least one pass"))
 }
 
 /// One read of the data.

@@ -16,10 +16,50 @@ mod set;
 mod solve;
 mod write;
 
-pub(crate) use create::{Member, Params, create};
+pub(crate) use create::{CreateError, Member};
 pub(crate) use set::{Set, State, check_file, empty_set, load, safe_name};
 pub(crate) use solve::{Placed, solve};
-pub(crate) use write::{remove, set_files, write};
+pub(crate) use write::{Written, remove, set_files};
+
+/// A set made, its volumes written to temporary files: [`Pending::finish`] puts it in
+/// place; dropping it leaves nothing behind (the caller found a reason not to keep it).
+pub(crate) struct Pending {
+    writer: write::SetWriter,
+    described: create::Described,
+    /// How many times the data was read.
+    pub(crate) passes: u32,
+}
+
+impl Pending {
+    pub(crate) fn finish(self) -> std::io::Result<Written> {
+        self.writer.finish(&self.described)
+    }
+}
+
+/// Makes the set of `members` (of `sizes`, none empty) as `dir/STEM.par2` and its
+/// volumes: `recovery` slices of `slice` bytes, read in as many passes as `memory` (the
+/// recovery data held at once) needs. `sink` sees every byte of every member once.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn make(
+    members: &[Member],
+    sizes: &[u64],
+    slice: u64,
+    recovery: u32,
+    memory: u64,
+    dir: &std::path::Path,
+    stem: &std::ffi::OsStr,
+    sink: &mut (dyn FnMut(usize, &[u8]) + Send),
+) -> Result<Pending, CreateError> {
+    let names: Vec<&[u8]> = members.iter().map(|m| &m.name[..]).collect();
+    let creator = creator();
+    let critical = write::critical_len(&names, sizes, slice, &creator);
+    let mut writer = write::SetWriter::new(dir, stem, recovery, slice, critical, memory, &creator)
+        .map_err(CreateError::Emit)?;
+    let passes = writer.passes(memory);
+    let params = create::Params { slice, passes: passes.clone() };
+    let described = create::create(members, &params, sink, &mut |d, rec| writer.take(d, rec))?;
+    Ok(Pending { writer, described, passes: passes.len() as u32 })
+}
 
 /// The Creator packet's text.
 pub(crate) fn creator() -> String {

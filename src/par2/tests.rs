@@ -33,12 +33,15 @@ pub(crate) fn protected(dir: &Path, sizes: &[usize], slice: u64, recovery: u32) 
         contents.push(data);
     }
     let mut seen = vec![0usize; sizes.len()];
-    let made = create(&members, &Params { slice, recovery, memory: 1 << 30 }, &mut |i, d| {
-        seen[i] += d.len()
-    })
-    .unwrap();
+    let sizes64: Vec<u64> = sizes.iter().map(|&n| n as u64).collect();
+    let p = dir.join("p");
+    let made =
+        make(&members, &sizes64, slice, recovery, 1 << 30, &p, OsStr::new("set"), &mut |i, d| {
+            seen[i] += d.len()
+        })
+        .unwrap();
     assert_eq!(seen, sizes, "the sink sees every byte once");
-    write(&dir.join("p"), OsStr::new("set"), &made, &creator()).unwrap();
+    made.finish().unwrap();
     contents
 }
 
@@ -144,14 +147,51 @@ fn recovery_in_passes_equals_recovery_in_one() {
     let dir = t.path();
     std::fs::write(dir.join("a"), random(50_000, &mut 7)).unwrap();
     let members = [Member { path: dir.join("a"), name: b"a".to_vec() }];
-    let one =
-        create(&members, &Params { slice: 512, recovery: 9, memory: 1 << 20 }, &mut |_, _| {})
-            .unwrap();
-    let three = create(&members, &Params { slice: 512, recovery: 9, memory: 1536 }, &mut |_, _| {})
+    let run = |passes: Vec<std::ops::Range<u32>>| {
+        let mut out = Vec::new();
+        let mut descs = Vec::new();
+        let params = create::Params { slice: 512, passes };
+        create::create(&members, &params, &mut |_, _| {}, &mut |d, rec| {
+            descs = d.descs.clone();
+            out.push(rec);
+            Ok(())
+        })
         .unwrap();
-    assert_eq!((one.passes, three.passes), (1, 3));
-    assert_eq!(one.recovery, three.recovery);
-    assert_eq!(one.descs, three.descs);
+        (out, descs)
+    };
+    let (one, d1) = run(std::iter::once(0..9).collect());
+    let (three, d3) = run(vec![0..3, 3..6, 6..9]);
+    assert_eq!((one.len(), three.len()), (1, 3));
+    assert_eq!(one.concat(), three.concat());
+    assert_eq!(d1, d3);
+}
+
+#[test]
+fn the_memory_allowed_bounds_each_pass_and_volume() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    std::fs::write(dir.join("a"), random(50_000, &mut 9)).unwrap();
+    let members = [Member { path: dir.join("a"), name: b"a".to_vec() }];
+    // 10 recovery slices of 512 bytes, 2 KiB at a time: 3 passes, and volumes of at most 4.
+    let p = dir.join("p");
+    let made =
+        make(&members, &[50_000], 512, 10, 2048, &p, OsStr::new("s"), &mut |_, _| {}).unwrap();
+    assert_eq!(made.passes, 3);
+    let names = |d: &Path| {
+        let mut n: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert!(names(&p).iter().all(|n| n.contains("fixity-tmp")), "{:?}", names(&p));
+    made.finish().unwrap();
+    assert_eq!(names(&p), ["s.par2", "s.vol00+04.par2", "s.vol04+03.par2", "s.vol07+03.par2"]);
+    // A set not finished leaves nothing.
+    let q = dir.join("q");
+    drop(make(&members, &[50_000], 512, 10, 2048, &q, OsStr::new("s"), &mut |_, _| {}).unwrap());
+    assert!(names(&q).is_empty());
 }
 
 #[test]

@@ -1,19 +1,22 @@
 //! Writing a made set as files par2cmdline finds: `STEM.par2` (the critical packets: Main,
 //! File Descriptions, IFSCs, Creator) and `STEM.volFIRST+COUNT.par2` volumes, each holding
 //! its recovery slices and a copy of the critical packets, so any one file describes the
-//! set. Each file is written atomically (`output::AtomicFile`); the volumes first, the index
-//! last, then the volumes of an earlier version of the set are removed: a kill at any
-//! moment leaves the old set or the new one usable (their packets carry their set IDs).
+//! set. Each file is written atomically (`output::AtomicFile`): the volumes go to temporary
+//! files as their passes end, and are put in place together once the set is complete, the
+//! index last; then the volumes of an earlier version of the set are removed. A kill or a
+//! failure at any moment leaves the old set or the new one usable (their packets carry
+//! their set IDs), and a set not finished leaves nothing behind.
 //!
 //! How many volumes: the critical packets are repeated in each, so for sets of many small
 //! files (where they weigh as much as the recovery data) there are few volumes; for big
 //! files up to [`MAX_VOLUMES`], so a damaged file loses a small share.
 
-use super::create::Made;
+use super::create::Described;
 use super::packet::{CREATOR, FILE_DESC, IFSC, Id, MAIN, packet, recovery_head};
 use crate::output::AtomicFile;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
+use std::ops::Range;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -31,17 +34,152 @@ pub(crate) struct Written {
 }
 
 /// The critical packets, in the order par2cmdline writes them.
-fn critical(made: &Made, creator: &str) -> (Id, Vec<u8>) {
-    let id = made.main.set_id();
-    let mut c = packet(&id, MAIN, &made.main.body());
-    for d in &made.descs {
-        c.extend(packet(&id, FILE_DESC, &d.body()));
+fn critical(d: &Described, creator: &str) -> (Id, Vec<u8>) {
+    let id = d.main.set_id();
+    let mut c = packet(&id, MAIN, &d.main.body());
+    for f in &d.descs {
+        c.extend(packet(&id, FILE_DESC, &f.body()));
     }
-    for i in &made.ifscs {
+    for i in &d.ifscs {
         c.extend(packet(&id, IFSC, &i.body()));
     }
     c.extend(packet(&id, CREATOR, &super::packet::creator_body(creator)));
     (id, c)
+}
+
+/// The bytes the critical packets of a set of files named `names` with `sizes` will take
+/// (known before the files are read: the volumes are planned with it).
+pub(crate) fn critical_len(names: &[&[u8]], sizes: &[u64], slice: u64, creator: &str) -> u64 {
+    let main = 64 + 12 + 16 * names.len() as u64;
+    let descs: u64 = names.iter().map(|n| 64 + 56 + (n.len() as u64).next_multiple_of(4)).sum();
+    let ifscs: u64 = sizes.iter().map(|s| 64 + 16 + 20 * s.div_ceil(slice)).sum();
+    main + descs + ifscs + 64 + (creator.len() as u64).next_multiple_of(4)
+}
+
+/// A set being written: its volumes planned, written as their recovery slices come (to
+/// temporary files), put in place only by [`SetWriter::finish`].
+pub(crate) struct SetWriter {
+    dir: PathBuf,
+    stem: OsString,
+    slice: u64,
+    /// (first exponent, count) of each volume.
+    volumes: Vec<(u32, u32)>,
+    width: usize,
+    /// Volumes written, not yet in place.
+    done: Vec<(PathBuf, AtomicFile)>,
+    bytes: u64,
+    recovery_bytes: u64,
+    critical: Option<(Id, Vec<u8>)>,
+    creator: String,
+}
+
+impl SetWriter {
+    /// Plans `recovery` slices of `slice` bytes into volumes: few enough that the copies of
+    /// the critical packets (`critical` bytes) stay a small share, enough that no volume
+    /// holds more than `memory` bytes of recovery data.
+    pub(crate) fn new(
+        dir: &Path,
+        stem: &OsStr,
+        recovery: u32,
+        slice: u64,
+        critical: u64,
+        memory: u64,
+        creator: &str,
+    ) -> io::Result<SetWriter> {
+        std::fs::create_dir_all(dir)?;
+        let r = recovery as usize;
+        let by_memory = (r as u64 * slice).div_ceil(memory.max(1)) as usize;
+        let v = volume_count(r, slice, critical).max(by_memory).min(r.max(1));
+        let mut volumes = Vec::with_capacity(v);
+        let mut at = 0u32;
+        for k in 0..v {
+            let count = (r / v + usize::from(k < r % v)) as u32;
+            volumes.push((at, count));
+            at += count;
+        }
+        let width = (recovery.max(1)).to_string().len();
+        Ok(SetWriter {
+            dir: dir.to_path_buf(),
+            stem: stem.to_os_string(),
+            slice,
+            volumes,
+            width,
+            done: Vec::new(),
+            bytes: 0,
+            recovery_bytes: 0,
+            critical: None,
+            creator: creator.to_string(),
+        })
+    }
+
+    /// The passes over the data: consecutive volumes whose recovery data fits in `memory`
+    /// (at least one volume each).
+    pub(crate) fn passes(&self, memory: u64) -> Vec<Range<u32>> {
+        let mut out: Vec<Range<u32>> = Vec::new();
+        for &(first, count) in &self.volumes {
+            match out.last_mut() {
+                Some(p) if (p.end - p.start + count) as u64 * self.slice <= memory => {
+                    p.end = first + count
+                }
+                _ => out.push(first..first + count),
+            }
+        }
+        if out.is_empty() {
+            out.push(0..0);
+        }
+        out
+    }
+
+    /// Writes the volumes whose recovery slices these are (a pass's: whole volumes).
+    pub(crate) fn take(&mut self, d: &Described, slices: Vec<(u32, Vec<u8>)>) -> io::Result<()> {
+        let (id, crit) = self.critical.get_or_insert_with(|| critical(d, &self.creator)).clone();
+        let mut slices = slices.into_iter().peekable();
+        for &(first, count) in &self.volumes {
+            if slices.peek().is_none_or(|s| s.0 != first) {
+                continue;
+            }
+            let name = volume_name(&self.stem, first, count, self.width);
+            let path = self.dir.join(&name);
+            let mut out = AtomicFile::create(&path)?;
+            for _ in 0..count {
+                let (e, data) = slices.next().expect("a pass holds whole volumes");
+                out.write_all(&recovery_head(&id, e, &data))?;
+                out.write_all(&data)?;
+                self.bytes += 68 + data.len() as u64;
+                self.recovery_bytes += data.len() as u64;
+            }
+            out.write_all(&crit)?;
+            self.bytes += crit.len() as u64;
+            self.done.push((path, out));
+        }
+        Ok(())
+    }
+
+    /// Puts the volumes in place, then the index, then removes volumes of `STEM` that are
+    /// not part of this set.
+    pub(crate) fn finish(self, d: &Described) -> io::Result<Written> {
+        let (id, crit) = self.critical.unwrap_or_else(|| critical(d, &self.creator));
+        let mut files = Vec::new();
+        for (path, out) in self.done {
+            out.commit()?;
+            files.push(path);
+        }
+        let index = self.dir.join(index_name(&self.stem));
+        let mut out = AtomicFile::create(&index)?;
+        out.write_all(&crit)?;
+        out.commit()?;
+        files.push(index);
+        for old in volumes_of(&self.dir, &self.stem)? {
+            if !files.contains(&old) {
+                std::fs::remove_file(&old)?;
+            }
+        }
+        Ok(Written {
+            set_id: id,
+            bytes: self.bytes + crit.len() as u64,
+            recovery_bytes: self.recovery_bytes,
+        })
+    }
 }
 
 /// How many volumes for `recovery` slices of `slice` bytes and critical packets of
@@ -68,51 +206,6 @@ pub(crate) fn index_name(stem: &OsStr) -> OsString {
     let mut n = stem.as_bytes().to_vec();
     n.extend_from_slice(b".par2");
     OsString::from_vec(n)
-}
-
-/// Writes `made` as `dir/STEM.par2` and its volumes; removes volumes of `STEM` that are not
-/// part of it.
-pub(crate) fn write(dir: &Path, stem: &OsStr, made: &Made, creator: &str) -> io::Result<Written> {
-    std::fs::create_dir_all(dir)?;
-    let (id, crit) = critical(made, creator);
-    let slice = made.main.slice_size;
-    let r = made.recovery.len();
-    let v = volume_count(r, slice, crit.len() as u64);
-    let width = made.recovery.iter().map(|x| x.0 + 1).max().unwrap_or(1).to_string().len();
-    let mut files = Vec::new();
-    let mut bytes = 0u64;
-    let mut recovery_bytes = 0u64;
-    let mut at = 0usize;
-    for k in 0..v {
-        let count = r / v + usize::from(k < r % v);
-        let part = &made.recovery[at..at + count];
-        at += count;
-        let name = volume_name(stem, part[0].0, count as u32, width);
-        let path = dir.join(&name);
-        let mut out = AtomicFile::create(&path)?;
-        for (e, data) in part {
-            out.write_all(&recovery_head(&id, *e, data))?;
-            out.write_all(data)?;
-            bytes += 68 + data.len() as u64;
-            recovery_bytes += data.len() as u64;
-        }
-        out.write_all(&crit)?;
-        bytes += crit.len() as u64;
-        out.commit()?;
-        files.push(path);
-    }
-    let index = dir.join(index_name(stem));
-    let mut out = AtomicFile::create(&index)?;
-    out.write_all(&crit)?;
-    out.commit()?;
-    bytes += crit.len() as u64;
-    files.insert(0, index);
-    for old in volumes_of(dir, stem)? {
-        if !files.contains(&old) {
-            std::fs::remove_file(&old)?;
-        }
-    }
-    Ok(Written { set_id: id, bytes, recovery_bytes })
 }
 
 /// The set's files in `dir`: `STEM.par2` and every `STEM.vol*.par2` there, sorted.

@@ -17,7 +17,7 @@ use super::{Event, Left, RepairError, sidecar_path};
 use crate::algo::Hasher;
 use crate::catalog::{Class, Found, Record, Store};
 use crate::device::Stamp;
-use crate::par2::{self, Member, Params};
+use crate::par2::{self, CreateError, Member};
 use crate::pathtext::bytes_path;
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
@@ -202,17 +202,18 @@ impl Job<'_> {
             let sizes: Vec<u64> = members.iter().map(|r| r.size.unwrap_or(0)).collect();
             let slice = slice_size(&sizes, self.opts.redundancy);
             let n: u64 = sizes.iter().map(|s| s.div_ceil(slice)).sum();
-            let params = Params {
-                slice,
-                recovery: recovery_count(n, self.opts.redundancy),
-                memory: self.opts.memory,
-            };
+            let recovery = recovery_count(n, self.opts.redundancy);
             let mut hashers: Vec<Box<dyn Hasher>> =
                 members.iter().map(|r| r.algo.hasher()).collect();
-            let made = par2::create(&pm, &params, &mut |i, d| hashers[i].update(d));
+            let stem = std::ffi::OsStr::new(&set.stem);
+            let memory = self.opts.memory;
+            let made = par2::make(&pm, &sizes, slice, recovery, memory, &dir, stem, &mut |i, d| {
+                hashers[i].update(d)
+            });
             let made = match made {
                 Ok(m) => m,
-                Err(e) => {
+                Err(CreateError::Emit(e)) => return Err(RepairError::Par2Dir(dir.clone(), e)),
+                Err(CreateError::Member(e)) => {
                     let rec = members.remove(e.member);
                     let why = if e.error.to_string().contains("changed while") {
                         Left::Changed
@@ -244,16 +245,15 @@ impl Job<'_> {
                 }
                 continue;
             }
-            let written =
-                par2::write(&dir, std::ffi::OsStr::new(&set.stem), &made, &par2::creator())
-                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+            // Nothing of the new set was in place until now: rot leaves the old one whole.
+            let written = made.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
             entries.extend(members.iter().map(|r| Entry::of(r)));
             entries.sort_by(|a, b| a.path.cmp(&b.path));
             let side = Sidecar {
                 set: crate::digest::hex_encode(&written.set_id, false),
                 algorithm: store.algorithm().name.to_string(),
                 redundancy: self.opts.redundancy,
-                recovery: params.recovery,
+                recovery,
                 entries: std::mem::take(&mut entries),
             };
             side.write(&sidecar_path(&dir, &set.stem))
@@ -270,7 +270,7 @@ impl Job<'_> {
                 bytes,
                 par2_bytes: written.bytes,
                 slice,
-                recovery_slices: params.recovery,
+                recovery_slices: recovery,
             });
             return Ok(());
         }
