@@ -321,9 +321,8 @@ pub struct VerifyArgs {
     /// Stop starting new reads after this many bytes (e.g. 500G); the next run continues.
     #[arg(long, value_name = "SIZE", conflicts_with = "plan")]
     pub max_bytes: Option<String>,
-    /// Once the findings are reported, repair them (as `fixity repair PATH` does, from the
-    /// recovery data `fixity protect` made); each repair is listed and kept in the catalog's
-    /// history. The exit status still says findings were made.
+    /// Once the findings are reported, repair them as `fixity repair` does (listed, and in
+    /// the catalog's history); the exit status still says findings were made.
     #[arg(long, conflicts_with = "plan")]
     pub repair: bool,
 }

@@ -117,6 +117,3 @@ pub enum RepairError {
     #[error("{}: {}", quote_env(path_bytes(.0)), crate::read::io_message(.1))]
     Tree(PathBuf, std::io::Error),
 }
-
-#[cfg(test)]
-mod tests;

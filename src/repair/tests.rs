@@ -1,1 +1,0 @@
-//! The jobs over a real catalog.
