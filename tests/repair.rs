@@ -1264,3 +1264,21 @@ proptest! {
         expect(d.path(), &["verify", "-q", "t"], 0);
     }
 }
+
+/// A sets' directory inside the tree (but not in its .fixity) is refused before anything is
+/// written: the walk would take the recovery files for content and protect them in turn.
+/// One outside the tree, or under .fixity, is taken.
+#[test]
+fn a_par2_dir_inside_the_tree_is_refused() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("a"), b"some content to protect").unwrap();
+    expect(d.path(), &["scan", "-q", "t"], 0);
+    let o = expect(d.path(), &["protect", "--par2-dir", "t/p2", "t"], 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inside the tree"), "{}", says(&o));
+    assert!(!t.join("p2").exists(), "nothing made in the tree");
+    expect(d.path(), &["protect", "-q", "--par2-dir", "t/.fixity/other", "t"], 0);
+    expect(d.path(), &["protect", "-q", "--par2-dir", "elsewhere", "t"], 0);
+    assert!(d.path().join("elsewhere").read_dir().unwrap().count() > 0);
+}

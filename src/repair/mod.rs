@@ -113,6 +113,14 @@ pub enum RepairError {
     /// The directory of the sets cannot be read or written.
     #[error("{}: {}", quote_env(path_bytes(.0)), crate::read::io_message(.1))]
     Par2Dir(PathBuf, std::io::Error),
+    /// The sets' directory is inside the tree but not in its `.fixity`: the walk would
+    /// take the recovery files for the tree's content, and protect them in turn.
+    #[error(
+        "{}: inside the tree and not under its .fixity directory: the recovery files would be \
+         taken for the tree's content (give a directory outside the tree, or none)",
+        quote_env(path_bytes(.0))
+    )]
+    InsideTree(PathBuf),
     /// The tree (or the replica) cannot be read.
     #[error("{}: {}", quote_env(path_bytes(.0)), crate::read::io_message(.1))]
     Tree(PathBuf, std::io::Error),

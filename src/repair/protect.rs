@@ -65,8 +65,19 @@ pub fn protect(
     opts: &ProtectOptions,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<ProtectReport, RepairError> {
+    let existed = opts.par2_dir.exists();
     std::fs::create_dir_all(&opts.par2_dir)
         .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
+    let canonical = |p: &Path| std::fs::canonicalize(p);
+    if let (Ok(dir), Ok(tree)) = (canonical(&opts.par2_dir), canonical(root))
+        && dir.starts_with(&tree)
+        && !dir.starts_with(tree.join(crate::pathtext::STATE_DIR))
+    {
+        if !existed {
+            let _ = std::fs::remove_dir(&opts.par2_dir);
+        }
+        return Err(RepairError::InsideTree(opts.par2_dir.clone()));
+    }
     let now = store.clock()?;
     store.start_run("protect", now)?;
     let mut job = Job { root, opts, now, report: ProtectReport::default(), stems: HashSet::new() };
