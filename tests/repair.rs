@@ -1282,3 +1282,21 @@ fn a_par2_dir_inside_the_tree_is_refused() {
     expect(d.path(), &["protect", "-q", "--par2-dir", "elsewhere", "t"], 0);
     assert!(d.path().join("elsewhere").read_dir().unwrap().count() > 0);
 }
+
+/// A file with a standing finding is left out of a new set and said, but it is not a new
+/// problem: scan and verify report it already, so protect's exit status stays 0.
+#[test]
+fn a_standing_finding_left_out_is_not_a_new_problem() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("a"), b"kept content, protected").unwrap();
+    std::fs::write(t.join("b"), b"a file that goes away").unwrap();
+    expect(d.path(), &["scan", "-q", "t"], 0);
+    std::fs::remove_file(t.join("b")).unwrap();
+    expect(d.path(), &["verify", "-q", "t"], 1);
+    let o = expect(d.path(), &["protect", "t"], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("left out    b: has a standing finding (missing)"), "{}", says(&o));
+    assert!(out.contains("made "), "{}", says(&o));
+}

@@ -285,6 +285,13 @@ impl After {
         par2_dir: &Path,
         (json, quiet, verbose): (bool, bool, bool),
     ) -> anyhow::Result<bool> {
+        // A catalog opened only to compare with records nothing: nor do the sets change.
+        if let Some(why) = store.read_only_reason() {
+            if self.repair || par2_dir.is_dir() {
+                crate::ui::error(&format!("recovery sets left as they are: {why}"));
+            }
+            return Ok(false);
+        }
         let mut stdout = std::io::stdout().lock();
         let mut out = Vec::new();
         let mut problems = false;
@@ -302,7 +309,8 @@ impl After {
             problems |= r.unrepaired > 0;
         }
         let kept = repair::upkeep(root, store, par2_dir, self.check, &mut |e| {
-            problems |= matches!(e, Event::Left { .. } | Event::SetDamaged { .. });
+            problems |= matches!(e, Event::SetDamaged { .. })
+                || matches!(&e, Event::Left { why, .. } if !matches!(why, Left::Finding(_)));
             emit(&mut out, json, event_text(&e, verbose, quiet), &e);
         })?;
         if let Some(r) = kept.filter(|r| !quiet && (r.made > 0 || r.removed > 0)) {

@@ -52,7 +52,7 @@ pub struct ProtectReport {
     pub written: u64,
     /// Bytes of recovery slice data written.
     pub recovery: u64,
-    /// Files left out (corrupt, changed, unreadable).
+    /// Files left out (corrupt, changed, unreadable; not those with a standing finding).
     pub left_out: u64,
     /// Of those, found corrupt.
     pub corrupt: u64,
@@ -181,7 +181,9 @@ impl Job<'_> {
         for rec in &set.records {
             let path = self.root.join(bytes_path(&rec.path));
             if finding(rec) {
-                self.left(on, &rec.path, Left::Finding(rec.last_result));
+                let class =
+                    if rec.missing_since.is_some() { Class::Missing } else { rec.last_result };
+                self.left(on, &rec.path, Left::Finding(class));
                 continue;
             }
             match std::fs::symlink_metadata(&path) {
@@ -304,7 +306,10 @@ impl Job<'_> {
     }
 
     fn left(&mut self, on: &mut dyn FnMut(Event<'_>), path: &[u8], why: Left) {
-        self.report.left_out += 1;
+        // A standing finding is reported by scan and verify already: not a new problem.
+        if !matches!(why, Left::Finding(_)) {
+            self.report.left_out += 1;
+        }
         on(Event::Left { path, why });
     }
 
