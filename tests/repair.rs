@@ -1300,3 +1300,75 @@ fn a_standing_finding_left_out_is_not_a_new_problem() {
     assert!(out.contains("left out    b: has a standing finding (missing)"), "{}", says(&o));
     assert!(out.contains("made "), "{}", says(&o));
 }
+
+/// kill -9 while a set is re-made: the old set stays whole (the new volumes are temporary
+/// files until the set is complete), so a verify finds no damaged recovery data and
+/// re-makes the set; the killed run's temporary files are cleared by the next run.
+#[test]
+fn a_protect_killed_at_any_moment_leaves_the_old_set_whole() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    let mut rng = Rng(17);
+    let f = put(&t, b"large", &random(&mut rng, 6 << 20));
+    expect(d.path(), &["scan", "-q", "t"], 0);
+    expect(d.path(), &["protect", "-q", "t"], 0);
+    // An edit, recorded by a scan that leaves the sets alone (they are elsewhere for it).
+    std::fs::write(&f, random(&mut rng, 6 << 20)).unwrap();
+    expect(d.path(), &["scan", "-q", "--par2-dir", "none", "t"], 0);
+    let started = std::time::Instant::now();
+    let par2 = t.join(".fixity/par2");
+    let snapshot = |p: &Path| {
+        let mut n: Vec<(OsString, Vec<u8>)> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        n.sort();
+        n
+    };
+    let before = snapshot(&par2);
+    let mut child = fixity(d.path()).args(["protect", "-q", "t"]).spawn().unwrap();
+    child.wait().unwrap();
+    let whole = started.elapsed();
+    let after = snapshot(&par2);
+    for delay in [0.2, 0.5, 0.8, 0.95].map(|x| whole.mul_f64(x)) {
+        // Back to the old set, then a re-make killed part way.
+        for (name, _) in &after {
+            let _ = std::fs::remove_file(par2.join(name));
+        }
+        for (name, data) in &before {
+            std::fs::write(par2.join(name), data).unwrap();
+        }
+        let mut child = fixity(d.path())
+            .args(["protect", "-q", "t"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now: Vec<OsString> = snapshot(&par2)
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| !n.to_string_lossy().starts_with('.'))
+            .collect();
+        let old: Vec<OsString> = before.iter().map(|(n, _)| n.clone()).collect();
+        let new: Vec<OsString> = after.iter().map(|(n, _)| n.clone()).collect();
+        // Either set's files, in place whole (a kill during the final renames may leave
+        // some of each: every file is then one set's, complete).
+        for (name, data) in
+            snapshot(&par2).iter().filter(|(n, _)| !n.to_string_lossy().starts_with('.'))
+        {
+            let whole_file = before.iter().chain(&after).any(|(n, d)| n == name && d == data);
+            assert!(whole_file, "killed after {delay:?}: {name:?} is neither set's");
+        }
+        assert!(now == old || now == new || now.iter().all(|n| old.contains(n) || new.contains(n)));
+        // The next verify finds the recovery data usable or re-makes it, and clears the
+        // temporary files.
+        let o = expect(d.path(), &["verify", "t"], if now == old || now == new { 0 } else { 1 });
+        assert!(String::from_utf8_lossy(&o.stdout).contains("made") || now == new, "{}", says(&o));
+        assert!(snapshot(&par2).iter().all(|(n, _)| !n.to_string_lossy().starts_with('.')));
+        expect(d.path(), &["verify", "-q", "t"], 0);
+    }
+}

@@ -80,6 +80,15 @@ pub fn protect(
     }
     let now = store.clock()?;
     store.start_run("protect", now)?;
+    // Volumes of a run killed before its set was complete: nobody writes them now (the
+    // run lock is held).
+    if let Ok(entries) = std::fs::read_dir(&opts.par2_dir) {
+        for e in entries.flatten() {
+            if crate::output::foreign_temp_name(e.file_name().as_encoded_bytes()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     let mut job = Job { root, opts, now, report: ProtectReport::default(), stems: HashSet::new() };
     let mut planner = Planner::default();
     let mut after: Option<Vec<u8>> = None;
