@@ -22,6 +22,8 @@ pub(super) enum Kind {
     Avx2Gfni,
     Avx512Bw,
     Avx2,
+    /// 128-bit `pshufb` (CPUs before AVX2, and VMs that hide it).
+    Ssse3,
 }
 
 impl Kind {
@@ -31,6 +33,7 @@ impl Kind {
             Kind::Avx2Gfni => "avx2-gfni",
             Kind::Avx512Bw => "avx512bw",
             Kind::Avx2 => "avx2",
+            Kind::Ssse3 => "ssse3",
         }
     }
 }
@@ -41,7 +44,9 @@ pub(super) fn supported() -> Vec<Kind> {
     let bw = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
     let gfni = is_x86_feature_detected!("gfni");
     let all = [(Kind::Avx512Gfni, bw && gfni), (Kind::Avx2Gfni, avx2 && gfni)];
-    let all = all.into_iter().chain([(Kind::Avx512Bw, bw), (Kind::Avx2, avx2)]);
+    let ssse3 = is_x86_feature_detected!("ssse3");
+    let all =
+        all.into_iter().chain([(Kind::Avx512Bw, bw), (Kind::Avx2, avx2), (Kind::Ssse3, ssse3)]);
     all.filter(|&(_, ok)| ok).map(|(k, _)| k).collect()
 }
 
@@ -91,6 +96,7 @@ pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs:
         Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coeffs),
         Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coeffs),
         Kind::Avx2 => drive(&w256::NIB, outs, srcs, coeffs),
+        Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coeffs),
     }
 }
 
@@ -279,6 +285,66 @@ macro_rules! kernels {
 
 /// Per 128-bit lane: the low bytes of 8 words, then their high bytes.
 const DEINT: [i8; 16] = [0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15];
+
+/// The 128-bit forms: SSSE3's `pshufb` for the nibble kernel (the GFNI one is generated
+/// too, but every CPU with GFNI has AVX2, whose kernel is picked first).
+#[allow(dead_code)]
+mod w128 {
+    use super::*;
+    type V = __m128i;
+    const W: usize = 16;
+
+    #[target_feature(enable = "ssse3")]
+    unsafe fn ld(p: *const u8) -> V {
+        // SAFETY: the caller guarantees W readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
+    #[target_feature(enable = "ssse3")]
+    unsafe fn st(p: *mut u8, v: V) {
+        // SAFETY: the caller guarantees W writable bytes.
+        unsafe { _mm_storeu_si128(p.cast(), v) }
+    }
+    #[target_feature(enable = "ssse3")]
+    unsafe fn tbl(p: *const u8) -> V {
+        // SAFETY: the caller guarantees 16 readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
+    #[target_feature(enable = "ssse3")]
+    fn zero() -> V {
+        _mm_setzero_si128()
+    }
+    #[target_feature(enable = "ssse3")]
+    fn xor(a: V, b: V) -> V {
+        _mm_xor_si128(a, b)
+    }
+    #[target_feature(enable = "ssse3")]
+    fn shuf(t: V, i: V) -> V {
+        _mm_shuffle_epi8(t, i)
+    }
+    #[target_feature(enable = "ssse3")]
+    fn deint(x0: V, x1: V) -> (V, V) {
+        // SAFETY: DEINT is 16 bytes.
+        let p = unsafe { _mm_loadu_si128(DEINT.as_ptr().cast()) };
+        let (y0, y1) = (_mm_shuffle_epi8(x0, p), _mm_shuffle_epi8(x1, p));
+        (_mm_unpacklo_epi64(y0, y1), _mm_unpackhi_epi64(y0, y1))
+    }
+    #[target_feature(enable = "ssse3")]
+    fn inter(l: V, h: V) -> (V, V) {
+        (_mm_unpacklo_epi8(l, h), _mm_unpackhi_epi8(l, h))
+    }
+    #[target_feature(enable = "ssse3")]
+    fn nibbles(l: V, h: V) -> [V; 4] {
+        let m = _mm_set1_epi8(0x0f);
+        let hi = |v| _mm_and_si128(_mm_srli_epi16(v, 4), m);
+        [_mm_and_si128(l, m), hi(l), _mm_and_si128(h, m), hi(h)]
+    }
+    #[target_feature(enable = "ssse3,gfni")]
+    fn aff(x: V, m: u64) -> V {
+        _mm_gf2p8affine_epi64_epi8(x, _mm_set1_epi64x(m as i64), 0)
+    }
+
+    kernels!("ssse3,gfni", "ssse3");
+}
 
 mod w256 {
     use super::*;
