@@ -12,8 +12,9 @@
 //! Multiplying by a constant c is GF(2)-linear in the 16 bits of a word w = l + 256 h
 //! (l, h its low and high bytes): c*w = c*l ^ c*(256 h). Every kernel uses this:
 //! - `scalar`: two 256-entry tables per constant, c*l and c*(256 h), one lookup each.
-//! - `ssse3`, `avx2`, `avx512bw`: the bytes of each tile of input are de-interleaved once into low and
-//!   high bytes, then split into four nibbles n0..n3 (w = n0 + 16 n1 + 256 n2 + 4096 n3).
+//! - `ssse3`, `avx2`, `avx512bw`: the bytes of each tile of input are de-interleaved once
+//!   into low and high bytes, then split into four nibbles n0..n3
+//!   (w = n0 + 16 n1 + 256 n2 + 4096 n3).
 //!   `vpshufb` looks up 16-entry tables: the low and the high byte of c*(n << 4j), for j in
 //!   0..4; the product is the xor of the four lookups (eight per 2 x 32 words).
 //! - `avx2-gfni`, `avx512-gfni`: `vgf2p8affineqb` multiplies every byte by an 8x8 bit matrix.

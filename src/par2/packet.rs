@@ -129,7 +129,9 @@ pub(crate) struct SliceCheck {
 }
 
 impl SliceCheck {
-    /// The checksums of `data`, padded with zeros to `slice_size`.
+    /// The checksums of `data`, padded with zeros to `slice_size`, one stream at a time
+    /// (the reference the lanes of [`slice_checks`] are tested against).
+    #[cfg(test)]
     pub(crate) fn of(data: &[u8], slice_size: usize) -> SliceCheck {
         let pad = slice_size.saturating_sub(data.len());
         let mut h = Md5::new();

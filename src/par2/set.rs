@@ -242,28 +242,65 @@ pub(crate) fn check_file(base: &File, desc: &FileDesc, ifsc: &Ifsc, slice: u64) 
     };
     let mut usable = vec![false; ifsc.checks.len()];
     let mut whole = Md5::new();
-    let mut buf = vec![0u8; slice as usize];
+    let s = slice as usize;
+    // Batches of slices: the whole file's MD5 (serial) beside the slices' checksums (in
+    // the MD5 lanes, over the cores).
+    let per = (CHECK_BATCH / s).max(1);
+    let mut buf = vec![0u8; per * s];
     let mut reader = io::BufReader::with_capacity(256 << 10, &mut f);
-    for (j, want) in ifsc.checks.iter().enumerate() {
-        let start = j as u64 * slice;
-        let n = desc.length.min(start + slice).saturating_sub(start) as usize;
-        let got = match read_full(&mut reader, &mut buf[..n]) {
-            Ok(got) => got,
-            Err(e) => return State::Unreadable(e.to_string()),
-        };
-        whole.update(&buf[..got]);
-        if got == n {
-            usable[j] = SliceCheck::of(&buf[..n], slice as usize) == *want;
+    let mut j0 = 0;
+    'read: while j0 < ifsc.checks.len() {
+        let k = per.min(ifsc.checks.len() - j0);
+        let mut lens = Vec::with_capacity(k);
+        for (i, slot) in buf.chunks_mut(s).take(k).enumerate() {
+            let start = (j0 + i) as u64 * slice;
+            let n = desc.length.min(start + slice).saturating_sub(start) as usize;
+            let got = match read_full(&mut reader, &mut slot[..n]) {
+                Ok(got) => got,
+                Err(e) => return State::Unreadable(e.to_string()),
+            };
+            slot[got..].fill(0);
+            lens.push(got);
+            if got < n {
+                // Short: this slice and the rest are lost; the bytes read still count.
+                rayon::join(
+                    || whole.update(&buf[..i * s + got]),
+                    || check_batch(&buf[..i * s], s, &ifsc.checks[j0..], &mut usable[j0..]),
+                );
+                break 'read;
+            }
         }
-        if got < n {
-            break;
-        }
+        let batch = &buf[..k * s];
+        rayon::join(
+            || {
+                for (slot, &n) in batch.chunks(s).zip(&lens) {
+                    whole.update(&slot[..n]);
+                }
+            },
+            || check_batch(batch, s, &ifsc.checks[j0..j0 + k], &mut usable[j0..j0 + k]),
+        );
+        j0 += k;
     }
     let md5: Id = whole.finalize().into();
     if size == desc.length && md5 == desc.md5 && usable.iter().all(|&u| u) {
         State::Intact
     } else {
         State::Damaged { usable, size }
+    }
+}
+
+/// Bytes of slices checked together.
+const CHECK_BATCH: usize = 8 << 20;
+
+/// Compares the checksums of the padded slices in `batch` with `want`, setting `usable`.
+fn check_batch(batch: &[u8], s: usize, want: &[SliceCheck], usable: &mut [bool]) {
+    use rayon::prelude::*;
+    let slices: Vec<&[u8]> = batch.chunks(s).collect();
+    let per = slices.len().div_ceil(rayon::current_num_threads()).max(16);
+    let sums: Vec<SliceCheck> =
+        slices.par_chunks(per).flat_map_iter(super::packet::slice_checks).collect();
+    for ((u, got), w) in usable.iter_mut().zip(&sums).zip(want) {
+        *u = got == w;
     }
 }
 
