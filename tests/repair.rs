@@ -1022,8 +1022,8 @@ fn a_repair_killed_at_any_moment_leaves_the_damaged_file_or_the_repaired_one() {
 
 /// A directory of the tree replaced by a symbolic link out of it, where a file with the
 /// recorded content is: verify does not follow the link (the file is missing), and repair
-/// must not either; it reads the file beyond the link, calls it intact and ends the
-/// finding, which the next verify raises again.
+/// must not either: the file beyond the link is not the tree's, so it is neither called
+/// intact (which would end a finding the next verify raises again) nor written through.
 #[test]
 fn repair_does_not_call_a_file_beyond_a_symbolic_link_intact() {
     let d = tempdir();
