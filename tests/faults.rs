@@ -382,6 +382,65 @@ fn eio_scan_and_verify_report_the_file_and_keep_it() {
     }
 }
 
+/// A file that fails with EIO while its set is re-made is a finding (reported, recorded)
+/// and the old set, which holds its good content, is kept as it was; protect exits 1.
+#[test]
+fn eio_while_protecting_keeps_the_set_that_can_repair_the_file() {
+    let (d, src) = source();
+    let catalog = d.path().join("catalog.db");
+    let cat = catalog.to_str().unwrap();
+    let p2 = d.path().join("p2");
+    let p2s = p2.to_str().unwrap();
+    let Some(mut m) = Mount::start(&src, EIO_RULES, false) else { return };
+    assert_exit(&fixity_in(m.path(), &["scan", "--catalog", cat, "."]), 0, "scan");
+    let out = fixity_in(m.path(), &["protect", "-q", "--catalog", cat, "--par2-dir", p2s, "."]);
+    assert_exit(&out, 0, "protect (sound)");
+    let listing = |dir: &Path| {
+        let mut v: Vec<(std::ffi::OsString, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    // The set out of step with the catalog (as after an edit a scan recorded): its
+    // sidecar says another mtime for a.txt, so protect re-makes it, reading big.bin.
+    let side = std::fs::read_dir(&p2)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "fixity"))
+        .unwrap();
+    let text_of = std::fs::read_to_string(&side).unwrap();
+    let stale: String = text_of
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(4, ' ').collect();
+            if f.len() == 4 && f[3] == "a.txt" {
+                format!("{} 1 {} a.txt\n", f[0], f[2])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(stale, text_of);
+    std::fs::write(&side, stale).unwrap();
+    let before = listing(&p2);
+    m.arm();
+    let out = fixity_in(m.path(), &["protect", "--catalog", cat, "--par2-dir", p2s, "."]);
+    assert_exit(&out, 1, "protect (EIO)");
+    let stdout = text(&out.stdout);
+    // The first faulty file met (small.bin's head, or big.bin at 4600K) stops the set.
+    let eio = |name: &str| format!("left out    {name}: unreadable: Input/output error");
+    assert!(stdout.contains(&eio("small.bin")) || stdout.contains(&eio("big.bin")), "{stdout}");
+    assert!(stdout.contains(": a file in it is unreadable"), "{stdout}");
+    assert_eq!(listing(&p2), before, "the old set is kept as it was");
+    // The finding is recorded: verify reports it (the small one is met there too).
+    let out = fixity_in(m.path(), &["verify", "--catalog", cat, "--par2-dir", p2s, "."]);
+    assert_exit(&out, 1, "verify");
+    assert!(text(&out.stdout).contains("unreadable  small.bin: Input/output error"));
+}
+
 #[test]
 fn eio_bag_check_reports_the_payload_file() {
     let (_d, src) = source();

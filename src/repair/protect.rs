@@ -237,12 +237,20 @@ impl Job<'_> {
                 Err(CreateError::Emit(e)) => return Err(RepairError::Par2Dir(dir.clone(), e)),
                 Err(CreateError::Member(e)) => {
                     let rec = members.remove(e.member);
-                    let why = if e.error.to_string().contains("changed while") {
-                        Left::Changed
-                    } else {
-                        Left::Unreadable(crate::read::io_message(&e.error))
-                    };
-                    self.left(on, &rec.path, why);
+                    if e.error.to_string().contains("changed while") {
+                        self.left(on, &rec.path, Left::Changed);
+                        continue;
+                    }
+                    // A file that cannot be read (EIO) needs its recovery data most: it is a
+                    // finding (reported, then recorded), and a set that holds it is kept.
+                    let msg = crate::read::io_message(&e.error);
+                    self.left(on, &rec.path, Left::Unreadable(msg.clone()));
+                    store.record_check(rec, Class::Unreadable, None, Some(&msg), self.now)?;
+                    if had_set {
+                        self.report.kept += 1;
+                        on(Event::SetKept { stem: &set.stem, why: "a file in it is unreadable" });
+                        return Ok(());
+                    }
                     continue;
                 }
             };
@@ -256,9 +264,10 @@ impl Job<'_> {
                     let rec = members.remove(i);
                     let found =
                         Found { digest: hashers[i].finish(), stamp: rec.stamp(), file_id: None };
-                    store.record_check(rec, Class::Corrupt, Some(&found), None, self.now)?;
+                    // Reported, then recorded.
                     self.report.corrupt += 1;
                     self.left(on, &rec.path, Left::Corrupt);
+                    store.record_check(rec, Class::Corrupt, Some(&found), None, self.now)?;
                 }
                 if had_set {
                     self.report.kept += 1;
