@@ -1372,3 +1372,20 @@ fn a_protect_killed_at_any_moment_leaves_the_old_set_whole() {
         expect(d.path(), &["verify", "-q", "t"], 0);
     }
 }
+
+/// `verify --repair` needs the catalog's list of findings: with the xattr store it is
+/// refused before the run, with the reason.
+#[test]
+fn verify_repair_with_the_xattr_store_is_refused_up_front() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("a"), b"content").unwrap();
+    let o = expect(d.path(), &["verify", "--store", "xattr", "--repair", "t"], 2);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("xattr store keeps no index"),
+        "{}",
+        says(&o)
+    );
+    assert!(o.stdout.is_empty(), "{}", says(&o));
+}

@@ -81,6 +81,10 @@ pub fn run(
             let host = part.as_ref().map(|(p, _)| p.host.as_str());
             super::catalog_spec(Some(&catalog_path), &root, host)
         }
+        Store::Xattr if repair => bail!(
+            "--repair lists the findings from the catalog: the xattr store keeps no index of \
+             its records (use a catalog; `fixity repair` works from it too)"
+        ),
         Store::Xattr if args.metrics.is_some() => bail!(
             "--metrics reads the catalog's counts: the xattr store keeps none (use --log, or a \
              catalog)"
