@@ -106,7 +106,7 @@ fn left_text(why: &Left) -> String {
 
 /// The text line of an event, if it is shown (`verbose`: every set; `quiet`: only files
 /// left out or not repaired, and damaged sets).
-pub(super) fn event_text(e: &Event<'_>, verbose: bool, quiet: bool) -> Option<String> {
+fn event_text(e: &Event<'_>, verbose: bool, quiet: bool) -> Option<String> {
     match e {
         Event::SetMade { stem, files, bytes, par2_bytes, slice, recovery_slices } => {
             (!quiet).then(|| {
@@ -142,13 +142,45 @@ pub(super) fn event_text(e: &Event<'_>, verbose: bool, quiet: bool) -> Option<St
     }
 }
 
-pub(super) fn emit(out: &mut Vec<u8>, json: bool, text: Option<String>, e: &Event<'_>) {
+/// Appends the event's line to `out`: its JSON object, or its text when shown.
+fn emit(out: &mut Vec<u8>, e: &Event<'_>, (json, verbose, quiet): (bool, bool, bool)) {
     if json {
         out.extend(event_json(e).to_string().bytes());
         out.push(b'\n');
-    } else if let Some(t) = text {
+    } else if let Some(t) = event_text(e, verbose, quiet) {
         out.extend(t.bytes());
         out.push(b'\n');
+    }
+}
+
+/// Writes each event's line as it comes (a long run shows its progress); the first write
+/// error is kept, for the command to fail with once the job is over.
+struct Lines<'a> {
+    stdout: std::io::StdoutLock<'a>,
+    show: (bool, bool, bool),
+    failed: Option<std::io::Error>,
+}
+
+impl Lines<'_> {
+    fn new(show: (bool, bool, bool)) -> Self {
+        Lines { stdout: std::io::stdout().lock(), show, failed: None }
+    }
+
+    fn event(&mut self, e: &Event<'_>) {
+        let mut out = Vec::new();
+        emit(&mut out, e, self.show);
+        if self.failed.is_none() {
+            self.failed = self.stdout.write_all(&out).err();
+        }
+    }
+
+    /// The stream, once every event is written (or the first write error).
+    fn done(self) -> anyhow::Result<std::io::StdoutLock<'static>> {
+        drop(self.stdout);
+        match self.failed {
+            Some(e) => Err(e).context("write error"),
+            None => Ok(std::io::stdout().lock()),
+        }
     }
 }
 
@@ -162,16 +194,10 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
     };
     let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
     let started = std::time::Instant::now();
-    let mut out = Vec::new();
-    let mut stdout = std::io::stdout().lock();
-    let (json, verbose, quiet) = (args.json, args.verbose, args.quiet);
-    let report = repair::protect(&root, store.as_mut(), &opts, &mut |e| {
-        let text = event_text(&e, verbose, quiet);
-        emit(&mut out, json, text, &e);
-        // Lines go out as they come (a long run shows its progress).
-        let _ = stdout.write_all(&out);
-        out.clear();
-    })?;
+    let (json, quiet) = (args.json, args.quiet);
+    let mut lines = Lines::new((json, args.verbose, quiet));
+    let report = repair::protect(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?;
+    let mut stdout = lines.done()?;
     let share_now =
         if report.bytes > 0 { report.written as f64 / report.bytes as f64 } else { 0.0 };
     if json {
@@ -237,15 +263,10 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         paths,
     };
     let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
-    let mut stdout = std::io::stdout().lock();
-    let mut out = Vec::new();
     let json = args.json;
-    let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| {
-        let text = event_text(&e, false, false);
-        emit(&mut out, json, text, &e);
-        let _ = stdout.write_all(&out);
-        out.clear();
-    })?;
+    let mut lines = Lines::new((json, false, false));
+    let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?;
+    let mut stdout = lines.done()?;
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["event"] = "summary".into();
@@ -304,14 +325,14 @@ impl After {
                 paths: Vec::new(),
             };
             let r = repair::repair(root, store, &opts, &mut |e| {
-                emit(&mut out, json, event_text(&e, verbose, quiet), &e);
+                emit(&mut out, &e, (json, verbose, quiet));
             })?;
             problems |= r.unrepaired > 0;
         }
         let kept = repair::upkeep(root, store, par2_dir, self.check, &mut |e| {
             problems |= matches!(e, Event::SetDamaged { .. })
                 || matches!(&e, Event::Left { why, .. } if !matches!(why, Left::Finding(_)));
-            emit(&mut out, json, event_text(&e, verbose, quiet), &e);
+            emit(&mut out, &e, (json, verbose, quiet));
         })?;
         if let Some(r) = kept.filter(|r| !quiet && (r.made > 0 || r.removed > 0)) {
             let line = format!(

@@ -98,8 +98,27 @@ fn stamp(f: &File) -> io::Result<Stamp> {
     Ok(Stamp(m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino()))
 }
 
+/// A member changed between its reads (or while read): an edit under way, not a fault.
+#[derive(Debug)]
+struct Changed;
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("changed while being read")
+    }
+}
+
+impl std::error::Error for Changed {}
+
 fn changed() -> io::Error {
-    io::Error::other("changed while being read")
+    io::Error::other(Changed)
+}
+
+impl MemberError {
+    /// Whether the member changed while read (else it could not be read).
+    pub(crate) fn changed(&self) -> bool {
+        self.error.get_ref().is_some_and(|e| e.is::<Changed>())
+    }
 }
 
 /// What the first read of a member found.

@@ -74,7 +74,6 @@ pub(crate) fn mul(a: u16, b: u16) -> u16 {
 }
 
 /// The quotient a / b; panics if b == 0.
-#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
 pub(crate) fn div(a: u16, b: u16) -> u16 {
     assert!(b != 0, "GF(2^16) division by zero");
     if a == 0 {
@@ -253,19 +252,19 @@ fn chosen() -> Kernel {
 }
 
 /// The names of the kernels this CPU supports, fastest first (the last is "scalar").
-#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+#[cfg(test)]
 pub(crate) fn kernels() -> Vec<&'static str> {
     supported().into_iter().map(Kernel::name).collect()
 }
 
-/// The kernel `mul_add` and `mul_add_matrix` use: the fastest supported, unless the
+/// The kernel `mul_add_matrix` uses: the fastest supported, unless the
 /// environment variable `FIXITY_GF16_KERNEL` names another supported one.
 pub(crate) fn kernel_name() -> &'static str {
     chosen().name()
 }
 
 /// dst ^= c * src, word by word (little-endian u16s); equal, even lengths.
-#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+#[cfg(test)]
 pub(crate) fn mul_add(dst: &mut [u8], src: &[u8], c: u16) {
     mul_add_matrix(&mut [dst], &[src], &[c]);
 }
@@ -277,7 +276,7 @@ pub(crate) fn mul_add_matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u
 }
 
 /// `mul_add_matrix` with the kernel named (one of `kernels()`); panics on any other name.
-#[cfg_attr(not(test), allow(dead_code))] // API for callers, tests and benchmarks
+#[cfg(test)]
 pub(crate) fn mul_add_matrix_with(
     kernel: &str,
     outs: &mut [&mut [u8]],

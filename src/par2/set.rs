@@ -157,9 +157,8 @@ fn assemble(id: Id, packets: Vec<(usize, Found)>, paths: &[PathBuf]) -> Option<S
             Body::Ifsc(i) => {
                 set.ifscs.insert(i.id, i);
             }
-            Body::Recovery { exponent, offset, len } => {
+            Body::Recovery { exponent, offset, .. } => {
                 set.recovery.entry(exponent).or_insert((paths[v].clone(), offset));
-                let _ = len;
             }
             Body::Creator(c) => {
                 let end = c.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
@@ -175,7 +174,6 @@ fn assemble(id: Id, packets: Vec<(usize, Found)>, paths: &[PathBuf]) -> Option<S
     set.ifscs.retain(|id, i| {
         descs.get(id).is_some_and(|d| d.length.div_ceil(s) as usize == i.checks.len())
     });
-    set.recovery.retain(|_, _| true);
     Some(set)
 }
 

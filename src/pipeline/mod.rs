@@ -97,8 +97,9 @@ pub fn hash_path(
     Ok(finished(got, &hashers))
 }
 
-/// [`hash_path`] for a file already opened from `path` (with [`crate::read::open`]).
-fn hash_file(
+/// [`hash_path`] for a file already opened from `path` (with [`crate::read::open`], or
+/// beneath a directory with `confine`: a repair's look at a tree's file).
+pub(crate) fn hash_file(
     file: &std::fs::File,
     path: &Path,
     mode: OpenMode,

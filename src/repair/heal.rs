@@ -19,9 +19,11 @@ use crate::catalog::{Class, Record, Store};
 use crate::device::Stamp;
 use crate::par2::{self, Placed, Set, State};
 use crate::pathtext::bytes_path;
+use crate::pipeline::hash_file;
+use crate::read::{OpenMode, ReadError, ReadOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -61,11 +63,11 @@ enum Now {
     Damaged,
 }
 
-fn assess(root: &Path, rec: &Record) -> Now {
-    // Opened beneath the tree: a symbolic link on the way out of it is not the file.
-    let Ok(base) = File::open(root) else { return Now::Damaged };
-    let opened = crate::confine::open_under(&base, &bytes_path(&rec.path));
-    let Ok(mut f) = opened else { return Now::Damaged };
+/// What the file of `rec` is now, opened beneath the tree (`base`, the directory at
+/// `root`): a symbolic link on the way out of it is not the file.
+fn assess(base: &File, root: &Path, rec: &Record) -> Now {
+    let opened = crate::confine::open_under(base, &bytes_path(&rec.path));
+    let Ok(f) = opened else { return Now::Damaged };
     let m = match f.metadata() {
         Ok(m) if m.is_file() => m,
         Ok(_) => return Now::Edited,
@@ -75,18 +77,13 @@ fn assess(root: &Path, rec: &Record) -> Now {
     if !rec.describes(&stamp, 0) {
         return Now::Edited;
     }
-    let mut h = rec.algo.hasher();
-    let mut buf = vec![0u8; 1 << 20];
-    let read = loop {
-        match f.read(&mut buf) {
-            Ok(0) => break Ok(()),
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(e),
-        }
-    };
-    match read {
-        Ok(()) if h.finish().ct_eq(&rec.digest) => Now::Intact,
+    // Read as every read of the engine: a file that changes meanwhile is an edit.
+    let path = root.join(bytes_path(&rec.path));
+    let mode = OpenMode::Walked { follow: false };
+    let mut buf = Vec::new();
+    match hash_file(&f, &path, mode, &[rec.algo], &mut buf, &ReadOptions::default(), None) {
+        Ok(h) if h.digests[0].ct_eq(&rec.digest) => Now::Intact,
+        Err(ReadError::Changed) => Now::Edited,
         _ => Now::Damaged,
     }
 }
@@ -124,10 +121,11 @@ pub fn repair(
             }
         }
     }
+    let base = File::open(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
     let mut todo = Vec::new();
     for rec in targets {
         report.targets += 1;
-        match assess(root, &rec) {
+        match assess(&base, root, &rec) {
             Now::Intact => {
                 if rec.missing_since.is_some() {
                     store.record_present(&rec.path)?;
@@ -184,7 +182,6 @@ pub fn repair(
     }
     // The sets, through their sidecars; sets without one (par2cmdline's) by their names.
     let groups = group(&opts.par2_dir, &todo)?;
-    let base = File::open(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
     for (key, members) in groups {
         let Some(key) = key else {
             for rec in members {
@@ -252,22 +249,8 @@ fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
     let fail = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
     let mut by_stem: BTreeMap<String, Vec<Record>> = BTreeMap::new();
-    let mut par2_files = Vec::new();
-    let mut sidecars = BTreeMap::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries {
-            let name = e.map_err(fail)?.file_name();
-            let b = name.as_bytes();
-            if let Some(stem) = b.strip_suffix(b".fixity") {
-                let stem = String::from_utf8_lossy(stem).into_owned();
-                if let Ok(Some(s)) = Sidecar::read(&dir.join(&name)) {
-                    sidecars.insert(stem, s);
-                }
-            } else if b.ends_with(b".par2") {
-                par2_files.push(dir.join(&name));
-            }
-        }
-    }
+    let sidecars: BTreeMap<String, Sidecar> =
+        super::sidecar::all(dir).into_iter().filter_map(|(stem, s)| Some((stem, s?))).collect();
     let mut placed: HashMap<Vec<u8>, String> = HashMap::new();
     for (stem, s) in &sidecars {
         for e in &s.entries {
@@ -297,6 +280,15 @@ fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
     loose.extend(todo.iter().filter(|r| !placed.contains_key(&r.path)).cloned());
     if !loose.is_empty() {
         // Any set in the directory that names the file (par2cmdline's too).
+        let mut par2_files = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries {
+                let name = e.map_err(fail)?.file_name();
+                if name.as_bytes().ends_with(b".par2") {
+                    par2_files.push(dir.join(&name));
+                }
+            }
+        }
         let (sets, _) = par2::load(&par2_files);
         for rec in loose {
             let holder = sets.iter().find(|s| s.descs.values().any(|d| d.name == rec.path));

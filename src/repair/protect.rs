@@ -20,7 +20,6 @@ use crate::device::Stamp;
 use crate::par2::{self, CreateError, Member};
 use crate::pathtext::bytes_path;
 use std::collections::HashSet;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// How to protect.
@@ -237,7 +236,7 @@ impl Job<'_> {
                 Err(CreateError::Emit(e)) => return Err(RepairError::Par2Dir(dir.clone(), e)),
                 Err(CreateError::Member(e)) => {
                     let rec = members.remove(e.member);
-                    if e.error.to_string().contains("changed while") {
+                    if e.changed() {
                         self.left(on, &rec.path, Left::Changed);
                         continue;
                     }
@@ -338,19 +337,10 @@ impl Job<'_> {
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), RepairError> {
         let dir = &self.opts.par2_dir;
-        let entries = std::fs::read_dir(dir).map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-        let mut stale = Vec::new();
-        for e in entries {
-            let name = e.map_err(|e| RepairError::Par2Dir(dir.clone(), e))?.file_name();
-            let Some(stem) = name.as_bytes().strip_suffix(b".fixity") else { continue };
-            let stem = String::from_utf8_lossy(stem).into_owned();
-            if !self.stems.contains(&stem) && stem.starts_with("set-") {
-                stale.push(stem);
-            }
-        }
-        stale.sort();
-        for stem in stale {
-            let side = Sidecar::read(&sidecar_path(dir, &stem)).ok().flatten();
+        let stale = super::sidecar::all(dir)
+            .into_iter()
+            .filter(|(stem, _)| !self.stems.contains(stem) && stem.starts_with("set-"));
+        for (stem, side) in stale {
             let mut holds = false;
             for e in side.iter().flat_map(|s| &s.entries) {
                 if store.lookup(&e.path)?.as_ref().is_some_and(finding) {

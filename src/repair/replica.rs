@@ -7,24 +7,18 @@
 use crate::catalog::Record;
 use crate::digest::Digest;
 use crate::pathtext::{STATE_DIR, bytes_path};
+use crate::pipeline::hash_path;
+use crate::read::{OpenMode, ReadOptions};
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-/// The digest of the file at `path` in `rec`'s algorithm, if it can be read.
+/// The digest of the file at `path` in `rec`'s algorithm, if it can be read (unchanged
+/// while read).
 fn digest(path: &Path, rec: &Record) -> Option<Digest> {
-    let mut h = rec.algo.hasher();
-    let mut f = File::open(path).ok()?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => return Some(h.finish()),
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
+    let opts = ReadOptions::default();
+    let h = hash_path(path, OpenMode::Named, &[rec.algo], &mut Vec::new(), &opts, None).ok()?;
+    h.digests.into_iter().next()
 }
 
 /// For each target, a replica file with its recorded digest, if there is one.

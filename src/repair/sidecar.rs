@@ -129,6 +129,24 @@ impl Sidecar {
     }
 }
 
+/// Every sidecar in `dir` by its set's stem, sorted; `None` for one that cannot be read
+/// (damaged, or another program's file). An unreadable directory has none.
+pub(crate) fn all(dir: &Path) -> Vec<(String, Option<Sidecar>)> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<(String, Option<Sidecar>)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name();
+            let stem = name.as_bytes().strip_suffix(b".fixity")?;
+            let side = Sidecar::read(&e.path()).ok().flatten();
+            Some((String::from_utf8_lossy(stem).into_owned(), side))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,23 +11,11 @@ use super::{DEFAULT_MEMORY, Event, RepairError};
 use crate::catalog::Store;
 use crate::par2;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// The sidecars in `dir`, by stem, sorted.
+/// The readable sidecars in `dir`, by stem, sorted.
 fn sidecars(dir: &Path) -> Vec<(String, Sidecar)> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut out: Vec<(String, Sidecar)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name();
-            let stem = name.as_bytes().strip_suffix(b".fixity")?.to_vec();
-            let side = Sidecar::read(&e.path()).ok().flatten()?;
-            Some((String::from_utf8_lossy(&stem).into_owned(), side))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    super::sidecar::all(dir).into_iter().filter_map(|(stem, s)| Some((stem, s?))).collect()
 }
 
 /// What is wrong with the recovery files of each set in `dir` that has a problem.

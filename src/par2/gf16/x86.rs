@@ -179,6 +179,7 @@ unsafe fn tiles<C>(spec: &Spec<C>, outs: &[*mut u8], srcs: &[*const u8], len: us
 /// expanded in: `$gf` the target features of the GFNI kernel, `$nf` of the nibble kernel.
 macro_rules! kernels {
     ($gf:literal, $nf:literal) => {
+        kernels!(nib $nf);
         pub(super) const GFNI: Spec<[u64; 4]> = Spec {
             step: 2 * W,
             scratch: 2 * W,
@@ -186,14 +187,6 @@ macro_rules! kernels {
             transform: gfni_transform,
             blocks: [gfni_block::<1>, gfni_block::<2>, gfni_block::<3>, gfni_block::<4>],
         };
-        pub(super) const NIB: Spec<[[u8; 16]; 8]> = Spec {
-            step: 2 * W,
-            scratch: 4 * W,
-            prep: nibble_tables,
-            transform: nib_transform,
-            blocks: [nib_block::<1>, nib_block::<2>, nib_block::<3>, nib_block::<4>],
-        };
-
         /// Stores (L, H) of each step.
         #[target_feature(enable = $nf)]
         unsafe fn gfni_transform(src: *const u8, steps: usize, dst: *mut u8) {
@@ -206,6 +199,37 @@ macro_rules! kernels {
                 }
             }
         }
+
+        #[target_feature(enable = $gf)]
+        unsafe fn gfni_block<const K: usize>(a: &Args<'_, [u64; 4]>) {
+            for s in 0..a.steps {
+                let (mut lo, mut hi) = ([zero(); K], [zero(); K]);
+                for i in 0..a.ib {
+                    // SAFETY: the scratch holds `steps` steps of (L, H) for each of ib sources.
+                    let (l, h) = unsafe {
+                        let p = a.scratch.add((i * a.steps + s) * 2 * W);
+                        (ld(p), ld(p.add(W)))
+                    };
+                    for k in 0..K {
+                        // SAFETY: row k of the coefficients has ib entries from a.coefs.
+                        let m = unsafe { &*a.coefs.add(k * a.stride + i) };
+                        lo[k] = xor(lo[k], xor(aff(l, m[0]), aff(h, m[1])));
+                        hi[k] = xor(hi[k], xor(aff(l, m[2]), aff(h, m[3])));
+                    }
+                }
+                // SAFETY: as for this function.
+                unsafe { finish(a.outs, s, lo, hi) };
+            }
+        }
+    };
+    (nib $nf:literal) => {
+        pub(super) const NIB: Spec<[[u8; 16]; 8]> = Spec {
+            step: 2 * W,
+            scratch: 4 * W,
+            prep: nibble_tables,
+            transform: nib_transform,
+            blocks: [nib_block::<1>, nib_block::<2>, nib_block::<3>, nib_block::<4>],
+        };
 
         /// Stores the nibbles (n0, n1, n2, n3) of each step.
         #[target_feature(enable = $nf)]
@@ -232,28 +256,6 @@ macro_rules! kernels {
                     st(p, xor(ld(p), r0));
                     st(p.add(W), xor(ld(p.add(W)), r1));
                 }
-            }
-        }
-
-        #[target_feature(enable = $gf)]
-        unsafe fn gfni_block<const K: usize>(a: &Args<'_, [u64; 4]>) {
-            for s in 0..a.steps {
-                let (mut lo, mut hi) = ([zero(); K], [zero(); K]);
-                for i in 0..a.ib {
-                    // SAFETY: the scratch holds `steps` steps of (L, H) for each of ib sources.
-                    let (l, h) = unsafe {
-                        let p = a.scratch.add((i * a.steps + s) * 2 * W);
-                        (ld(p), ld(p.add(W)))
-                    };
-                    for k in 0..K {
-                        // SAFETY: row k of the coefficients has ib entries from a.coefs.
-                        let m = unsafe { &*a.coefs.add(k * a.stride + i) };
-                        lo[k] = xor(lo[k], xor(aff(l, m[0]), aff(h, m[1])));
-                        hi[k] = xor(hi[k], xor(aff(l, m[2]), aff(h, m[3])));
-                    }
-                }
-                // SAFETY: as for this function.
-                unsafe { finish(a.outs, s, lo, hi) };
             }
         }
 
@@ -286,9 +288,8 @@ macro_rules! kernels {
 /// Per 128-bit lane: the low bytes of 8 words, then their high bytes.
 const DEINT: [i8; 16] = [0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15];
 
-/// The 128-bit forms: SSSE3's `pshufb` for the nibble kernel (the GFNI one is generated
-/// too, but every CPU with GFNI has AVX2, whose kernel is picked first).
-#[allow(dead_code)]
+/// The 128-bit form: SSSE3's `pshufb` for the nibble kernel (no GFNI form: every CPU with
+/// GFNI has AVX2, whose kernels come first).
 mod w128 {
     use super::*;
     type V = __m128i;
@@ -338,12 +339,7 @@ mod w128 {
         let hi = |v| _mm_and_si128(_mm_srli_epi16(v, 4), m);
         [_mm_and_si128(l, m), hi(l), _mm_and_si128(h, m), hi(h)]
     }
-    #[target_feature(enable = "ssse3,gfni")]
-    fn aff(x: V, m: u64) -> V {
-        _mm_gf2p8affine_epi64_epi8(x, _mm_set1_epi64x(m as i64), 0)
-    }
-
-    kernels!("ssse3,gfni", "ssse3");
+    kernels!(nib "ssse3");
 }
 
 mod w256 {
