@@ -153,6 +153,9 @@ impl Parser<'_> {
                     self.i += 1;
                 }
                 let text = std::str::from_utf8(&self.s[start..self.i]).expect("ASCII");
+                if !is_number(text.as_bytes()) {
+                    return Err(self.error("not a number"));
+                }
                 Ok(Value::Number(text.to_string()))
             }
             _ => Err(self.error("expected a value")),
@@ -237,9 +240,50 @@ impl Parser<'_> {
     }
 }
 
+/// Whether `t` is a JSON number (RFC 8259): `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+/// ([eE] [+-]? [0-9]+)?`.
+fn is_number(t: &[u8]) -> bool {
+    let digits = |i: usize| t[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut i = usize::from(t.first() == Some(&b'-'));
+    match t.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i += digits(i),
+        _ => return false,
+    }
+    if t.get(i) == Some(&b'.') {
+        let n = digits(i + 1);
+        if n == 0 {
+            return false;
+        }
+        i += 1 + n;
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(t.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return false;
+        }
+        i += n;
+    }
+    i == t.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_json_numbers() {
+        for good in ["0", "-0", "12", "-1.5", "1e9", "2.5E-3", "1e+2"] {
+            assert!(is_number(good.as_bytes()), "{good}");
+        }
+        for bad in ["-", "01", "1.", ".5", "1e", "1e+", "--1", "1-2", "+1", ""] {
+            assert!(!is_number(bad.as_bytes()), "{bad}");
+        }
+    }
 
     #[test]
     fn parses_objects_with_spans_and_byte_strings() {
