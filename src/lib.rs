@@ -50,6 +50,8 @@
 //! - [`repair`]: `protect` (recovery sets kept in step with the catalog), `repair` (from
 //!   the sets or a replica, only to the recorded digest), and their upkeep after scan and
 //!   verify.
+//! - [`remote`]: copies in object storage (`verify --remote`): each object compared with
+//!   its record from the listing, ETags and checksums, reading a local file once at most.
 //! - [`report`]: what a catalog says about a tree, for people and archives: a typed
 //!   report from the store, written as JSON or one HTML page; PREMIS 3 XML.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
@@ -80,6 +82,7 @@ pub mod pathtext;
 pub mod pipeline;
 #[allow(unsafe_code)]
 pub mod read;
+pub mod remote;
 pub mod repair;
 pub mod report;
 pub mod resolve;

@@ -1,7 +1,7 @@
 //! Finding a registry row: by a name users type, a BSD tag, a tool's name, a digest
 //! length or a manifest's file name; BLAKE2b's shortened rows.
 
-use super::{ALGORITHMS, Algorithm, Encoding, Strength, impls, s3etag};
+use super::{ALGORITHMS, Algorithm, Encoding, Strength, impls, s3etag, s3parts};
 use std::sync::OnceLock;
 
 /// Folds a user-typed algorithm name to the registry's spelling: lowercase, with `-`,
@@ -18,7 +18,8 @@ pub fn by_tool(tool: &str) -> Option<&'static Algorithm> {
 /// Looks an algorithm up by any of its names, case-insensitively; `blake2b-BITS` (any
 /// spelling, `BLAKE2b_256`) is BLAKE2b with that output length (see [`blake2b_bits`]),
 /// `s3etag-SIZE` (`s3etag-16MiB`) the S3 ETag of parts of that size
-/// (see [`super::s3etag_part`]).
+/// (see [`super::s3etag_part`]), `s3parts-INNER-SIZE` S3's composite checksum of parts of
+/// that size (see [`super::s3parts`]).
 pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     let want = normalize(name);
     ALGORITHMS
@@ -26,6 +27,10 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
         .find(|a| normalize(a.name) == want || a.aliases.contains(&want.as_str()))
         .or_else(|| blake2b_bits(bits_after(&want, "blake2b")?))
         .or_else(|| s3etag::s3etag_part(s3etag::part_in_name(&want)?))
+        .or_else(|| {
+            let (inner, part) = s3parts::in_name(&want)?;
+            s3parts::s3parts(inner, part)
+        })
 }
 
 /// Looks an algorithm up by the tag of a BSD-style line (`SHA256`, `BLAKE2b`, ...).

@@ -22,6 +22,7 @@ pub(crate) mod multibuf;
 mod murmur3;
 mod row;
 mod s3etag;
+mod s3parts;
 mod snefru;
 mod sum;
 mod tth;
@@ -38,6 +39,7 @@ pub use lookup::{
     parse_list,
 };
 pub use s3etag::{part_of as s3etag_part_size, s3etag_part};
+pub use s3parts::{parts_of as s3parts_of, s3parts};
 use std::fmt;
 use std::ops::Range;
 

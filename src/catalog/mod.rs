@@ -12,6 +12,7 @@
 //! `scrub::classify`. The run lock is in [`lock`].
 
 mod error;
+mod extra;
 pub mod lock;
 pub mod postgres;
 pub mod sqlite;
@@ -20,6 +21,7 @@ mod stream;
 pub mod xattr;
 
 pub use error::CatalogError;
+pub use extra::{Extra, RemoteCheck};
 pub use store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record, Records,
     ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,

@@ -7,6 +7,7 @@
 
 use super::Class;
 use super::error::CatalogError;
+use super::extra::{Extra, RemoteCheck};
 use super::postgres::{PgSpec, PgStore};
 use super::sqlite::SqliteStore;
 use super::xattr::XattrStore;
@@ -432,6 +433,32 @@ pub trait Store {
     fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
         let _ = limit;
         Err(StoreError::Refused("this store keeps no record of its runs".into()))
+    }
+
+    /// The further digests kept for `rel` (see [`Extra`]), whatever version of the file
+    /// they were taken of: the caller compares their size and mtime with the record's.
+    /// A store that keeps none has none.
+    fn extras(&self, rel: &[u8]) -> Result<Vec<Extra>, StoreError> {
+        let _ = rel;
+        Ok(Vec::new())
+    }
+
+    /// Keeps `extras` for `rel`, each replacing the one of its algorithm. A store that
+    /// keeps none refuses (a remote comparison then reads the files again each time).
+    fn keep_extras(&mut self, rel: &[u8], extras: &[Extra]) -> Result<(), StoreError> {
+        let _ = (rel, extras);
+        Err(StoreError::Refused("this store keeps no further digests".into()))
+    }
+
+    /// Records one comparison with a remote copy.
+    fn record_remote_check(&mut self, check: &RemoteCheck) -> Result<(), StoreError> {
+        let _ = check;
+        Err(StoreError::Refused("this store keeps no record of remote comparisons".into()))
+    }
+
+    /// The latest comparison with each remote copy, newest first.
+    fn remote_checks(&self) -> Result<Vec<RemoteCheck>, StoreError> {
+        Ok(Vec::new())
     }
 }
 

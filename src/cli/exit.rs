@@ -11,7 +11,10 @@ pub(super) const PLAN_EXIT: &str = "Exit status: 0 planned; 1 planned, but the w
 
 pub(super) const SCRUB_EXIT: &str = "Exit status: 0 clean; 1 findings (corrupt, missing or unreadable files); \
 2 could not run (usage, a catalog that cannot be opened, read or written, a failed write of the \
-report). Findings are printed before a catalog error is.";
+report). Findings are printed before a catalog error is. With --remote: 0 every object holds the \
+recorded content (objects the catalog has no record of are listed, not findings); 1 an object \
+differs, is missing, could not be proven or looked at; 2 no comparison (usage, the listing or the \
+catalog failed: no bucket, no credentials).";
 
 pub(super) const RESOLVE_EXIT: &str = "Exit status: 0 done; 2 nothing done (a PATH outside the tree, not \
 recorded, or in the wrong state; the catalog busy or failing).";

@@ -5,17 +5,21 @@ use fixity::formats::OutputFormat;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod catalog;
 mod exit;
 mod import;
 mod manual;
 mod monitor;
+mod remote;
 mod repair;
 mod report;
 mod scale;
 use exit::*;
+pub use catalog::{ExportArgs, StatusArgs};
 pub use import::{ImportArgs, ImportFrom, XattrName};
 pub use manual::{CompletionsArgs, ManArgs};
 pub use monitor::HealthArgs;
+pub use remote::RemoteArgs;
 pub use repair::{ProtectArgs, RepairArgs};
 pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
@@ -325,49 +329,8 @@ pub struct VerifyArgs {
     /// the catalog's history); the exit status still says findings were made.
     #[arg(long, conflicts_with = "plan")]
     pub repair: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct StatusArgs {
-    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
-    /// (postgresql://USER@HOST/DB): without PATH, every tree of the fleet.
-    #[arg(long, value_name = "FILE|URL")]
-    pub catalog: Option<PathBuf>,
-    /// With a PostgreSQL catalog: the trees of this host (the fleet view), or with PATH
-    /// that host's tree (default: this machine's, FIXITY_HOST or its host name).
-    #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The tree (default: the current directory; with a PostgreSQL catalog, the fleet).
-    #[arg(value_name = "PATH")]
-    pub path: Option<PathBuf>,
     #[command(flatten)]
-    pub health: monitor::HealthArgs,
-}
-
-#[derive(Args, Debug)]
-pub struct ExportArgs {
-    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
-    /// (postgresql://USER@HOST/DB) holding PATH's tree.
-    #[arg(long, value_name = "FILE|URL")]
-    pub catalog: Option<PathBuf>,
-    /// With a PostgreSQL catalog: the host whose tree PATH is (default: this machine's).
-    #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
-    /// Manifest format: any `hash --format` takes (gnu, bsd, sfv, json, hashdeep, cfv-csv,
-    /// rhash, rhash-bsd, magnet, cksum, sum, sysv, b3sum, xxhsum ...), or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
-    /// gnu, bsd and json need the catalog's algorithm to be one the format holds. `premis`:
-    /// PREMIS 3 XML (objects, fixity-check events, the agent).
-    #[arg(long, default_value = "gnu")]
-    pub format: String,
-    /// Write to FILE atomically instead of standard output.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// The tree (default: the current directory).
-    #[arg(value_name = "PATH", default_value = ".")]
-    pub path: PathBuf,
+    pub remote: RemoteArgs,
 }
 
 /// Options shared by commands that read files.

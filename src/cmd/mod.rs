@@ -12,6 +12,7 @@ pub(crate) mod hash;
 mod import;
 mod manual;
 mod monitor;
+mod remote;
 mod repair;
 mod report;
 mod resolve;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Check(a) => check::run(a),
         Command::Algorithms(a) => algorithms::run(a),
         Command::Scan(a) => scrub::run(fixity::scrub::Mode::Scan, a.common, None, None, false),
+        Command::Verify(a) if a.remote.remote.is_some() => remote::run(a.common, a.remote),
         Command::Verify(a) => {
             scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration, a.repair)
         }

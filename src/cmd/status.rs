@@ -62,6 +62,8 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     }
     let fresh = Freshness::of(&s);
     let stale = max_age.zip(fresh.age_ms(now)).map(|(limit, age)| age > limit);
+    let checks = store.remote_checks()?;
+    let remotes = super::remote::status_lines(&checks, args.remote.as_deref())?;
     let mut out = Vec::new();
     if args.json {
         let mut v = serde_json::json!({
@@ -81,6 +83,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "pass": s.pass,
             "verification_age_seconds": fresh.age_ms(now).map(|a| a / 1000),
             "stale": stale,
+            "remotes": super::remote::status_json(&checks, args.remote.as_deref())?,
         });
         if let (Some(place), Some(obj)) = (place, v.as_object_mut()) {
             obj.extend(
@@ -151,6 +154,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
         for (p, c) in &s.problems {
             writeln!(out, "{:<11}{}", if c == "corrupt" { "CORRUPT" } else { c }, quote_env(p))?;
         }
+        out.extend_from_slice(remotes.as_bytes());
     }
     std::io::stdout().lock().write_all(&out)?;
     if let (Some(limit), Some(age)) = (max_age, fresh.age_ms(now))

@@ -63,6 +63,27 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 3: digests imported from other tools (`fixity import`): the tool's name while the
     // file has not been read by fixity and found matching.
     "ALTER TABLE fixity.files ADD COLUMN imported text",
+    // 4: remote comparisons (`verify --remote`): further digests of files, and each
+    // comparison's outcome (see remote.rs).
+    "CREATE TABLE fixity.digests (
+         tree integer NOT NULL REFERENCES fixity.trees (id) ON DELETE CASCADE,
+         path bytea NOT NULL,
+         algo text NOT NULL,
+         digest bytea NOT NULL,
+         size bigint NOT NULL,
+         mtime_ns bigint NOT NULL,
+         PRIMARY KEY (tree, path, algo)
+     );
+     CREATE TABLE fixity.remote_checks (
+         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+         tree integer NOT NULL REFERENCES fixity.trees (id) ON DELETE CASCADE,
+         remote text NOT NULL,
+         started bigint NOT NULL,
+         finished bigint NOT NULL,
+         complete boolean NOT NULL,
+         summary text NOT NULL
+     );
+     CREATE INDEX remote_checks_by_tree ON fixity.remote_checks (tree, remote, id);",
 ];
 
 /// The schema's version: `None` when the database has no fixity tables.

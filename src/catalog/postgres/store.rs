@@ -11,7 +11,7 @@ use crate::catalog::store::{
     StoreError, Summary,
 };
 use crate::catalog::stream::Stream;
-use crate::catalog::{CatalogError, Class};
+use crate::catalog::{CatalogError, Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
 use std::cell::RefCell;
@@ -28,6 +28,8 @@ pub(crate) struct PgStore {
     /// The schema keeps a finding's history (version 2 on; an older schema is read as it
     /// is, by status, export and report).
     history_kept: bool,
+    /// The schema's version (remote comparisons are kept from version 4 on).
+    schema_version: i64,
     /// The statement that lets go of the run lock, when it is held.
     unlock: Option<&'static str>,
 }
@@ -117,6 +119,7 @@ impl PgStore {
             location,
             run_id: None,
             history_kept: version >= 2,
+            schema_version: version,
             unlock: writes.then_some(match how.shared {
                 true => "SELECT pg_advisory_unlock_shared($1, $2)",
                 false => "SELECT pg_advisory_unlock($1, $2)",
@@ -399,6 +402,26 @@ impl Store for PgStore {
 
     fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
         self.read(|db| db.runs(limit))
+    }
+
+    fn extras(&self, rel: &[u8]) -> Result<Vec<Extra>, StoreError> {
+        self.read(|db| db.extras(rel))
+    }
+
+    fn keep_extras(&mut self, rel: &[u8], extras: &[Extra]) -> Result<(), StoreError> {
+        self.read(|db| db.keep_extras(rel, extras))
+    }
+
+    fn record_remote_check(&mut self, check: &RemoteCheck) -> Result<(), StoreError> {
+        self.read(|db| db.remote_check(check))?;
+        self.commit()
+    }
+
+    fn remote_checks(&self) -> Result<Vec<RemoteCheck>, StoreError> {
+        if self.schema_version < 4 {
+            return Ok(Vec::new());
+        }
+        self.read(|db| db.remote_checks())
     }
 }
 

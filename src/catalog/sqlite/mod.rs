@@ -54,6 +54,25 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 3: digests imported from other tools (`fixity import`): the tool's name while the
     // file has not been read by fixity and found matching.
     "ALTER TABLE files ADD COLUMN imported TEXT",
+    // 4: remote comparisons (`verify --remote`): further digests of files, and each
+    // comparison's outcome (see remote.rs).
+    "CREATE TABLE digests (
+         path BLOB NOT NULL,
+         algo TEXT NOT NULL,
+         digest BLOB NOT NULL,
+         size INTEGER NOT NULL,
+         mtime_ns INTEGER NOT NULL,
+         PRIMARY KEY (path, algo)
+     ) WITHOUT ROWID;
+     CREATE TABLE remote_checks (
+         id INTEGER PRIMARY KEY,
+         remote TEXT NOT NULL,
+         started INTEGER NOT NULL,
+         finished INTEGER NOT NULL,
+         complete INTEGER NOT NULL,
+         summary TEXT NOT NULL
+     );
+     CREATE INDEX remote_checks_by_remote ON remote_checks (remote, id);",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -555,6 +574,7 @@ impl Catalog {
 
 mod file;
 mod reader;
+mod remote;
 mod store;
 mod writer;
 

@@ -4,13 +4,13 @@
 use super::{Catalog, Writer};
 use super::{CatalogError, PASS_COMPLETED_KEY, PASS_KEY, Reader, Row};
 use crate::algo::Algorithm;
-use crate::catalog::Class;
 use crate::catalog::lock::{RunLock, lock_path};
 use crate::catalog::store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
     StoreError, Summary,
 };
 use crate::catalog::stream::Stream;
+use crate::catalog::{Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
 use std::cell::RefCell;
@@ -342,6 +342,24 @@ impl Store for SqliteStore {
     ) -> Result<Vec<History>, StoreError> {
         let kept = self.cat.version() >= 2;
         self.read(|r| r.history(after, limit, standing, kept))
+    }
+
+    fn extras(&self, rel: &[u8]) -> Result<Vec<Extra>, StoreError> {
+        Ok(self.cat.extras(rel)?)
+    }
+
+    fn keep_extras(&mut self, rel: &[u8], extras: &[Extra]) -> Result<(), StoreError> {
+        Ok(self.writer().keep_extras(rel, extras)?)
+    }
+
+    fn record_remote_check(&mut self, check: &RemoteCheck) -> Result<(), StoreError> {
+        let mut w = self.writer();
+        w.remote_check(check)?;
+        Ok(w.commit()?)
+    }
+
+    fn remote_checks(&self) -> Result<Vec<RemoteCheck>, StoreError> {
+        Ok(self.cat.remote_checks()?)
     }
 
     fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {

@@ -18,7 +18,7 @@ pub(crate) struct Writer<'a> {
 
 impl Writer<'_> {
     /// Runs one statement in the open batch; returns how many rows it changed.
-    fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<usize> {
+    pub(super) fn exec(&mut self, sql: &str, p: impl rusqlite::Params) -> Result<usize> {
         let cat = self.cat;
         if cat.pending.get() == 0 {
             cat.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| cat.err(e))?;

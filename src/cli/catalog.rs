@@ -1,0 +1,53 @@
+//! The arguments of `fixity status` and `fixity export`: commands that read a catalog
+//! and not the tree.
+
+use super::monitor;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
+    /// (postgresql://USER@HOST/DB): without PATH, every tree of the fleet.
+    #[arg(long, value_name = "FILE|URL")]
+    pub catalog: Option<PathBuf>,
+    /// With a PostgreSQL catalog: the trees of this host (the fleet view), or with PATH
+    /// that host's tree (default: this machine's, FIXITY_HOST or its host name).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The tree (default: the current directory; with a PostgreSQL catalog, the fleet).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// Show the last comparison with this remote copy (s3://BUCKET/PREFIX, as given to
+    /// `verify --remote`): counts per class and proof, and its findings.
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+    #[command(flatten)]
+    pub health: monitor::HealthArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
+    /// (postgresql://USER@HOST/DB) holding PATH's tree.
+    #[arg(long, value_name = "FILE|URL")]
+    pub catalog: Option<PathBuf>,
+    /// With a PostgreSQL catalog: the host whose tree PATH is (default: this machine's).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Manifest format: any `hash --format` takes (gnu, bsd, sfv, json, hashdeep, cfv-csv,
+    /// rhash, rhash-bsd, magnet, cksum, sum, sysv, b3sum, xxhsum ...), or a tool's name (md5sum, sha1sum, sha256sum, sha512sum, b2sum, b3sum ...); all but
+    /// gnu, bsd and json need the catalog's algorithm to be one the format holds. `premis`:
+    /// PREMIS 3 XML (objects, fixity-check events, the agent).
+    #[arg(long, default_value = "gnu")]
+    pub format: String,
+    /// Write to FILE atomically instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The tree (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+}
