@@ -23,6 +23,7 @@ mod monitor;
 mod parts;
 mod pieces;
 mod plan;
+mod remote;
 mod repair;
 mod report;
 mod rhash;

@@ -12,8 +12,9 @@ use super::{ObjectStore, Options, RemoteError};
 use crate::algo::Algorithm;
 use crate::digest::Digest;
 use aws_sdk_s3::Client;
-use aws_sdk_s3::config::retry::RetryConfig;
-use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::config::retry::{RetryConfig, RetryPartition, TokenBucket};
+use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::operation::head_object::HeadObjectError;
 use aws_sdk_s3::types::ChecksumMode;
 use futures_util::stream::{self, StreamExt};
@@ -80,7 +81,12 @@ async fn client(opts: &Options) -> Client {
         .with_max_attempts(opts.attempts.max(1))
         .with_initial_backoff(Duration::from_millis(50))
         .with_max_backoff(Duration::from_secs(20));
-    let mut conf = aws_sdk_s3::config::Builder::from(&shared).retry_config(retry);
+    // No retry quota: a long comparison under throttling backs off and goes on (each
+    // request has its attempts) instead of failing fast once a shared quota runs out.
+    let partition =
+        RetryPartition::custom("fixity-remote").token_bucket(TokenBucket::unlimited()).build();
+    let mut conf =
+        aws_sdk_s3::config::Builder::from(&shared).retry_config(retry).retry_partition(partition);
     if shared.region().is_none() {
         conf = conf.region(aws_sdk_s3::config::Region::new("us-east-1"));
     }
@@ -91,9 +97,25 @@ async fn client(opts: &Options) -> Client {
     Client::from_conf(conf.build())
 }
 
-/// An SDK error as one line: the service's code and message, or the transport's cause.
-fn say<E: std::error::Error + 'static, R: std::fmt::Debug>(e: &SdkError<E, R>) -> String {
-    let text = DisplayErrorContext(e).to_string();
+/// An SDK error as one line: the HTTP status with the service's code and message, or the
+/// transport's cause.
+fn say<E>(e: &SdkError<E, HttpResponse>) -> String
+where
+    E: std::error::Error + ProvideErrorMetadata + 'static,
+{
+    let text = match e {
+        SdkError::ServiceError(se) => {
+            let status = e.raw_response().map(|r| r.status().as_u16());
+            let err = se.err();
+            let mut t = status.map_or(String::new(), |s| format!("HTTP {s}"));
+            for part in [err.code(), err.message()].into_iter().flatten() {
+                t.push_str(if t.is_empty() { "" } else { ": " });
+                t.push_str(part);
+            }
+            if t.is_empty() { DisplayErrorContext(e).to_string() } else { t }
+        }
+        _ => DisplayErrorContext(e).to_string(),
+    };
     if text.contains("no providers in chain provided credentials")
         || text.contains("failed to load credentials")
         || text.contains("the credential provider was not enabled")
