@@ -116,16 +116,16 @@ where
         }
         _ => DisplayErrorContext(e).to_string(),
     };
-    if text.contains("no providers in chain provided credentials")
-        || text.contains("failed to load credentials")
-        || text.contains("the credential provider was not enabled")
+    if text.contains("no credentials found in chain")
+        || text.contains("no providers in chain provided credentials")
     {
-        return format!(
-            "{text} (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE / --profile \
-             for a profile of ~/.aws/credentials and ~/.aws/config)"
-        );
+        return "no credentials in the AWS chain (environment, the profile of ~/.aws/credentials \
+                and ~/.aws/config, web identity, ECS, instance metadata): set \
+                AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE / --profile"
+            .into();
     }
-    text
+    // The first line: the SDK's context without its debug dump.
+    text.split(" (DispatchFailure").next().unwrap_or(&text).lines().next().unwrap_or("").to_string()
 }
 
 fn unquote(etag: &str) -> String {
