@@ -143,6 +143,25 @@ pub struct Offer {
     pub exact: bool,
 }
 
+/// A checksum header's value: base64, with `-N` for a composite of N parts.
+/// `composite`: what `x-amz-checksum-type` said (COMPOSITE, FULL_OBJECT), if anything.
+pub fn checksum_header(
+    algo: &'static str,
+    text: Option<&str>,
+    composite: Option<bool>,
+) -> Option<Checksum> {
+    let text = text?;
+    let (b64, parts) = match text.rsplit_once('-') {
+        Some((b64, n)) => (b64, Some(n.parse::<u32>().ok()?)),
+        None => (text, None),
+    };
+    let value = Digest::from_base64(b64.as_bytes())?.as_bytes().to_vec();
+    // A composite whose part count the value does not carry: the count is the ETag's.
+    let stated = parts.is_some() || composite.is_some();
+    let parts = parts.or(if composite == Some(true) { Some(0) } else { None });
+    Some(Checksum { algo, value, parts, stated })
+}
+
 /// What the ETag is: `None` when it is not an MD5-based ETag at all.
 fn etag_parts(etag: &str) -> Option<(Digest, Option<u32>)> {
     let (hex, n) = match etag.split_once('-') {

@@ -7,7 +7,7 @@
 //!
 //! The tokio runtime lives here: the engine calls in and gets plain values back.
 
-use super::object::{Checksum, Head, Listed};
+use super::object::{Head, Listed, checksum_header};
 use super::{ObjectStore, Options, RemoteError};
 use crate::algo::Algorithm;
 use crate::digest::Digest;
@@ -132,21 +132,6 @@ fn unquote(etag: &str) -> String {
     etag.trim_matches('"').to_string()
 }
 
-/// A checksum header's value: base64, with `-N` for a composite of N parts.
-/// `composite`: what `x-amz-checksum-type` said (COMPOSITE, FULL_OBJECT), if anything.
-fn checksum(algo: &'static str, text: Option<&str>, composite: Option<bool>) -> Option<Checksum> {
-    let text = text?;
-    let (b64, parts) = match text.rsplit_once('-') {
-        Some((b64, n)) => (b64, Some(n.parse::<u32>().ok()?)),
-        None => (text, None),
-    };
-    let value = Digest::from_base64(b64.as_bytes())?.as_bytes().to_vec();
-    // A composite whose part count the value does not carry: the count is the ETag's.
-    let stated = parts.is_some() || composite.is_some();
-    let parts = parts.or(if composite == Some(true) { Some(0) } else { None });
-    Some(Checksum { algo, value, parts, stated })
-}
-
 impl ObjectStore for S3 {
     fn describe(&self) -> String {
         format!("s3://{}/{}", self.bucket, self.prefix.trim_end_matches('/'))
@@ -230,11 +215,11 @@ impl ObjectStore for S3 {
                     })?;
                     let composite = h.checksum_type().map(|t| t.as_str() == "COMPOSITE");
                     let checksums = [
-                        checksum("crc64nvme", h.checksum_crc64_nvme(), None),
-                        checksum("crc32c", h.checksum_crc32_c(), composite),
-                        checksum("crc32", h.checksum_crc32(), composite),
-                        checksum("sha256", h.checksum_sha256(), composite),
-                        checksum("sha1", h.checksum_sha1(), composite),
+                        checksum_header("crc64nvme", h.checksum_crc64_nvme(), None),
+                        checksum_header("crc32c", h.checksum_crc32_c(), composite),
+                        checksum_header("crc32", h.checksum_crc32(), composite),
+                        checksum_header("sha256", h.checksum_sha256(), composite),
+                        checksum_header("sha1", h.checksum_sha1(), composite),
                     ];
                     Ok(Head {
                         etag: h.e_tag().map(unquote),
@@ -293,26 +278,5 @@ impl ObjectStore for S3 {
 
     fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checksum_values_and_composites() {
-        let c = checksum("crc32", Some("A2P6Tg==-3"), None).unwrap();
-        assert_eq!((c.value, c.parts, c.stated), (vec![0x03, 0x63, 0xfa, 0x4e], Some(3), true));
-        let c = checksum("crc64nvme", Some("7ljLeg=="), None).unwrap();
-        assert_eq!((c.parts, c.stated), (None, false));
-        let c = checksum("sha256", Some("BhrSTA=="), Some(true)).unwrap();
-        assert_eq!((c.parts, c.stated), (Some(0), true));
-        let c = checksum("sha256", Some("BhrSTA=="), Some(false)).unwrap();
-        assert_eq!((c.parts, c.stated), (None, true));
-        assert!(checksum("crc32", Some("A2P6Tg==-x"), None).is_none());
-        assert!(checksum("crc32", Some("!!"), None).is_none());
-        assert!(checksum("crc32", None, None).is_none());
-        assert_eq!(unquote("\"abc-2\""), "abc-2");
     }
 }

@@ -195,6 +195,21 @@ fn unknown_lists_each_needed_digest_once() {
     }
 }
 
+#[test]
+fn checksum_values_and_composites() {
+    let c = checksum_header("crc32", Some("A2P6Tg==-3"), None).unwrap();
+    assert_eq!((c.value, c.parts, c.stated), (vec![0x03, 0x63, 0xfa, 0x4e], Some(3), true));
+    let c = checksum_header("crc64nvme", Some("7ljLeg=="), None).unwrap();
+    assert_eq!((c.parts, c.stated), (None, false));
+    let c = checksum_header("sha256", Some("BhrSTA=="), Some(true)).unwrap();
+    assert_eq!((c.parts, c.stated), (Some(0), true));
+    let c = checksum_header("sha256", Some("BhrSTA=="), Some(false)).unwrap();
+    assert_eq!((c.parts, c.stated), (None, true));
+    assert!(checksum_header("crc32", Some("A2P6Tg==-x"), None).is_none());
+    assert!(checksum_header("crc32", Some("!!"), None).is_none());
+    assert!(checksum_header("crc32", None, None).is_none());
+}
+
 fn hex(b: &[u8]) -> String {
     Digest::new(b).to_hex()
 }
