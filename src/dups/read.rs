@@ -4,7 +4,7 @@
 //!    file stat'ed while its directory is listed) gives every file's size; files whose
 //!    size no other file has are done with, unread.
 //! 2. Each file left is opened (its inode, for links, comes from the open file) and
-//!    probed, on a pool of threads: a file of up to [`WHOLE_UP_TO`] bytes is read whole
+//!    probed, on as many threads as the engine has workers: a file of up to [`WHOLE_UP_TO`] bytes is read whole
 //!    and its BLAKE3 digest is final; a larger one gives a BLAKE3 digest of its first and
 //!    last [`HEAD`] bytes, which tells most different files of one size apart.
 //! 3. Large files whose probe another file of their size shares are read whole, once per
@@ -23,11 +23,11 @@ use crate::pathtext::{bytes_path, path_bytes};
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, ReadError, io_message};
 use crate::walk::{WalkEvent, WalkOptions, walk};
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes probed at each end of a larger file.
 const HEAD: u64 = 4096;
@@ -107,17 +107,7 @@ pub fn read_tree(
     let name = |e: &Entry| &names[e.at..e.at + e.len];
 
     // 2. Probes, in parallel.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(cfg.workers.clamp(1, 64)).build();
-    let run_probes = || {
-        entries
-            .par_iter()
-            .map_init(Vec::new, |buf, e| probe(&bytes_path(name(e)), e.size, buf))
-            .collect::<Vec<_>>()
-    };
-    let probed = match &pool {
-        Ok(pool) => pool.install(run_probes),
-        Err(_) => run_probes(),
-    };
+    let probed = probe_all(&entries, &names, cfg.workers.clamp(1, 64), blake3);
     let mut probes: Vec<Option<Probe>> = Vec::with_capacity(entries.len());
     for (e, p) in entries.iter().zip(probed) {
         summary.files_read += 1;
@@ -227,6 +217,40 @@ pub fn read_tree(
     Ok(summary)
 }
 
+/// Probes every entry on `threads` threads, each taking the next entry when it is done
+/// with one (no thread waits for another's slow file); the results in the entries' order.
+fn probe_all(
+    entries: &[Entry],
+    names: &[u8],
+    threads: usize,
+    algo: &'static Algorithm,
+) -> Vec<Result<Probe, ReadError>> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let (mut buf, mut got) = (Vec::new(), Vec::new());
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(e) = entries.get(i) else { return got };
+            let path = bytes_path(&names[e.at..e.at + e.len]);
+            got.push((i, probe(&path, e.size, algo, &mut buf)));
+        }
+    };
+    let mut out: Vec<Option<Result<Probe, ReadError>>> = entries.iter().map(|_| None).collect();
+    let threads = threads.min(entries.len());
+    let done: Vec<Vec<_>> = if threads <= 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+            handles.into_iter().map(|h| h.join().expect("a probe thread panicked")).collect()
+        })
+    };
+    for (i, r) in done.into_iter().flatten() {
+        out[i] = Some(r);
+    }
+    out.into_iter().map(|r| r.expect("every entry probed")).collect()
+}
+
 /// Keeps the entries (sorted by size) whose size another entry has.
 fn retain_shared_sizes(entries: &mut Vec<Entry>) {
     let mut keep = vec![false; entries.len()];
@@ -242,9 +266,14 @@ fn retain_shared_sizes(entries: &mut Vec<Entry>) {
     entries.retain(|_| k.next().unwrap_or(false));
 }
 
-/// Opens the walked file at `path` (expected of `size` bytes) and probes it (see the
-/// module's description); `buf` is the thread's buffer.
-fn probe(path: &Path, size: u64, buf: &mut Vec<u8>) -> Result<Probe, ReadError> {
+/// Opens the walked file at `path` (expected of `size` bytes) and probes it with `algo`
+/// (see the module's description); `buf` is the thread's buffer.
+fn probe(
+    path: &Path,
+    size: u64,
+    algo: &'static Algorithm,
+    buf: &mut Vec<u8>,
+) -> Result<Probe, ReadError> {
     let file = crate::read::open(path, OpenMode::Walked { follow: false })?;
     let before = file.metadata().map_err(ReadError::Io)?;
     if !before.is_file() {
@@ -253,7 +282,7 @@ fn probe(path: &Path, size: u64, buf: &mut Vec<u8>) -> Result<Probe, ReadError> 
     if before.len() != size {
         return Err(ReadError::Changed);
     }
-    let mut h = crate::algo::lookup("blake3").expect("in the registry").hasher();
+    let mut h = algo.hasher();
     let whole = size <= WHOLE_UP_TO;
     let read = if whole {
         // One byte more than the size: a file that grew is seen.
