@@ -88,10 +88,13 @@ fn names(groups: &[serde_json::Value]) -> Vec<Vec<Vec<u8>>> {
         .collect()
 }
 
-fn fixity_groups(dir: &Path, tree: &str) -> Groups {
+/// fixity's groups, and every name in them.
+fn fixity_groups(dir: &Path, tree: &str) -> (Groups, Vec<Vec<u8>>) {
     let (groups, summary, code) = dups_json(dir, &["--read", tree]);
     assert_eq!(code, 0, "{summary}");
-    groups_of(dir, names(&groups))
+    let named = names(&groups);
+    let all = named.iter().flatten().cloned().collect();
+    (groups_of(dir, named), all)
 }
 
 /// `jdupes -r -0 TREE`: names NUL-terminated, an empty one after each group.
@@ -183,7 +186,8 @@ fn generate(root: &Path, seed: u64) {
     }
     write(root, "g/base", &base);
     write(root, "g/base-copy", &base);
-    // Hard links: to a copy, to a unique file, a chain of three.
+    // Hard links: two to the last file (a copy or not), one to a file with a copy, one
+    // to a file of its own.
     let linked = &made[made.len() - 1].0;
     std::fs::hard_link(linked, root.join("h-link1")).unwrap();
     std::fs::hard_link(linked, root.join("c/h-link2")).unwrap();
@@ -209,8 +213,12 @@ fn read_finds_the_groups_jdupes_and_rdfind_find() {
     for seed in [1, 2, 3] {
         let d = tempdir();
         generate(&d.path().join("t"), seed);
-        let ours = fixity_groups(d.path(), "t");
+        let (ours, named) = fixity_groups(d.path(), "t");
         assert!(ours.len() >= 5, "seed {seed}: the tree has duplicates: {ours:?}");
+        // The groups hold the hard names: not UTF-8, with a newline, hard links.
+        assert!(named.iter().any(|n| n.contains(&0xff)), "seed {seed}");
+        assert!(named.iter().any(|n| n.contains(&b'\n')), "seed {seed}");
+        assert!(named.iter().any(|n| n.ends_with(b"g/base-link")), "seed {seed}");
         if peers.contains(&"jdupes") {
             assert_eq!(ours, jdupes_groups(d.path(), "t"), "seed {seed}: jdupes");
         }
