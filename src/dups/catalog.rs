@@ -149,7 +149,7 @@ pub fn from_catalog(
     keep_repeated(&mut prints);
 
     // Pass 2: candidates, stat'ed (and read if need be), into the ranking.
-    let mut ranker = Ranker::new(&opts.temp_dir, opts.sort_budget)?;
+    let mut ranker = Ranker::new(&opts.temp_dir, opts.sort_budget);
     let root_bytes = path_bytes(root);
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![blake3]);
     let mut store_failed: Option<StoreError> = None;

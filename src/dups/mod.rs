@@ -50,7 +50,7 @@ pub struct Options {
     /// Most bytes each sort stage holds in memory before it writes a sorted run to disk.
     pub sort_budget: usize,
     /// Where sorted runs and spooled groups go (a directory of their own is made inside
-    /// and removed at the end).
+    /// when the first spills, and removed at the end).
     pub temp_dir: PathBuf,
 }
 

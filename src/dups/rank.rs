@@ -17,38 +17,37 @@ use crate::shard::sort::LineSorter;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Most bytes of one group's names held in memory (a quarter of the sort budget, at most
 /// this); a larger group goes through a file.
 const SPOOL_MEMORY: usize = 8 << 20;
 
-/// A directory of this run's temporary files, removed with everything in it when dropped.
+/// A directory for this run's temporary files, made only when a sort or a group spills
+/// (private, mode 0700), and removed with everything in it when dropped.
 pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    /// Makes a new private directory (mode 0700) in `parent`.
-    pub(super) fn new(parent: &Path) -> Result<TempDir, DupsError> {
-        use std::os::unix::fs::DirBuilderExt;
+    /// A new name in `parent`, unique to this process and this moment.
+    pub(super) fn new(parent: &Path) -> TempDir {
+        static MADE: AtomicU32 = AtomicU32::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for n in 0u32.. {
-            let dir = parent.join(format!("fixity-dups.{}.{nanos:x}.{n}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-                Ok(()) => return Ok(TempDir(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {}
-                Err(e) => return Err(DupsError::Temp(dir, e)),
-            }
-        }
-        unreachable!("the loop returns")
+            .map_or(0, |d| d.as_nanos());
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        TempDir(parent.join(format!("fixity-dups.{}.{nanos:x}.{n}", std::process::id())))
     }
 
-    /// A subdirectory, made now.
-    fn sub(&self, name: &str) -> Result<PathBuf, DupsError> {
-        let d = self.0.join(name);
-        std::fs::create_dir(&d).map_err(|e| DupsError::Temp(d.clone(), e))?;
-        Ok(d)
+    /// A place inside it (nothing is made).
+    fn sub(&self, name: &str) -> PathBuf {
+        self.0.join(name)
     }
+}
+
+/// Makes `dir` and its parents, private.
+fn make_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 impl Drop for TempDir {
@@ -78,10 +77,10 @@ pub(super) struct Ranker {
 
 impl Ranker {
     /// A ranking whose sorts hold `budget` bytes each in memory, spilling under `parent`.
-    pub(super) fn new(parent: &Path, budget: usize) -> Result<Ranker, DupsError> {
-        let dir = TempDir::new(parent)?;
-        let first = LineSorter::new(&dir.sub("1")?, budget);
-        Ok(Ranker { dir, first, budget })
+    pub(super) fn new(parent: &Path, budget: usize) -> Ranker {
+        let dir = TempDir::new(parent);
+        let first = LineSorter::new(&dir.sub("1"), budget);
+        Ranker { dir, first, budget }
     }
 
     /// Adds one name.
@@ -102,7 +101,7 @@ impl Ranker {
         emit: &mut dyn FnMut(Event<'_>),
     ) -> Result<[u64; 4], DupsError> {
         let Ranker { dir, first, budget } = self;
-        let mut second = LineSorter::new(&dir.sub("2")?, budget);
+        let mut second = LineSorter::new(&dir.sub("2"), budget);
         let spool = Spool::new(dir.0.join("spool"), (budget / 4).min(SPOOL_MEMORY));
         let mut fold = Fold { spool, ..Fold::default() };
         let mut failed: Option<DupsError> = None;
@@ -266,6 +265,7 @@ impl Spool {
     fn push(&mut self, line: &[u8]) -> Result<(), DupsError> {
         let io = |e| DupsError::Temp(self.path.clone(), e);
         if self.file.is_none() && self.held + line.len() > self.limit {
+            make_dir(self.path.parent().unwrap_or(Path::new("."))).map_err(io)?;
             let mut w = BufWriter::new(std::fs::File::create(&self.path).map_err(io)?);
             for l in self.lines.drain(..) {
                 w.write_all(&l).and_then(|()| w.write_all(b"\n")).map_err(io)?;

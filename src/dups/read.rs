@@ -198,7 +198,7 @@ pub fn read_tree(
     );
 
     // 4. Ranking.
-    let mut ranker = Ranker::new(&opts.temp_dir, opts.sort_budget)?;
+    let mut ranker = Ranker::new(&opts.temp_dir, opts.sort_budget);
     for (i, e) in entries.iter().enumerate() {
         let Some(p) = probes[i].filter(|_| wanted[i]) else { continue };
         let key = if p.whole { Some(p.key) } else { whole.get(&p.id).copied() };

@@ -34,7 +34,7 @@ fn options(temp: &Path) -> Options {
 fn groups_are_ranked_by_waste_and_links_fold() {
     for budget in [1 << 20, 64] {
         let temp = tempfile::tempdir().unwrap();
-        let mut r = Ranker::new(temp.path(), budget).unwrap();
+        let mut r = Ranker::new(temp.path(), budget);
         let mut add = |size, key: u8, id: u64, path: &str| {
             let key = [key; 32];
             let c = Candidate { size, key: &key, id: (1, id), path: path.as_bytes() };
@@ -69,7 +69,7 @@ fn groups_are_ranked_by_waste_and_links_fold() {
 #[test]
 fn a_large_group_is_spooled() {
     let temp = tempfile::tempdir().unwrap();
-    let mut r = Ranker::new(temp.path(), 4096).unwrap();
+    let mut r = Ranker::new(temp.path(), 4096);
     let key = [7u8; 32];
     for i in 0..500u64 {
         let path = format!("dir/{i:04}");
