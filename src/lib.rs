@@ -52,6 +52,8 @@
 //!   verify.
 //! - [`remote`]: copies in object storage (`verify --remote`): each object compared with
 //!   its record from the listing, ETags and checksums, reading a local file once at most.
+//! - [`dups`]: `fixity dups`: groups of files with the same content, from the catalog
+//!   (no file read) or by reading only files whose size collides; bounded memory.
 //! - [`report`]: what a catalog says about a tree, for people and archives: a typed
 //!   report from the store, written as JSON or one HTML page; PREMIS 3 XML.
 //! - [`bench`](mod@bench): `fixity bench`: in-memory and tree benchmarks, peers side by side, charts.
@@ -70,6 +72,7 @@ pub mod confine;
 #[allow(unsafe_code)]
 pub mod device;
 pub mod digest;
+pub mod dups;
 pub mod formats;
 pub mod hashing;
 pub mod import;

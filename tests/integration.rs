@@ -11,6 +11,7 @@ mod crosscheck;
 mod differential;
 mod differential_b3x;
 mod dropin;
+mod dups;
 mod faults;
 mod fleet;
 mod golden;

@@ -159,6 +159,35 @@ fn every_json_output_matches_its_schema() {
     check("report", false, run(p, &["report", "--json", "t"]));
     check("algorithms", true, run(p, &["algorithms", "--json"]));
 
+    // dups: a group with a link and a name that is not UTF-8, files left out (changed
+    // since the scan, corrupt) and one that cannot be looked at (a symbolic link loop
+    // where a recorded file was).
+    for f in ["x1", "x2", "chg", "rot", "loop"] {
+        write(p, format!("dd/{f}"), b"same content");
+    }
+    let odd: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(b"dd/n\xffame");
+    std::fs::write(p.join(odd), b"same content").unwrap();
+    std::fs::hard_link(p.join("dd/x1"), p.join("dd/x1-link")).unwrap();
+    run(p, &["scan", "-q", "dd"]);
+    rot(&p.join("dd/rot"), b"SAME CONTENT");
+    run(p, &["verify", "-q", "dd"]);
+    std::fs::write(p.join("dd/chg"), b"changed").unwrap();
+    std::fs::remove_file(p.join("dd/loop")).unwrap();
+    std::os::unix::fs::symlink("loop", p.join("dd/loop")).unwrap();
+    let dups = run(p, &["dups", "--json", "dd"]);
+    let text = String::from_utf8_lossy(&dups).into_owned();
+    for field in [
+        "\"left_out\":\"changed\"",
+        "\"left_out\":\"corrupt\"",
+        "\"error\"",
+        "\"links\":[",
+        "\"path_hex\"",
+        "\"summary\"",
+    ] {
+        assert!(text.contains(field), "{field} in {text}");
+    }
+    check("dups", true, dups);
+
     write(p, "bagged/x", b"payload");
     assert!(fixity(p).args(["bag", "create", "bagged"]).output().unwrap().status.success());
     write(p, "bagged/data/extra", b"not in the manifest");

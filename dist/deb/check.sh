@@ -45,7 +45,8 @@ done
 grep -q "fixity" /usr/share/bash-completion/completions/fixity || fail "bash completion names no fixity"
 
 # The docs and the license (cargo-deb's machine-readable copyright file).
-for f in /usr/share/doc/fixity/README.md /usr/share/doc/fixity/docs/formats.md /usr/share/doc/fixity/copyright; do
+for f in /usr/share/doc/fixity/README.md /usr/share/doc/fixity/docs/formats.md /usr/share/doc/fixity/docs/dups.md \
+  /usr/share/doc/fixity/copyright; do
   [ -s "$f" ] || fail "no $f"
 done
 grep -q "MIT OR Apache-2.0" /usr/share/doc/fixity/copyright || fail "copyright names no license"

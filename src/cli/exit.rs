@@ -57,3 +57,8 @@ with a finding) is repaired or reads as recorded; 1 some could not be repaired (
 recovery slices: how many more are needed; no recovery set or replica copy holds it; changed \
 since recorded): each is listed with why, and its finding stands; 2 could not run (usage, a \
 catalog, tree or replica that cannot be read).";
+
+pub(super) const DUPS_EXIT: &str = "Exit status: 0 done, duplicates found or not; 1 some file \
+could not be looked at or read (each is named on stderr and left out; the groups of the others \
+are listed); 2 could not run (usage, no catalog, a catalog that cannot be read, a temporary \
+file that cannot be written).";

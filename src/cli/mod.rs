@@ -5,7 +5,9 @@ use fixity::formats::OutputFormat;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod bag;
 mod catalog;
+mod dups;
 mod exit;
 mod import;
 mod manual;
@@ -14,7 +16,9 @@ mod remote;
 mod repair;
 mod report;
 mod scale;
+pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
 pub use catalog::{ExportArgs, StatusArgs};
+pub use dups::DupsArgs;
 use exit::*;
 pub use import::{ImportArgs, ImportFrom, XattrName};
 pub use manual::{CompletionsArgs, ManArgs};
@@ -71,6 +75,10 @@ pub enum Command {
     /// data or from a replica (--from); each replaced atomically, only with the recorded digest.
     #[command(after_help = REPAIR_EXIT)]
     Repair(RepairArgs),
+    /// List files with the same content: from the catalog, reading nothing (groups of
+    /// equal size and digest), or with --read from a tree without one.
+    #[command(after_help = DUPS_EXIT)]
+    Dups(DupsArgs),
     /// Record the current content of corrupt (or other) files as good: the explicit end
     /// of a CORRUPT finding, once the change is known to be wanted.
     #[command(after_help = RESOLVE_EXIT)]
@@ -124,55 +132,6 @@ pub struct ResolveArgs {
     /// Files (for forget, also directories), as paths from here.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum BagCommand {
-    /// Make DIR a bag in place: its contents move to DIR/data/; manifests, bagit.txt,
-    /// bag-info.txt and tag manifests are written beside it.
-    #[command(after_help = BAG_EXIT)]
-    Create(BagCreateArgs),
-    /// Validate a bag: bagit.txt, every manifest complete, every payload and tag file's
-    /// digests. Exit 0 valid, 1 invalid, 2 when it cannot be checked.
-    #[command(after_help = BAG_EXIT)]
-    Check(BagCheckArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct BagCreateArgs {
-    /// Manifest algorithms (comma-separated; default: sha512,sha256).
-    #[arg(short = 'a', long = "algorithm", value_name = "LIST")]
-    pub algorithm: Option<String>,
-    /// A bag-info.txt line (repeatable), e.g. --info Contact-Name="Jo Smith".
-    #[arg(long, value_name = "LABEL=VALUE")]
-    pub info: Vec<String>,
-    /// Follow symbolic links: their targets' content is payload under the links' names.
-    #[arg(short = 'L', long)]
-    pub follow: bool,
-    #[command(flatten)]
-    pub read: ReadArgs,
-    /// The directory to bag.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-}
-
-#[derive(Args, Debug)]
-pub struct BagCheckArgs {
-    /// Check only the Payload-Oxum of bag-info.txt (file count and bytes), reading no file.
-    #[arg(long)]
-    pub fast: bool,
-    /// Print one JSON object per problem, then one with the verdict.
-    #[arg(long)]
-    pub json: bool,
-    /// Follow symbolic links under data/ (for a bag made with `bag create -L`, or by
-    /// bagit.py, which follows them).
-    #[arg(short = 'L', long)]
-    pub follow: bool,
-    #[command(flatten)]
-    pub read: ReadArgs,
-    /// The bag.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
 }
 
 #[derive(Subcommand, Debug)]

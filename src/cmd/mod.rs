@@ -6,6 +6,7 @@ mod audit;
 mod bag;
 mod bench;
 pub(crate) mod check;
+mod dups;
 mod embedded;
 mod export;
 pub(crate) mod hash;
@@ -70,6 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Report(a) => report::run(a),
         Command::Protect(a) => repair::protect(a),
         Command::Repair(a) => repair::repair(a),
+        Command::Dups(a) => dups::run(a),
         Command::Accept(a) => resolve::accept(a),
         Command::Forget(a) => resolve::forget(a),
         Command::Bench(b) => bench::run(b),

@@ -21,7 +21,7 @@ pub mod merge;
 pub mod part;
 pub mod piece;
 pub mod scope;
-mod sort;
+pub(crate) mod sort;
 
 pub use join::CHANGED;
 pub use list::{Entry, ListReader, Piece};

@@ -17,7 +17,8 @@ pub(crate) struct LineSorter {
 }
 
 impl LineSorter {
-    /// Sorts in memory up to `budget` bytes of lines, spilling runs into `dir`.
+    /// Sorts in memory up to `budget` bytes of lines, spilling runs into `dir` (made, with
+    /// its parents, at the first spill).
     pub(crate) fn new(dir: &Path, budget: usize) -> LineSorter {
         LineSorter { lines: Vec::new(), held: 0, budget, dir: dir.to_path_buf(), runs: Vec::new() }
     }
@@ -31,6 +32,13 @@ impl LineSorter {
 
     fn spill(&mut self) -> Result<(), PlanError> {
         self.lines.sort_unstable();
+        // The directory is made at the first spill (private: the lines may be names), so
+        // a sort that fits in memory leaves nothing behind, even if the process is killed.
+        if self.runs.is_empty() {
+            use std::os::unix::fs::DirBuilderExt;
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true).mode(0o700).create(&self.dir).map_err(PlanError::io(&self.dir))?;
+        }
         let path = self.dir.join(format!(".sort-{}", self.runs.len()));
         let f = std::fs::File::create(&path).map_err(PlanError::io(&path))?;
         let mut w = BufWriter::with_capacity(256 * 1024, f);
