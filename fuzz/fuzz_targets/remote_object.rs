@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     }
     head.part1 = parts.next().and_then(|p| p.parse().ok());
     head.encryption = parts.next().map(str::to_string);
-    let listed = Listed { key: "k".into(), size, etag };
+    let listed = Listed { key: "k".into(), size, etag, checksums: vec!["crc32".into()] };
     let mut notes = Vec::new();
     for h in [None, Some(&head)] {
         let o = offers(&listed, h, &mut notes);

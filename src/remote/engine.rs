@@ -91,6 +91,8 @@ struct Item {
     /// Local digests known: the record's and the kept extras that describe its version.
     known: Vec<(&'static Algorithm, Vec<u8>)>,
     extras_looked: bool,
+    /// The local file could not serve (edited, missing, unreadable): not read again.
+    unreadable: bool,
     /// New extras to keep once the page is reported.
     kept: Vec<Extra>,
     notes: Vec<String>,
@@ -115,6 +117,10 @@ impl Item {
                 .map(|(_, d)| d.clone())
         };
         object::judge(offers, &known)
+    }
+
+    fn knows(&self, a: &'static Algorithm) -> bool {
+        self.known.iter().any(|(k, _)| std::ptr::eq(*k, a) || k.name == a.name)
     }
 
     /// Settles the item on `verdict` if it proves something.
@@ -198,6 +204,7 @@ pub fn compare(
                 head: None,
                 known: Vec::new(),
                 extras_looked: false,
+                unreadable: false,
                 kept: Vec::new(),
                 notes: Vec::new(),
                 done: None,
@@ -232,6 +239,7 @@ fn unlisted(r: Record) -> Item {
         head: None,
         known: Vec::new(),
         extras_looked: false,
+        unreadable: false,
         kept: Vec::new(),
         notes: Vec::new(),
         done: None,
@@ -258,15 +266,15 @@ fn settle_page(
     sum: &mut Summary,
 ) -> Result<(), RemoteError> {
     // 1. What the listing proves, with the record's digest and the kept extras.
-    for it in items.iter_mut().filter(|i| i.done.is_none()) {
+    let mut reads = Vec::new();
+    for (i, it) in items.iter_mut().enumerate().filter(|(_, i)| i.done.is_none()) {
         let Some(rec) = &it.record else {
             it.finish(Class::Extra, None, None);
             continue;
         };
-        let listed = it.listed.as_ref().expect("an object");
-        if rec.size.is_some_and(|s| s != listed.size) {
-            let note =
-                format!("size: remote {} bytes, recorded {}", listed.size, rec.size.unwrap_or(0));
+        let size = it.listed.as_ref().expect("an object").size;
+        if rec.size.is_some_and(|s| s != size) {
+            let note = format!("size: remote {size} bytes, recorded {}", rec.size.unwrap_or(0));
             it.finish(Class::Differs, Some(Proof::Size), Some(note));
             continue;
         }
@@ -276,14 +284,30 @@ fn settle_page(
             continue;
         }
         look_up_extras(it, store)?;
-        let verdict = it.judge(&offers);
         // A listing's ETag that does not match proves nothing yet: it may be an SSE-KMS
         // ETag, or one of another part size; the HEAD tells.
-        if matches!(verdict, Verdict::Same(_)) {
-            it.settle(&verdict);
+        match it.judge(&offers) {
+            v @ Verdict::Same(_) => {
+                it.settle(&v);
+            }
+            Verdict::Unknown(mut need) if !need.is_empty() => {
+                // The full-object checksums the listing names come in the same read.
+                let named = &it.listed.as_ref().expect("an object").checksums;
+                let named: Vec<_> = named.iter().filter_map(|n| crate::algo::lookup(n)).collect();
+                for a in named {
+                    if !need.iter().any(|x| std::ptr::eq(*x, a)) && !it.knows(a) {
+                        need.push(a);
+                    }
+                }
+                reads.push((i, offers, need));
+            }
+            _ => {}
         }
     }
-    // 2. HEADs for the rest.
+    // 2. One local read per file for what the listing's ETag needs (a match needs no
+    // HEAD), on every core.
+    read_and_judge(items, reads, base, root, sum, false);
+    // 3. HEADs for the rest.
     let asks: Vec<usize> = (0..items.len()).filter(|&i| items[i].done.is_none()).collect();
     let keys: Vec<(String, bool)> = asks
         .iter()
@@ -318,43 +342,18 @@ fn settle_page(
         }
         let offers = it.offers();
         match it.judge(&offers) {
-            Verdict::Unknown(need) if !need.is_empty() => reads.push((i, offers, need)),
+            Verdict::Unknown(need) if !need.is_empty() && !it.unreadable => {
+                reads.push((i, offers, need))
+            }
             Verdict::Unknown(_) => {}
             v => {
                 it.settle(&v);
             }
         }
     }
-    // 3. One local read per file for the digests still needed, on every core.
-    let read: Vec<Result<Vec<Vec<u8>>, String>> = reads
-        .par_iter()
-        .map(|(i, _, need)| {
-            read_local(base, root, items[*i].record.as_ref().expect("a record"), need)
-        })
-        .collect();
-    for ((i, offers, need), got) in reads.into_iter().zip(read) {
-        let it = &mut items[i];
-        match got {
-            Ok(digests) => {
-                sum.files_read += 1;
-                let rec = it.record.as_ref().expect("a record");
-                sum.bytes_read += rec.size.unwrap_or(0);
-                for (a, d) in need.iter().zip(digests) {
-                    it.kept.push(Extra {
-                        algo: a.name.to_string(),
-                        digest: d.clone(),
-                        size: rec.size.unwrap_or(0),
-                        mtime_ns: rec.mtime_ns as i64,
-                    });
-                    it.known.push((*a, d));
-                }
-                let v = it.judge(&offers);
-                it.settle(&v);
-            }
-            Err(why) => it.notes.push(why),
-        }
-    }
-    // 4. Downloads, when asked for, of what is still unproven.
+    // 4. A read for what the HEAD offers and the first read did not compute.
+    read_and_judge(items, reads, base, root, sum, true);
+    // 5. Downloads, when asked for, of what is still unproven.
     let rest: Vec<usize> = (0..items.len()).filter(|&i| items[i].done.is_none()).collect();
     if opts.download && !rest.is_empty() {
         let keys: Vec<(String, Vec<&'static Algorithm>)> = rest
@@ -404,6 +403,57 @@ fn settle_page(
         it.finish(Class::Unprovable, None, Some(notes.join("; ")));
     }
     Ok(())
+}
+
+/// Reads each file once (in parallel) for the digests it needs, keeps them, and judges
+/// the offers again; `settle_differs`: a proven difference settles the item (after the
+/// HEAD), else only a match does (a listing's ETag may not be an MD5 at all).
+fn read_and_judge(
+    items: &mut [Item],
+    reads: Vec<(usize, Vec<Offer>, Vec<&'static Algorithm>)>,
+    base: &File,
+    root: &Path,
+    sum: &mut Summary,
+    settle_differs: bool,
+) {
+    let read: Vec<Result<Vec<Vec<u8>>, String>> = reads
+        .par_iter()
+        .map(|(i, _, need)| {
+            read_local(base, root, items[*i].record.as_ref().expect("a record"), need)
+        })
+        .collect();
+    for ((i, offers, need), got) in reads.into_iter().zip(read) {
+        let it = &mut items[i];
+        match got {
+            Ok(digests) => {
+                sum.files_read += 1;
+                let rec = it.record.as_ref().expect("a record");
+                sum.bytes_read += rec.size.unwrap_or(0);
+                for (a, d) in need.iter().zip(digests) {
+                    it.kept.push(Extra {
+                        algo: a.name.to_string(),
+                        digest: d.clone(),
+                        size: rec.size.unwrap_or(0),
+                        mtime_ns: rec.mtime_ns as i64,
+                    });
+                    it.known.push((*a, d));
+                }
+                match it.judge(&offers) {
+                    v @ Verdict::Same(_) => {
+                        it.settle(&v);
+                    }
+                    v @ Verdict::Differs(..) if settle_differs => {
+                        it.settle(&v);
+                    }
+                    _ => {}
+                }
+            }
+            Err(why) => {
+                it.unreadable = true;
+                it.notes.push(why);
+            }
+        }
+    }
 }
 
 /// Adds the kept extras that describe the record's version to what is known.

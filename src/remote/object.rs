@@ -33,6 +33,9 @@ pub struct Listed {
     pub size: u64,
     /// The ETag without its quotes.
     pub etag: Option<String>,
+    /// The checksum algorithms the listing names (registry names: crc32, crc64nvme ...),
+    /// whose values only a HEAD gives.
+    pub checksums: Vec<String>,
 }
 
 /// A checksum S3 keeps of an object (`x-amz-checksum-*`).

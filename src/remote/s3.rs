@@ -161,6 +161,11 @@ impl ObjectStore for S3 {
                                     key: o.key()?.to_string(),
                                     size: o.size().unwrap_or(0).max(0) as u64,
                                     etag: o.e_tag().map(unquote),
+                                    checksums: o
+                                        .checksum_algorithm()
+                                        .iter()
+                                        .map(|a| a.as_str().to_ascii_lowercase())
+                                        .collect(),
                                 })
                             })
                             .collect::<Vec<_>>()

@@ -7,7 +7,7 @@ fn digest_of(name: &str, data: &[u8]) -> Vec<u8> {
 }
 
 fn listed(size: u64, etag: Option<&str>) -> Listed {
-    Listed { key: "k".into(), size, etag: etag.map(str::to_string) }
+    Listed { key: "k".into(), size, etag: etag.map(str::to_string), checksums: Vec::new() }
 }
 
 /// What `offers` and `judge` make of an object, with the local digests computed from
