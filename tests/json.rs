@@ -217,9 +217,9 @@ fn every_json_output_matches_its_schema() {
             put("unproven", "unproven", true),
             put("extra", "extra", false),
         ]);
-        crate::remote::upload(srv.moto, &b, &objects);
+        crate::remote::upload(srv.proxy, &b, &objects);
         let url = format!("s3://{b}/copy");
-        let endpoint = format!("http://127.0.0.1:{}", srv.moto);
+        let endpoint = format!("http://127.0.0.1:{}", srv.proxy);
         let out = crate::remote::aws(p)
             .args(["verify", "rr", "--json", "--remote", &url, "--endpoint", &endpoint])
             .output()
