@@ -46,6 +46,7 @@ grep -q "fixity" /usr/share/bash-completion/completions/fixity || fail "bash com
 
 # The docs and the license (cargo-deb's machine-readable copyright file).
 for f in /usr/share/doc/fixity/README.md /usr/share/doc/fixity/docs/formats.md /usr/share/doc/fixity/docs/dups.md \
+  /usr/share/doc/fixity/docs/remote.md \
   /usr/share/doc/fixity/copyright; do
   [ -s "$f" ] || fail "no $f"
 done
