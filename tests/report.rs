@@ -175,7 +175,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
             c.execute_batch(
                 "ALTER TABLE files DROP COLUMN finding_since;
                  ALTER TABLE files DROP COLUMN found_digest;
-                 ALTER TABLE files DROP COLUMN imported; PRAGMA user_version = 1;",
+                 ALTER TABLE files DROP COLUMN imported;
+                 DROP TABLE digests; DROP TABLE remote_checks; PRAGMA user_version = 1;",
             )
             .unwrap();
         }
@@ -184,6 +185,7 @@ fn downgrade(cat: &Cat, dir: &Path) {
             c.batch_execute(
                 "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest,
                      DROP COLUMN imported;
+                 DROP TABLE fixity.digests, fixity.remote_checks;
                  UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version';",
             )
             .unwrap();
