@@ -279,13 +279,14 @@ fn settle_page(
             continue;
         }
         it.known.push((rec.algo, rec.digest.as_bytes().to_vec()));
+        // A listing's ETag that does not match proves nothing yet: it may be an SSE-KMS
+        // ETag, or one of another part size; the HEAD tells. Only a match settles here.
         let offers = it.offers();
-        if it.settle(&it.judge(&offers)) {
+        if let v @ Verdict::Same(_) = it.judge(&offers) {
+            it.settle(&v);
             continue;
         }
         look_up_extras(it, store)?;
-        // A listing's ETag that does not match proves nothing yet: it may be an SSE-KMS
-        // ETag, or one of another part size; the HEAD tells.
         match it.judge(&offers) {
             v @ Verdict::Same(_) => {
                 it.settle(&v);
@@ -522,3 +523,6 @@ fn read_local(
         Err(e) => Err(format!("cannot read the local file: {}", e.message())),
     }
 }
+
+#[cfg(test)]
+mod tests;
