@@ -20,6 +20,10 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
+/// Items settled and reported at once at most: a page of the listing, or this many
+/// records with no object between two keys (memory stays bounded however many there are).
+const BATCH: usize = 4096;
+
 /// Problem paths a summary keeps (the rest are counted).
 const PROBLEMS_KEPT: usize = 100;
 
@@ -152,23 +156,6 @@ pub fn compare(
         .map_err(|e| RemoteError::Fatal(format!("cannot open {}: {e}", root.display())))?;
     let mut records = store.records(None)?;
     let mut last_key: Option<String> = None;
-    let mut emit =
-        |items: Vec<Item>, store: &mut dyn Store, sum: &mut Summary| -> Result<(), RemoteError> {
-            for it in &items {
-                let e = it.done.as_ref().expect("every item settled");
-                sum.count(e);
-                on(e);
-            }
-            // Reported first, then kept.
-            for it in items.into_iter().filter(|i| !i.kept.is_empty()) {
-                match store.keep_extras(&it.rel, &it.kept) {
-                    Ok(()) | Err(StoreError::Refused(_)) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            store.commit()?;
-            Ok(())
-        };
     loop {
         let page = remote.next_page()?;
         let last_page = page.is_none();
@@ -195,6 +182,10 @@ pub fn compare(
             }
             while let Some(r) = records.next_before(Some(&rel)) {
                 items.push(unlisted(r));
+                if items.len() >= BATCH {
+                    let batch = std::mem::take(&mut items);
+                    flush(batch, store, &base, root, remote, opts, &mut sum, on)?;
+                }
             }
             let record = records.other(&rel);
             items.push(Item {
@@ -213,13 +204,16 @@ pub fn compare(
         if last_page {
             while let Some(r) = records.next_before(None) {
                 items.push(unlisted(r));
+                if items.len() >= BATCH {
+                    let batch = std::mem::take(&mut items);
+                    flush(batch, store, &base, root, remote, opts, &mut sum, on)?;
+                }
             }
         }
         if let Some(e) = records.error() {
             return Err(e.into());
         }
-        settle_page(&mut items, store, &base, root, remote, opts, &mut sum)?;
-        emit(items, store, &mut sum)?;
+        flush(items, store, &base, root, remote, opts, &mut sum, on)?;
         if last_page {
             break;
         }
@@ -228,6 +222,36 @@ pub fn compare(
     sum.seconds = started.elapsed().as_secs_f64();
     sum.complete = true;
     Ok(sum)
+}
+
+/// Settles `items` (a page, or a batch of it), reports them in order, then keeps the
+/// digests their reads computed.
+#[allow(clippy::too_many_arguments)]
+fn flush(
+    mut items: Vec<Item>,
+    store: &mut dyn Store,
+    base: &File,
+    root: &Path,
+    remote: &dyn ObjectStore,
+    opts: &Options,
+    sum: &mut Summary,
+    on: &mut dyn FnMut(&Event),
+) -> Result<(), RemoteError> {
+    settle_page(&mut items, store, base, root, remote, opts, sum)?;
+    for it in &items {
+        let e = it.done.as_ref().expect("every item settled");
+        sum.count(e);
+        on(e);
+    }
+    // Reported first, then kept.
+    for it in items.into_iter().filter(|i| !i.kept.is_empty()) {
+        match store.keep_extras(&it.rel, &it.kept) {
+            Ok(()) | Err(StoreError::Refused(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    store.commit()?;
+    Ok(())
 }
 
 /// A record with no object under the prefix.

@@ -207,3 +207,26 @@ fn filetime_later(p: &Path) -> bool {
     let t = m.modified().unwrap() + std::time::Duration::from_secs(1);
     f.set_modified(t).is_ok()
 }
+
+/// Records with no object, more than a batch of them between two keys and after the last:
+/// reported in order, in batches (the memory of a batch, however many there are).
+#[test]
+fn many_records_without_objects_go_out_in_batches() {
+    let d = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..2 * BATCH + 10).map(|i| format!("m{i:05}")).collect();
+    let mut files: Vec<(&str, &[u8])> =
+        names.iter().map(|n| (n.as_str(), b"x".as_slice())).collect();
+    files.push(("a", b"A"));
+    files.push(("n", b"N"));
+    let mut store = tree(d.path(), &files);
+    let pages = VecDeque::from([vec![obj("p/a", b"A"), obj("p/m05000", b"x"), obj("p/n", b"N")]]);
+    let mut fake = Fake { pages, heads: HashMap::new(), asked: Cell::new(0) };
+    let (seen, sum) = run(store.as_mut(), d.path(), &mut fake);
+    let order: Vec<&str> = seen.iter().map(|(p, _, _)| p.as_str()).collect();
+    let mut want: Vec<&str> = vec!["a"];
+    want.extend(names.iter().map(String::as_str));
+    want.push("n");
+    assert_eq!(order, want);
+    assert_eq!(sum.counts.get("ok"), Some(&3));
+    assert_eq!(sum.counts.get("missing"), Some(&(names.len() as u64 - 1)));
+}
