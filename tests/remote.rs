@@ -390,6 +390,13 @@ fn no_comparison_is_exit_2() {
     let out = verify(d.path(), srv.moto, "fixity-no-such-bucket", &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NoSuchBucket"), "{out:?}");
+    // Recorded as a comparison cut short.
+    let st = fixity(d.path())
+        .args(["status", "t", "--remote", "s3://fixity-no-such-bucket/copy"])
+        .output()
+        .unwrap();
+    let st = String::from_utf8(st.stdout).unwrap();
+    assert!(st.contains("(incomplete): ok 0"), "{st}");
     for args in [
         vec!["verify", "t", "--remote", "gs://b/x"],
         vec!["verify", "t", "--remote", "s3://k:s@b/x"],

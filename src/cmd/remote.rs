@@ -71,11 +71,11 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
     if let Some(e) = write_error {
         return Err(e).context("cannot write the report to standard output");
     }
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            out.flush().context("cannot write the report to standard output")?;
-            return Err(anyhow::anyhow!("{url}: {e}"));
+    let (summary, failed) = match result {
+        Ok(s) => (s, None),
+        Err(f) => {
+            let f = *f;
+            (f.summary, Some(f.error))
         }
     };
     let check = RemoteCheck {
@@ -86,6 +86,15 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
         summary: serde_json::to_string(&summary).expect("a summary serializes"),
     };
     let findings = summary.findings();
+    if let Some(e) = failed {
+        // What was compared is reported; the comparison is recorded as incomplete.
+        out.flush().context("cannot write the report to standard output")?;
+        let recorded = store.record_remote_check(&check);
+        if let Err(r) = recorded {
+            crate::ui::error(&format!("cannot record the comparison in the catalog: {r}"));
+        }
+        return Err(anyhow::anyhow!("{url}: {e}"));
+    }
     if args.json {
         let mut v = serde_json::to_value(&summary).expect("a summary serializes");
         v["type"] = json!("summary");

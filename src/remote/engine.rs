@@ -48,7 +48,8 @@ pub struct Summary {
     /// Requests made (listing pages, HEADs, downloads).
     pub requests: u64,
     pub seconds: f64,
-    /// Every object and record was compared.
+    /// Every object and record was compared (false: the listing or the catalog failed
+    /// part way; the counts are those of what was compared).
     pub complete: bool,
     /// The first findings.
     pub problems: Vec<Problem>,
@@ -149,9 +150,36 @@ pub fn compare(
     prefix: &str,
     opts: &Options,
     on: &mut dyn FnMut(&Event),
-) -> Result<Summary, RemoteError> {
+) -> Result<Summary, Box<Failed>> {
     let started = std::time::Instant::now();
     let mut sum = Summary { remote: remote.describe(), ..Summary::default() };
+    let done = merge(store, root, remote, prefix, opts, on, &mut sum);
+    sum.requests = remote.requests();
+    sum.seconds = started.elapsed().as_secs_f64();
+    sum.complete = done.is_ok();
+    match done {
+        Ok(()) => Ok(sum),
+        Err(error) => Err(Box::new(Failed { error, summary: sum })),
+    }
+}
+
+/// A comparison cut short: why, and what it had compared (reported already).
+#[derive(Debug)]
+pub struct Failed {
+    pub error: RemoteError,
+    pub summary: Summary,
+}
+
+/// The comparison proper (see [`compare`]).
+fn merge(
+    store: &mut dyn Store,
+    root: &Path,
+    remote: &mut dyn ObjectStore,
+    prefix: &str,
+    opts: &Options,
+    on: &mut dyn FnMut(&Event),
+    sum: &mut Summary,
+) -> Result<(), RemoteError> {
     let base = File::open(root)
         .map_err(|e| RemoteError::Fatal(format!("cannot open {}: {e}", root.display())))?;
     let mut records = store.records(None)?;
@@ -184,7 +212,7 @@ pub fn compare(
                 items.push(unlisted(r));
                 if items.len() >= BATCH {
                     let batch = std::mem::take(&mut items);
-                    flush(batch, store, &base, root, remote, opts, &mut sum, on)?;
+                    flush(batch, store, &base, root, remote, opts, sum, on)?;
                 }
             }
             let record = records.other(&rel);
@@ -206,22 +234,19 @@ pub fn compare(
                 items.push(unlisted(r));
                 if items.len() >= BATCH {
                     let batch = std::mem::take(&mut items);
-                    flush(batch, store, &base, root, remote, opts, &mut sum, on)?;
+                    flush(batch, store, &base, root, remote, opts, sum, on)?;
                 }
             }
         }
         if let Some(e) = records.error() {
             return Err(e.into());
         }
-        flush(items, store, &base, root, remote, opts, &mut sum, on)?;
+        flush(items, store, &base, root, remote, opts, sum, on)?;
         if last_page {
             break;
         }
     }
-    sum.requests = remote.requests();
-    sum.seconds = started.elapsed().as_secs_f64();
-    sum.complete = true;
-    Ok(sum)
+    Ok(())
 }
 
 /// Settles `items` (a page, or a batch of it), reports them in order, then keeps the

@@ -132,7 +132,9 @@ fn a_listing_out_of_order_cannot_be_merged() {
         &Options::default(),
         &mut |_| {},
     );
-    assert!(matches!(got, Err(RemoteError::Fatal(m)) if m.contains("not in byte order")));
+    let failed = got.expect_err("refused");
+    assert!(matches!(&failed.error, RemoteError::Fatal(m) if m.contains("not in byte order")));
+    assert!(!failed.summary.complete);
 }
 
 #[test]
