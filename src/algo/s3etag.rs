@@ -38,13 +38,18 @@ pub(super) const PREFIX: &str = "s3etag";
 /// `mib`, `g`, `gb`, `gib`, all powers of 1024 as the AWS CLI and s3cmd read them) or
 /// none (bytes). `None` for any other text.
 pub(super) fn part_in_name(normalized: &str) -> Option<u64> {
-    let rest = normalized.strip_prefix(PREFIX)?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || rest.starts_with('0') || digits > 12 {
+    size_in(normalized.strip_prefix(PREFIX)?)
+}
+
+/// A part size as names spell it: a decimal number with no leading zero, then a unit or
+/// none (see [`part_in_name`]).
+pub(super) fn size_in(text: &str) -> Option<u64> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || text.starts_with('0') || digits > 12 {
         return None;
     }
-    let n: u64 = rest[..digits].parse().ok()?;
-    let unit = match &rest[digits..] {
+    let n: u64 = text[..digits].parse().ok()?;
+    let unit = match &text[digits..] {
         "" | "b" => 1,
         "k" | "kb" | "kib" => KIB,
         "m" | "mb" | "mib" => MIB,
@@ -89,7 +94,7 @@ pub(super) const fn registered() -> Algorithm {
 }
 
 /// `part` as a number and a unit: the largest of GiB, MiB, KiB that divides it, else bytes.
-fn size_words(part: u64) -> (u64, &'static str) {
+pub(super) fn size_words(part: u64) -> (u64, &'static str) {
     for (unit, word) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
         if part.is_multiple_of(unit) {
             return (part / unit, word);

@@ -9,12 +9,9 @@
 //! The rows are made on first use and kept for the life of the process, their inner
 //! algorithm and part size read back from their names.
 
+use super::s3etag::{size_in, size_words};
 use super::{ALGORITHMS, Algorithm, Hasher, Input};
 use std::sync::Mutex;
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
 
 /// How the rows are named: `s3parts-INNER-SIZE`.
 pub(super) const PREFIX: &str = "s3parts";
@@ -28,26 +25,8 @@ pub(super) fn in_name(normalized: &str) -> Option<(&'static str, u64)> {
     let rest = normalized.strip_prefix(PREFIX)?;
     INNER.iter().find_map(|inner| {
         let size = rest.strip_prefix(inner)?;
-        Some((*inner, size_in(size)?))
+        Some((*inner, size_in(size).filter(|&p| p > 0)?))
     })
-}
-
-/// A decimal number with no leading zero and a unit (k, m, g with optional b/ib, powers of
-/// 1024) or none (bytes).
-fn size_in(text: &str) -> Option<u64> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || text.starts_with('0') || digits > 12 {
-        return None;
-    }
-    let n: u64 = text[..digits].parse().ok()?;
-    let unit = match &text[digits..] {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => KIB,
-        "m" | "mb" | "mib" => MIB,
-        "g" | "gb" | "gib" => GIB,
-        _ => return None,
-    };
-    n.checked_mul(unit).filter(|&p| p > 0)
 }
 
 /// The row of the composite `inner` checksum of parts of `part` bytes, or `None` when S3
@@ -83,16 +62,6 @@ pub fn s3parts(inner: &str, part: u64) -> Option<&'static Algorithm> {
 /// The inner algorithm and part size of an `s3parts` row, from its name.
 pub fn parts_of(row: &Algorithm) -> Option<(&'static str, u64)> {
     in_name(&super::normalize(row.name))
-}
-
-/// `part` as a number and a unit: the largest of GiB, MiB, KiB that divides it, else bytes.
-fn size_words(part: u64) -> (u64, &'static str) {
-    for (unit, word) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if part.is_multiple_of(unit) {
-            return (part / unit, word);
-        }
-    }
-    (part, "")
 }
 
 fn hasher(row: &Algorithm) -> Box<dyn Hasher> {
@@ -146,6 +115,8 @@ impl Hasher for Composite {
 mod tests {
     use super::*;
     use crate::algo::lookup;
+
+    const MIB: u64 = 1 << 20;
 
     fn one(name: &str, data: &[u8]) -> Vec<u8> {
         let mut h = lookup(name).unwrap().hasher();

@@ -105,6 +105,21 @@ struct Item {
 }
 
 impl Item {
+    fn new(rel: Vec<u8>, record: Option<Record>, listed: Option<Listed>) -> Item {
+        Item {
+            rel,
+            record,
+            listed,
+            head: None,
+            known: Vec::new(),
+            extras_looked: false,
+            unreadable: false,
+            kept: Vec::new(),
+            notes: Vec::new(),
+            done: None,
+        }
+    }
+
     fn finish(&mut self, class: Class, proof: Option<Proof>, note: Option<String>) {
         self.done = Some(Event { path: self.rel.clone(), class, proof, note });
     }
@@ -216,18 +231,7 @@ fn merge(
                 }
             }
             let record = records.other(&rel);
-            items.push(Item {
-                rel,
-                record,
-                listed: Some(listed),
-                head: None,
-                known: Vec::new(),
-                extras_looked: false,
-                unreadable: false,
-                kept: Vec::new(),
-                notes: Vec::new(),
-                done: None,
-            });
+            items.push(Item::new(rel, record, Some(listed)));
         }
         if last_page {
             while let Some(r) = records.next_before(None) {
@@ -281,18 +285,7 @@ fn flush(
 
 /// A record with no object under the prefix.
 fn unlisted(r: Record) -> Item {
-    let mut it = Item {
-        rel: r.path.clone(),
-        record: None,
-        listed: None,
-        head: None,
-        known: Vec::new(),
-        extras_looked: false,
-        unreadable: false,
-        kept: Vec::new(),
-        notes: Vec::new(),
-        done: None,
-    };
+    let mut it = Item::new(r.path.clone(), None, None);
     let note = if std::str::from_utf8(&r.path).is_err() {
         Some("the name is not UTF-8: no S3 key can hold it".to_string())
     } else if r.missing_since.is_some() {
