@@ -297,7 +297,8 @@ fn an_edited_file_proves_nothing() {
     assert!(ev[0]["note"].as_str().unwrap().contains("changed since it was recorded"), "{ev:?}");
 }
 
-/// Throttling (503 SlowDown on every third request, through the proxy) is retried with
+/// Throttling (503 SlowDown and 429 in turn on every third request, through the proxy) is
+/// retried with
 /// backoff: every object is still compared; the listing spans several pages.
 #[test]
 fn throttling_is_retried_and_pages_are_merged() {

@@ -13,7 +13,10 @@ use crate::algo::Algorithm;
 use crate::digest::Digest;
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::http::HttpResponse;
-use aws_sdk_s3::config::retry::{RetryConfig, RetryPartition, TokenBucket};
+use aws_sdk_s3::config::interceptors::InterceptorContext;
+use aws_sdk_s3::config::retry::{
+    ClassifyRetry, RetryAction, RetryConfig, RetryPartition, TokenBucket,
+};
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::operation::head_object::HeadObjectError;
 use aws_sdk_s3::types::ChecksumMode;
@@ -85,8 +88,10 @@ async fn client(opts: &Options) -> Client {
     // request has its attempts) instead of failing fast once a shared quota runs out.
     let partition =
         RetryPartition::custom("fixity-remote").token_bucket(TokenBucket::unlimited()).build();
-    let mut conf =
-        aws_sdk_s3::config::Builder::from(&shared).retry_config(retry).retry_partition(partition);
+    let mut conf = aws_sdk_s3::config::Builder::from(&shared)
+        .retry_config(retry)
+        .retry_partition(partition)
+        .retry_classifier(TooManyRequests);
     if shared.region().is_none() {
         conf = conf.region(aws_sdk_s3::config::Region::new("us-east-1"));
     }
@@ -95,6 +100,26 @@ async fn client(opts: &Options) -> Client {
     }
     conf = conf.force_path_style(opts.path_style);
     Client::from_conf(conf.build())
+}
+
+/// HTTP 429 Too Many Requests, which S3-compatible stores and gateways answer when
+/// throttling (S3 itself says 503 SlowDown, which the SDK knows): a throttling error, retried
+/// with backoff. The SDK's own classifiers retry a 429 only when its error code is one
+/// they know, and a HEAD's has no body to carry one.
+#[derive(Debug)]
+struct TooManyRequests;
+
+impl ClassifyRetry for TooManyRequests {
+    fn classify_retry(&self, ctx: &InterceptorContext) -> RetryAction {
+        match ctx.response().map(|r| r.status().as_u16()) {
+            Some(429) => RetryAction::throttling_error(),
+            _ => RetryAction::NoActionIndicated,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "HTTP 429 Too Many Requests"
+    }
 }
 
 /// An SDK error as one line: the HTTP status with the service's code and message, or the
