@@ -298,8 +298,7 @@ fn an_edited_file_proves_nothing() {
 }
 
 /// Throttling (503 SlowDown and 429 in turn on every third request, through the proxy) is
-/// retried with
-/// backoff: every object is still compared; the listing spans several pages.
+/// retried with backoff: every object is still compared; the listing spans several pages.
 #[test]
 fn throttling_is_retried_and_pages_are_merged() {
     let Some(srv) = server() else { return };
