@@ -9,7 +9,7 @@
 //! The rows are made on first use and kept for the life of the process, their inner
 //! algorithm and part size read back from their names.
 
-use super::s3etag::{size_in, size_words};
+use super::s3etag::{MAX_PART, size_in, size_words};
 use super::{ALGORITHMS, Algorithm, Hasher, Input};
 use std::sync::Mutex;
 
@@ -30,11 +30,13 @@ pub(super) fn in_name(normalized: &str) -> Option<(&'static str, u64)> {
 }
 
 /// The row of the composite `inner` checksum of parts of `part` bytes, or `None` when S3
-/// keeps no composite checksum of that algorithm or the part size is 0.
+/// keeps no composite checksum of that algorithm or the part size is 0 or past S3's largest
+/// part (5 GiB; smaller parts than S3's 5 MiB are taken, as other stores allow them).
 pub fn s3parts(inner: &str, part: u64) -> Option<&'static Algorithm> {
     static MADE: Mutex<Vec<&'static Algorithm>> = Mutex::new(Vec::new());
     let inner = *INNER.iter().find(|i| **i == inner)?;
-    if part == 0 {
+    // Past S3's largest part a name could not say the size (and no upload has such parts).
+    if part == 0 || part > MAX_PART {
         return None;
     }
     let base = ALGORITHMS.iter().find(|a| a.name == inner)?;
@@ -147,6 +149,14 @@ mod tests {
         assert_eq!(parts_of(s3parts("crc32c", 1000).unwrap()), Some(("crc32c", 1000)));
         assert!(s3parts("md5", MIB).is_none());
         assert!(s3parts("sha256", 0).is_none());
+        // Every part size up to S3's largest reads back from its row's name (the fuzz
+        // target found a size too long to name).
+        assert!(s3parts("sha256", MAX_PART + 1).is_none() && s3parts("crc32", u64::MAX).is_none());
+        for part in [1, 1023, 1025, 5 * MIB + 1, MAX_PART - 1, MAX_PART, 999_999_999_999 % MAX_PART]
+        {
+            let row = s3parts("crc32c", part).unwrap();
+            assert_eq!(parts_of(row), Some(("crc32c", part)), "{part}");
+        }
         assert!(lookup("s3parts-sha256-08mib").is_none());
         assert!(lookup("s3parts-blake3-8mib").is_none());
     }
