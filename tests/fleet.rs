@@ -678,3 +678,51 @@ fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
     assert_eq!(found.len(), 300, "every new file is reported, unrecorded");
     assert!(records(&db.url, "k", &t).is_empty(), "the batch with the held row is not committed");
 }
+
+/// libpq's files, as every PostgreSQL client reads them: a password in ~/.pgpass (mode
+/// 0600) for a URL without one, a service file naming the whole connection (in the URL,
+/// or PGSERVICE); a password file others can read is not read, and the failed connection
+/// says why.
+#[test]
+fn pgpass_and_service_files_are_read_as_libpq_reads_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    write(&d.path().join("t"), "a", b"a");
+    let home = d.path().join("home");
+    let line = format!("127.0.0.1:{}:{}:{}:{}\n", db.port, db.name, pg::USER, pg::PASSWORD);
+    let pgpass = write(&home, ".pgpass", line.as_bytes());
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let service = format!(
+        "[fleet]\nhost=127.0.0.1\nport={}\ndbname={}\nuser={}\n",
+        db.port,
+        db.name,
+        pg::USER
+    );
+    write(&home, ".pg_service.conf", service.as_bytes());
+    let run = |catalog: &str, env: &[(&str, &str)], args: &[&str]| {
+        let mut c = fixity(d.path());
+        for v in ["PGPASSWORD", "PGSERVICE", "PGPASSFILE", "PGSERVICEFILE", "PGHOST", "PGUSER"] {
+            c.env_remove(v);
+        }
+        c.env("HOME", &home).envs(env.iter().copied());
+        c.args(args).args(["--catalog", catalog, "t"]).output().unwrap()
+    };
+    let bare = format!("postgresql://{}@127.0.0.1:{}/{}", pg::USER, db.port, db.name);
+    let out = run(&bare, &[], &["scan", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run("postgresql://?service=fleet", &[], &["verify", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run("postgresql://", &[("PGSERVICE", "fleet")], &["status"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("files:     1"));
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = run(&bare, &[], &["verify", "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("group or world access") && err.contains("0600"), "{err}");
+    let out = run("postgresql://?service=nosuch", &[], &["status"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuch"));
+}

@@ -7,7 +7,7 @@
 //! right server. The handshake's signatures are still verified.
 
 use super::PgError;
-use super::url::{cause, mask, settings};
+use super::url::{cause, mask, settings_noted};
 use postgres::{Client, Config};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -22,6 +22,8 @@ pub(crate) struct Target {
     config: Config,
     /// The URL, password masked.
     pub(crate) shown: String,
+    /// Why the password file was not read, when it was not: said with a failed connection.
+    passfile_note: Option<String>,
 }
 
 impl Target {
@@ -29,17 +31,21 @@ impl Target {
     pub(crate) fn new(url: &str) -> Result<Target, PgError> {
         let shown = mask(url);
         let env = |name: &str| std::env::var(name).ok();
-        match settings(url, &env) {
-            Ok(config) => Ok(Target { config, shown }),
+        match settings_noted(url, &env) {
+            Ok((config, passfile_note)) => Ok(Target { config, shown, passfile_note }),
             Err(cause) => Err(PgError::Settings { catalog: shown, cause }),
         }
     }
 
     /// A new connection.
     pub(crate) fn connect(&self) -> Result<Client, PgError> {
-        self.config
-            .connect(tls())
-            .map_err(|e| PgError::Connect { catalog: self.shown.clone(), cause: cause(&e) })
+        self.config.connect(tls()).map_err(|e| {
+            let mut cause = cause(&e);
+            if let Some(note) = &self.passfile_note {
+                cause.push_str(&format!(" ({note})"));
+            }
+            PgError::Connect { catalog: self.shown.clone(), cause }
+        })
     }
 
     /// A statement's error as the catalog's.

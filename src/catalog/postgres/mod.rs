@@ -16,6 +16,7 @@ mod connect;
 mod db;
 mod error;
 mod history;
+mod passfile;
 mod remote;
 mod rows;
 mod schema;

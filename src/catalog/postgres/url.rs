@@ -2,8 +2,10 @@
 //! for what the URL leaves out (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD,
 //! PGSSLMODE), and the URL as messages show it (the password masked).
 
+use super::passfile;
 use postgres::Config;
-use postgres::config::SslMode;
+use postgres::config::{Host, SslMode};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// Whether `catalog` (what `--catalog` was given) names a PostgreSQL catalog.
@@ -48,8 +50,43 @@ pub fn mask(url: &str) -> String {
 /// (else the login name, `USER`), database (else the user's name), password, sslmode
 /// (disable, prefer or require; else prefer). A connection gives up after 10 s unless
 /// the URL says otherwise (`connect_timeout`). An error is a message without the URL.
+#[cfg(test)]
 pub(crate) fn settings(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
-    let env = |name: &str| env(name).filter(|v| !v.is_empty());
+    settings_noted(url, env).map(|(config, _)| config)
+}
+
+/// [`settings`], and why the password file was not read when it was not (libpq's warning,
+/// for the message of a connection that fails).
+///
+/// A service (`service=NAME` in the URL, else `PGSERVICE`) fills in, from the service
+/// file, what the URL leaves out, before the environment does (libpq's order); then the
+/// password file gives the password if none was given (see `passfile`).
+pub(crate) fn settings_noted(
+    url: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Config, Option<String>), String> {
+    let (url, service_name) = take_query(url, "service");
+    let plain = |name: &str| env(name).filter(|v| !v.is_empty());
+    let service = match service_name.or_else(|| plain("PGSERVICE")) {
+        Some(name) => passfile::service(&plain, &name)?,
+        None => HashMap::new(),
+    };
+    // The service's settings stand before the environment's.
+    let env = |name: &str| {
+        let key = match name {
+            "PGHOST" => "host",
+            "PGPORT" => "port",
+            "PGUSER" => "user",
+            "PGDATABASE" => "dbname",
+            "PGPASSWORD" => "password",
+            "PGSSLMODE" => "sslmode",
+            "PGCONNECT_TIMEOUT" => "connect_timeout",
+            "PGPASSFILE" => "passfile",
+            _ => "",
+        };
+        service.get(key).cloned().filter(|v| !v.is_empty()).or_else(|| plain(name))
+    };
+    let url = url.as_str();
     let port = match env("PGPORT") {
         Some(p) => Some(p.parse::<u16>().map_err(|_| format!("bad PGPORT {p:?}"))?),
         None => None,
@@ -98,10 +135,51 @@ pub(crate) fn settings(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Resul
         });
     }
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+        let secs = match env("PGCONNECT_TIMEOUT") {
+            Some(t) => t.parse::<u64>().map_err(|_| format!("bad connect_timeout {t:?}"))?,
+            None => 10,
+        };
+        config.connect_timeout(Duration::from_secs(secs));
     }
     config.application_name("fixity");
-    Ok(config)
+    let mut note = None;
+    if config.get_password().is_none() {
+        let host = match config.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => p.to_string_lossy().into_owned(),
+            None => "localhost".into(),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let db = config.get_dbname().unwrap_or_default().to_string();
+        let user = config.get_user().unwrap_or_default().to_string();
+        match passfile::password(&env, &host, port, &db, &user) {
+            passfile::Looked::Found(pw) => {
+                config.password(pw);
+            }
+            passfile::Looked::Ignored(why) => note = Some(why),
+            passfile::Looked::None => {}
+        }
+    }
+    Ok((config, note))
+}
+
+/// `url` without its query parameter `key`, and that parameter's value (percent-decoded
+/// as far as service names need: none is).
+fn take_query(url: &str, key: &str) -> (String, Option<String>) {
+    let Some((head, query)) = url.split_once('?') else { return (url.to_string(), None) };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| match p.split_once('=') {
+            Some((k, v)) if k == key => {
+                value = Some(v.to_string());
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let url = if kept.is_empty() { head.to_string() } else { format!("{head}?{}", kept.join("&")) };
+    (url, value)
 }
 
 /// `url` with `port` given to each of its hosts that has none (the parser would take
@@ -150,8 +228,6 @@ pub(crate) fn cause(e: &postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use postgres::config::Host;
-    use std::collections::HashMap;
 
     fn with(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> =
@@ -226,6 +302,53 @@ mod tests {
         let c = settings("postgresql:///d?host=/tmp/sock&port=7000&user=x", &with(&[])).unwrap();
         assert_eq!(c.get_hosts(), &[Host::Unix("/tmp/sock".into())]);
         assert_eq!(c.get_ports(), &[7000]);
+    }
+
+    #[test]
+    fn a_service_fills_in_before_the_environment_and_the_password_file_last() {
+        let d = tempfile::tempdir().unwrap();
+        let svc = d.path().join("svc.conf");
+        std::fs::write(
+            &svc,
+            "[fleet]\nhost=db.lan\nport=6543\ndbname=fixity\nuser=host_a\nconnect_timeout=3\n",
+        )
+        .unwrap();
+        let pass = d.path().join("pgpass");
+        std::fs::write(&pass, "db.lan:6543:fixity:host_a:from-file\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (s, p) = (svc.to_string_lossy().into_owned(), pass.to_string_lossy().into_owned());
+        let vars = [
+            ("PGSERVICEFILE", s.as_str()),
+            ("PGPASSFILE", p.as_str()),
+            ("PGHOST", "envhost"),
+            ("PGUSER", "envuser"),
+        ];
+        let env = with(&vars);
+        let c = settings("postgresql://?service=fleet", &env).unwrap();
+        assert_eq!(c.get_hosts(), &[Host::Tcp("db.lan".into())], "the service before PGHOST");
+        assert_eq!(
+            (c.get_ports(), c.get_user(), c.get_dbname()),
+            (&[6543][..], Some("host_a"), Some("fixity"))
+        );
+        assert_eq!(c.get_password(), Some(&b"from-file"[..]));
+        assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(3)));
+        // PGSERVICE names it too; the URL still wins over the service.
+        let vars =
+            [("PGSERVICEFILE", s.as_str()), ("PGPASSFILE", p.as_str()), ("PGSERVICE", "fleet")];
+        let env = with(&vars);
+        let c = settings("postgresql://other:1/d2", &env).unwrap();
+        assert_eq!((c.get_hosts(), c.get_ports()), (&[Host::Tcp("other".into())][..], &[1][..]));
+        assert_eq!(c.get_password(), None, "no line for other:1:d2:host_a");
+        // A password given is never replaced by the file's.
+        let c = settings("postgresql://host_a:given@db.lan:6543/fixity", &env).unwrap();
+        assert_eq!(c.get_password(), Some(&b"given"[..]));
+        assert!(settings("postgresql://?service=none", &env).unwrap_err().contains("not found"));
+        // A password file others can read is not read, and the reason is kept.
+        std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (c, note) = settings_noted("postgresql://?service=fleet", &env).unwrap();
+        assert_eq!(c.get_password(), None);
+        assert!(note.unwrap().contains("group or world access"));
     }
 
     #[test]
