@@ -57,7 +57,7 @@ impl Cat {
     pub(crate) fn with(&self, args: &[&str]) -> Vec<String> {
         let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         if let Cat::Postgres(url) = self {
-            let mut extra = vec!["--catalog".to_string(), url.clone()];
+            let mut extra = vec!["--catalog".to_string(), crate::util::pg::public(url)];
             if matches!(args.first(), Some(&("accept" | "forget"))) && !args.contains(&"--tree") {
                 extra.extend(["--tree".to_string(), "t".to_string()]);
             }

@@ -142,12 +142,14 @@ fn a_report_lists_findings_with_their_history_and_renders_in_a_browser() {
 #[test]
 fn a_report_from_postgresql_says_what_sqlite_says() {
     let Some(db) = pg::database() else { return };
-    let cat = Cat::Postgres(db.url.clone());
+    let cat = Cat::Postgres(db.secret.clone());
     let d = tempdir();
     tree_with_findings(&cat, d.path(), "blake3");
     let (html, json) = report(&cat, d.path());
     check_report(&html, &json);
-    assert!(json["host"].is_string() && json["catalog"].as_str().unwrap().contains("***"));
+    let shown = json["catalog"].as_str().unwrap();
+    assert!(json["host"].is_string() && shown.starts_with("postgresql://fixity@"), "{shown}");
+    assert!(!shown.contains(pg::PASSWORD));
 }
 
 #[test]
@@ -219,7 +221,7 @@ fn a_sqlite_catalog_of_schema_1_is_read_and_migrated() {
 #[test]
 fn a_postgresql_catalog_of_schema_1_is_read_and_migrated() {
     if let Some(db) = pg::database() {
-        schema_1_is_read_as_it_is_and_migrated_by_a_run(&Cat::Postgres(db.url));
+        schema_1_is_read_as_it_is_and_migrated_by_a_run(&Cat::Postgres(db.secret));
     }
 }
 
@@ -287,7 +289,7 @@ fn premis_export_is_valid_premis_3_with_loc_names_and_encoded_paths() {
 #[test]
 fn premis_export_from_postgresql() {
     let Some(db) = pg::database() else { return };
-    let cat = Cat::Postgres(db.url);
+    let cat = Cat::Postgres(db.secret);
     let d = tempdir();
     tree_with_findings(&cat, d.path(), "sha256");
     check_premis(&cat, d.path());

@@ -96,8 +96,22 @@ fn catalog_spec(catalog: Option<&Path>, root: &Path, host: Option<&str>) -> Stor
 }
 
 /// The PostgreSQL URL `catalog` is, if it is one.
+///
+/// A URL holding a password is taken, with a warning (once): every user of the machine
+/// sees a command line in `ps`.
 fn pg_url(catalog: &Path) -> Option<&str> {
-    catalog.to_str().filter(|c| is_url(c.as_bytes()))
+    let url = catalog.to_str().filter(|c| is_url(c.as_bytes()))?;
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if fixity::catalog::postgres::mask(url) != url {
+        WARNED.call_once(|| {
+            crate::ui::error(
+                "warning: the password in --catalog's URL is visible to every user of this \
+                 machine (ps): put it in ~/.pgpass (mode 0600) or a service file \
+                 (~/.pg_service.conf, --catalog 'postgresql://?service=NAME'), as libpq reads them",
+            )
+        });
+    }
+    Some(url)
 }
 
 /// Engine settings for data under `first` and wherever the run goes, adjusted by the

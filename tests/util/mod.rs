@@ -12,6 +12,10 @@ use std::process::{Command, Output, Stdio};
 pub fn fixity(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fixity"));
     cmd.current_dir(dir).env("LC_ALL", "C").stdin(Stdio::null());
+    // The test cluster's password, as libpq's password file (see pg.rs).
+    if let Some(passfile) = pg::passfile() {
+        cmd.env("PGPASSFILE", passfile);
+    }
     cmd
 }
 
@@ -113,6 +117,11 @@ pub fn unprivileged(dir: &Path) -> Option<Command> {
         .arg(env!("CARGO_BIN_EXE_fixity"))
         .current_dir(dir)
         .env("LC_ALL", "C");
+    // nobody cannot read the test cluster's password file (root's, mode 0600): the
+    // password goes in the environment, which only the process's owner can read.
+    if pg::passfile().is_some() {
+        c.env("PGPASSWORD", pg::PASSWORD);
+    }
     let ok = Command::new("setpriv")
         .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_fixity"))

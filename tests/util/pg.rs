@@ -25,24 +25,43 @@ static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
 /// The data directory and pg_ctl of the running cluster, for the stop at exit.
 static STOP: OnceLock<(Vec<String>, PathBuf, PathBuf)> = OnceLock::new();
 
+/// The password file of the running cluster (`*:*:*:fixity:PASSWORD`, mode 0600):
+/// `util::fixity` hands it to every fixity it runs as `PGPASSFILE`, so command lines name
+/// the catalog without a password, as a user should (fixity warns of one there).
+static PASSFILE: OnceLock<PathBuf> = OnceLock::new();
+
+/// The cluster's password file, once a cluster runs.
+pub fn passfile() -> Option<&'static Path> {
+    PASSFILE.get().map(PathBuf::as_path)
+}
+
 /// A database of one test's own.
 pub struct Database {
-    /// `postgresql://fixity:PASSWORD@127.0.0.1:PORT/NAME`.
+    /// `postgresql://fixity@127.0.0.1:PORT/NAME`: for command lines (the password comes
+    /// from the cluster's password file).
     pub url: String,
+    /// The same with the password, for connections the tests make in their own process.
+    pub secret: String,
     pub name: String,
     pub port: u16,
 }
 
 impl Database {
-    /// The URL with another password.
+    /// The URL with a password (a wrong one, say) on the command line.
     pub fn url_with_password(&self, password: &str) -> String {
-        self.url.replace(PASSWORD, password)
+        self.secret.replace(PASSWORD, password)
     }
 
     /// A client connected to this database.
     pub fn client(&self) -> postgres::Client {
-        postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to the test database")
+        postgres::Client::connect(&self.secret, postgres::NoTls)
+            .expect("connect to the test database")
     }
+}
+
+/// `url` without the test password: what a command line names.
+pub fn public(url: &str) -> String {
+    url.replace(&format!(":{PASSWORD}@"), "@")
 }
 
 /// A fresh database, or `None` (after [`super::missing`]) when no cluster can run here.
@@ -59,8 +78,8 @@ pub fn database() -> Option<Database> {
     let admin = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/postgres", cluster.port);
     let mut c = postgres::Client::connect(&admin, postgres::NoTls).expect("connect to the cluster");
     c.batch_execute(&format!("CREATE DATABASE {name}")).expect("create database");
-    let url = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/{name}", cluster.port);
-    Some(Database { url, name, port: cluster.port })
+    let secret = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/{name}", cluster.port);
+    Some(Database { url: public(&secret), secret, name, port: cluster.port })
 }
 
 /// Where initdb and pg_ctl are: on PATH, else Debian's /usr/lib/postgresql/VERSION/bin
@@ -133,6 +152,11 @@ fn start() -> Result<Cluster, String> {
         tempfile::Builder::new().prefix("fixity-pg").tempdir().map_err(|e| e.to_string())?.keep();
     std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
         .map_err(|e| e.to_string())?;
+    let passfile = dir.join("pgpass");
+    std::fs::write(&passfile, format!("*:*:*:{USER}:{PASSWORD}\n")).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&passfile, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    let _ = PASSFILE.set(passfile);
     let pwfile = dir.join("pw");
     std::fs::write(&pwfile, PASSWORD).map_err(|e| e.to_string())?;
     std::fs::set_permissions(&pwfile, std::os::unix::fs::PermissionsExt::from_mode(0o644))
