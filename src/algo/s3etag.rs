@@ -112,6 +112,27 @@ fn hasher(row: &Algorithm) -> Box<dyn Hasher> {
     Box::new(S3Etag::new(part_of(row)))
 }
 
+/// Cuts `data` at the ends of parts of `part` bytes (`in_part` of the current one fed
+/// already, kept up to date): `on(chunk, ends)` for each piece, `ends` when it completes
+/// its part. The ETag and the composite checksums ([`super::s3parts`]) share it.
+pub(super) fn in_parts(
+    part: u64,
+    in_part: &mut u64,
+    mut data: &[u8],
+    mut on: impl FnMut(&[u8], bool),
+) {
+    while !data.is_empty() {
+        let take = ((part - *in_part) as usize).min(data.len());
+        *in_part += take as u64;
+        let ends = *in_part == part;
+        if ends {
+            *in_part = 0;
+        }
+        on(&data[..take], ends);
+        data = &data[take..];
+    }
+}
+
 /// The running ETag: an MD5 of the current part and one of the finished parts' MD5s.
 #[derive(Clone)]
 pub(super) struct S3Etag {
@@ -149,19 +170,15 @@ impl Hasher for S3Etag {
         }
     }
 
-    fn update(&mut self, mut data: &[u8]) {
-        while !data.is_empty() {
-            let take = ((self.part - self.in_part) as usize).min(data.len());
-            self.current.update(&data[..take]);
-            self.in_part += take as u64;
-            data = &data[take..];
-            if self.in_part == self.part {
+    fn update(&mut self, data: &[u8]) {
+        in_parts(self.part, &mut self.in_part, data, |chunk, ends| {
+            self.current.update(chunk);
+            if ends {
                 self.list.update(self.current.finish().as_bytes());
                 self.current = Md5::new();
-                self.in_part = 0;
                 self.parts += 1;
             }
-        }
+        });
     }
 
     fn finish(&self) -> Digest {

@@ -9,7 +9,7 @@
 //! The rows are made on first use and kept for the life of the process, their inner
 //! algorithm and part size read back from their names.
 
-use super::s3etag::{MAX_PART, size_in, size_words};
+use super::s3etag::{MAX_PART, in_parts, size_in, size_words};
 use super::{ALGORITHMS, Algorithm, Hasher, Input};
 use std::sync::Mutex;
 
@@ -88,18 +88,14 @@ impl Hasher for Composite {
         self.current.begin(input);
     }
 
-    fn update(&mut self, mut data: &[u8]) {
-        while !data.is_empty() {
-            let take = ((self.part - self.in_part) as usize).min(data.len());
-            self.current.update(&data[..take]);
-            self.in_part += take as u64;
-            data = &data[take..];
-            if self.in_part == self.part {
+    fn update(&mut self, data: &[u8]) {
+        in_parts(self.part, &mut self.in_part, data, |chunk, ends| {
+            self.current.update(chunk);
+            if ends {
                 self.list.extend_from_slice(self.current.finish().as_bytes());
                 self.current = self.inner.hasher();
-                self.in_part = 0;
             }
-        }
+        });
     }
 
     fn finish(&self) -> crate::digest::Digest {

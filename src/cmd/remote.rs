@@ -183,14 +183,10 @@ fn summary_text(root: &std::path::Path, s: &Summary) -> String {
 
 /// The last comparison with `remote` (all remotes when `None`), as `status` shows it.
 pub fn status_lines(checks: &[RemoteCheck], remote: Option<&str>) -> anyhow::Result<String> {
-    let wanted = match remote {
-        Some(r) => Some(RemoteUrl::parse(r).map_err(anyhow::Error::msg)?.to_string()),
-        None => None,
-    };
+    let (wanted, chosen) = choose(checks, remote)?;
     let mut t = String::new();
-    let mut found = false;
-    for c in checks.iter().filter(|c| wanted.as_ref().is_none_or(|w| *w == c.remote)) {
-        found = true;
+    let found = !chosen.is_empty();
+    for c in chosen {
         let s: Value = serde_json::from_str(&c.summary).unwrap_or(Value::Null);
         let counts = &s["counts"];
         let classes: Vec<String> = Class::ALL
@@ -221,14 +217,10 @@ pub fn status_lines(checks: &[RemoteCheck], remote: Option<&str>) -> anyhow::Res
 
 /// The last comparison with `remote` (all remotes when `None`) for `status --json`.
 pub fn status_json(checks: &[RemoteCheck], remote: Option<&str>) -> anyhow::Result<Value> {
-    let wanted = match remote {
-        Some(r) => Some(RemoteUrl::parse(r).map_err(anyhow::Error::msg)?.to_string()),
-        None => None,
-    };
     Ok(Value::Array(
-        checks
-            .iter()
-            .filter(|c| wanted.as_ref().is_none_or(|w| *w == c.remote))
+        choose(checks, remote)?
+            .1
+            .into_iter()
             .map(|c| {
                 json!({
                     "remote": c.remote,
@@ -240,4 +232,18 @@ pub fn status_json(checks: &[RemoteCheck], remote: Option<&str>) -> anyhow::Resu
             })
             .collect(),
     ))
+}
+
+/// The remote `--remote` names, as recorded (`s3://b/p`), and the comparisons to show:
+/// that remote's, or every remote's.
+fn choose<'a>(
+    checks: &'a [RemoteCheck],
+    remote: Option<&str>,
+) -> anyhow::Result<(Option<String>, Vec<&'a RemoteCheck>)> {
+    let wanted = match remote {
+        Some(r) => Some(RemoteUrl::parse(r).map_err(anyhow::Error::msg)?.to_string()),
+        None => None,
+    };
+    let chosen = checks.iter().filter(|c| wanted.as_ref().is_none_or(|w| *w == c.remote)).collect();
+    Ok((wanted, chosen))
 }

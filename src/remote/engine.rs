@@ -130,17 +130,26 @@ impl Item {
     }
 
     fn judge(&self, offers: &[Offer]) -> Verdict {
-        let known = |a: &'static Algorithm| {
-            self.known
-                .iter()
-                .find(|(k, _)| std::ptr::eq(*k, a) || k.name == a.name)
-                .map(|(_, d)| d.clone())
-        };
-        object::judge(offers, &known)
+        object::judge(offers, &|a| self.known_digest(a))
     }
 
-    fn knows(&self, a: &'static Algorithm) -> bool {
-        self.known.iter().any(|(k, _)| std::ptr::eq(*k, a) || k.name == a.name)
+    /// The local digest known for `a` (by row, or by name for a row made again).
+    fn known_digest(&self, a: &'static Algorithm) -> Option<Vec<u8>> {
+        let same = |k: &&'static Algorithm| std::ptr::eq(*k, a) || k.name == a.name;
+        self.known.iter().find(|(k, _)| same(k)).map(|(_, d)| d.clone())
+    }
+
+    /// Settles the item as different when the object's `size` is not the recorded one.
+    fn size_differs(&mut self, size: u64) -> bool {
+        let recorded = self.record.as_ref().and_then(|r| r.size);
+        match recorded.filter(|&r| r != size) {
+            Some(r) => {
+                let note = format!("size: remote {size} bytes, recorded {r}");
+                self.finish(Class::Differs, Some(Proof::Size), Some(note));
+                true
+            }
+            None => false,
+        }
     }
 
     /// Settles the item on `verdict` if it proves something.
@@ -314,13 +323,12 @@ fn settle_page(
             it.finish(Class::Extra, None, None);
             continue;
         };
-        let size = it.listed.as_ref().expect("an object").size;
-        if rec.size.is_some_and(|s| s != size) {
-            let note = format!("size: remote {size} bytes, recorded {}", rec.size.unwrap_or(0));
-            it.finish(Class::Differs, Some(Proof::Size), Some(note));
+        let digest = rec.digest.as_bytes().to_vec();
+        let algo = rec.algo;
+        if it.size_differs(it.listed.as_ref().expect("an object").size) {
             continue;
         }
-        it.known.push((rec.algo, rec.digest.as_bytes().to_vec()));
+        it.known.push((algo, digest));
         // A listing's ETag that does not match proves nothing yet: it may be an SSE-KMS
         // ETag, or one of another part size; the HEAD tells. Only a match settles here.
         let offers = it.offers();
@@ -338,7 +346,7 @@ fn settle_page(
                 let named = &it.listed.as_ref().expect("an object").checksums;
                 let named: Vec<_> = named.iter().filter_map(|n| crate::algo::lookup(n)).collect();
                 for a in named {
-                    if !need.iter().any(|x| std::ptr::eq(*x, a)) && !it.knows(a) {
+                    if !need.iter().any(|x| std::ptr::eq(*x, a)) && it.known_digest(a).is_none() {
                         need.push(a);
                     }
                 }
@@ -376,11 +384,7 @@ fn settle_page(
             }
             Ok(h) => it.head = Some(h),
         }
-        let rec = it.record.as_ref().expect("an object with a record");
-        let size = it.head.as_ref().map_or(0, |h| h.size);
-        if rec.size.is_some_and(|s| s != size) {
-            let note = format!("size: remote {size} bytes, recorded {}", rec.size.unwrap_or(0));
-            it.finish(Class::Differs, Some(Proof::Size), Some(note));
+        if it.size_differs(it.head.as_ref().map_or(0, |h| h.size)) {
             continue;
         }
         let offers = it.offers();
