@@ -492,7 +492,11 @@ fn a_wrong_password_or_no_server_is_exit_2_naming_the_catalog_not_the_password()
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("PGSSLMODE \"sometimes\""), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("PGSSLMODE: invalid sslmode \"sometimes\""),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// `(class, path)` of every file a `--json` run reported (`from -> to` for a move), and

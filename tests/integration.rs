@@ -22,6 +22,7 @@ mod json;
 mod manual;
 mod monitor;
 mod parts;
+mod pgtls;
 mod pieces;
 mod plan;
 mod remote;

@@ -22,8 +22,10 @@ struct Cluster {
 }
 
 static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
-/// The data directory and pg_ctl of the running cluster, for the stop at exit.
-static STOP: OnceLock<(Vec<String>, PathBuf, PathBuf)> = OnceLock::new();
+/// The owner's command prefix, pg_ctl and data directory of each running cluster, for
+/// the stop at exit.
+static STOP: std::sync::Mutex<Vec<(Vec<String>, PathBuf, PathBuf)>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// The password file of the running cluster (`*:*:*:fixity:PASSWORD`, mode 0600):
 /// `util::fixity` hands it to every fixity it runs as `PGPASSFILE`, so command lines name
@@ -67,7 +69,7 @@ pub fn public(url: &str) -> String {
 /// A fresh database, or `None` (after [`super::missing`]) when no cluster can run here.
 pub fn database() -> Option<Database> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let cluster = match CLUSTER.get_or_init(start) {
+    let cluster = match CLUSTER.get_or_init(|| start(None)) {
         Ok(c) => c,
         Err(why) => {
             super::missing("postgresql", why);
@@ -128,7 +130,13 @@ fn run(as_owner: &[String], program: &Path, args: &[&str]) -> Result<(), String>
     Ok(())
 }
 
-fn start() -> Result<Cluster, String> {
+/// Makes a cluster's certificates in its directory (given the owner's command prefix):
+/// the server's extra options.
+type Setup<'a> = dyn Fn(&Path, &[String]) -> Result<String, String> + 'a;
+
+/// Starts a cluster; `tls` makes its certificates and configures it for TLS (see
+/// [`tls`]): it returns the server's extra options.
+fn start(tls: Option<&Setup<'_>>) -> Result<Cluster, String> {
     let bin = bindir().ok_or("initdb and pg_ctl not found (apt-get install postgresql)")?;
     // initdb refuses to run as root: the cluster belongs to postgres (or nobody).
     let as_owner: Vec<String> = if is_root() {
@@ -185,12 +193,19 @@ fn start() -> Result<Cluster, String> {
         .and_then(|l| l.local_addr())
         .map_err(|e| e.to_string())?
         .port();
-    let opts = format!(
+    let mut opts = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300 \
          -c shared_buffers=32MB",
         d(&dir)
     );
-    let _ = STOP.set((as_owner.clone(), bin.join("pg_ctl"), data.clone()));
+    if let Some(setup) = tls {
+        opts.push_str(&setup(&dir, &as_owner)?);
+    }
+    let first = {
+        let mut stop = STOP.lock().unwrap();
+        stop.push((as_owner.clone(), bin.join("pg_ctl"), data.clone()));
+        stop.len() == 1
+    };
     run(
         &as_owner,
         &bin.join("pg_ctl"),
@@ -200,18 +215,200 @@ fn start() -> Result<Cluster, String> {
         let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
         format!("{e}\n{log}")
     })?;
-    // SAFETY: registering a plain function to run at exit.
-    unsafe { libc::atexit(stop) };
+    if first {
+        // SAFETY: registering a plain function to run at exit.
+        unsafe { libc::atexit(stop) };
+    }
     Ok(Cluster { dir, port, as_owner, bin })
 }
 
-/// Stops the cluster and removes its directory (at the test binary's exit).
+/// Stops the clusters and removes their directories (at the test binary's exit).
 extern "C" fn stop() {
-    if let Some((as_owner, pg_ctl, data)) = STOP.get() {
+    let Ok(stop) = STOP.lock() else { return };
+    for (as_owner, pg_ctl, data) in stop.iter() {
         let d = data.to_string_lossy().into_owned();
         let _ = run(as_owner, pg_ctl, &["-D", &d, "-m", "immediate", "-w", "stop"]);
         if let Some(dir) = data.parent() {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// A cluster that serves TLS with certificates made here, for the tests of libpq's
+/// sslmode rules: its server certificate names `localhost` only (so `127.0.0.1` is
+/// another host name to verify-full), signed by `ca`; `other_ca` signed nothing this
+/// server shows. Over TCP it takes only TLS: role `certuser` logs in with a client
+/// certificate from `ca` (`client_cert`, `client_key`), everyone else with a password.
+pub struct TlsCluster {
+    pub port: u16,
+    pub ca: PathBuf,
+    pub other_ca: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// The database the superuser's connections use (`certuser` has one of its own).
+    pub database: String,
+}
+
+impl TlsCluster {
+    /// `postgresql://USER@HOST:PORT/DATABASE?PARAMS` (certuser's database for certuser).
+    pub fn url(&self, user: &str, host: &str, params: &str) -> String {
+        let q = if params.is_empty() { String::new() } else { format!("?{params}") };
+        let db = if user == "certuser" { "cert_db" } else { self.database.as_str() };
+        format!("postgresql://{user}@{host}:{}/{db}{q}", self.port)
+    }
+}
+
+static TLS: OnceLock<Result<TlsCluster, String>> = OnceLock::new();
+
+/// The TLS cluster, or `None` (after [`super::missing`]) when none can run here.
+pub fn tls() -> Option<&'static TlsCluster> {
+    match TLS.get_or_init(start_tls) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            super::missing("postgresql with TLS", why);
+            None
+        }
+    }
+}
+
+fn start_tls() -> Result<TlsCluster, String> {
+    let openssl = super::which("openssl").ok_or("openssl not found (apt-get install openssl)")?;
+    let made: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+    let setup = |dir: &Path, as_owner: &[String]| -> Result<String, String> {
+        let certs = dir.join("certs");
+        std::fs::create_dir_all(&certs).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&certs, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .map_err(|e| e.to_string())?;
+        make_certificates(&openssl, &certs, as_owner)?;
+        // Over TCP, TLS only (so a connection that succeeds was encrypted): certuser with a
+        // client certificate, everyone else with a password; the socket trusts.
+        let hba = "local all all trust\n\
+                   hostssl all certuser 127.0.0.1/32 cert\n\
+                   hostssl all all 127.0.0.1/32 scram-sha-256\n";
+        let hba_file = certs.join("pg_hba.conf");
+        std::fs::write(&hba_file, hba).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&hba_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .map_err(|e| e.to_string())?;
+        let c = |name: &str| certs.join(name).to_string_lossy().into_owned();
+        *made.lock().unwrap() = Some(certs.clone());
+        Ok(format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c ssl_ca_file={} -c hba_file={}",
+            c("server.crt"),
+            c("server.key"),
+            c("ca.crt"),
+            c("pg_hba.conf")
+        ))
+    };
+    let cluster = start(Some(&setup))?;
+    let certs = made.lock().unwrap().clone().ok_or("no certificates made")?;
+    let admin =
+        format!("host={} port={} user={USER} dbname=postgres", cluster.dir.display(), cluster.port);
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls).map_err(|e| e.to_string())?;
+    for sql in [
+        "CREATE ROLE certuser LOGIN",
+        "CREATE DATABASE cert_db OWNER certuser",
+        "CREATE DATABASE tls_db",
+    ] {
+        c.batch_execute(sql).map_err(|e| format!("{sql}: {e:?}"))?;
+    }
+    Ok(TlsCluster {
+        port: cluster.port,
+        ca: certs.join("ca.crt"),
+        other_ca: certs.join("other-ca.crt"),
+        client_cert: certs.join("client.crt"),
+        client_key: certs.join("client.key"),
+        database: "tls_db".into(),
+    })
+}
+
+/// The certificates, by the openssl command: two CAs, the server's (for `localhost`,
+/// its key the cluster owner's, 0600), and certuser's client certificate.
+fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<(), String> {
+    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let ssl = |args: &[&str]| run(&[], openssl, args);
+    for (ca, cn) in [("ca", "fixity test CA"), ("other-ca", "fixity other CA")] {
+        ssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &p(&format!("{ca}.key")),
+            "-out",
+            &p(&format!("{ca}.crt")),
+            "-days",
+            "3",
+            "-subj",
+            &format!("/CN={cn}"),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ])?;
+    }
+    let leaf = |name: &str, cn: &str, ext: &str, owner: &[String]| -> Result<(), String> {
+        std::fs::write(p(&format!("{name}.ext")), ext).map_err(|e| e.to_string())?;
+        run(
+            owner,
+            openssl,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &p(&format!("{name}.key")),
+                "-out",
+                &p(&format!("{name}.csr")),
+                "-subj",
+                &format!("/CN={cn}"),
+            ],
+        )?;
+        run(owner, Path::new("chmod"), &["600", &p(&format!("{name}.key"))])?;
+        ssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &p(&format!("{name}.csr")),
+            "-CA",
+            &p("ca.crt"),
+            "-CAkey",
+            &p("ca.key"),
+            "-CAcreateserial",
+            "-out",
+            &p(&format!("{name}.crt")),
+            "-days",
+            "3",
+            "-extfile",
+            &p(&format!("{name}.ext")),
+        ])
+    };
+    leaf(
+        "server",
+        "localhost",
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        as_owner,
+    )?;
+    leaf(
+        "client",
+        "certuser",
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n\
+         extendedKeyUsage=clientAuth\n",
+        &[],
+    )?;
+    // The certificates are public: readable by the server and by fixity.
+    for name in ["ca.crt", "other-ca.crt", "server.crt", "client.crt"] {
+        std::fs::set_permissions(
+            dir.join(name),
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

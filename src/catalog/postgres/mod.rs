@@ -22,6 +22,7 @@ mod rows;
 mod schema;
 mod store;
 mod summary;
+mod tls;
 mod url;
 mod writer;
 

@@ -2,11 +2,12 @@
 //! for what the URL leaves out (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD,
 //! PGSSLMODE), and the URL as messages show it (the password masked).
 
-use super::passfile;
+use super::{passfile, tls};
 use postgres::Config;
-use postgres::config::{Host, SslMode};
+use postgres::config::Host;
 use std::collections::HashMap;
 use std::time::Duration;
+use tls::Tls;
 
 /// Whether `catalog` (what `--catalog` was given) names a PostgreSQL catalog.
 pub fn is_url(catalog: &[u8]) -> bool {
@@ -48,26 +49,50 @@ pub fn mask(url: &str) -> String {
 /// The connection settings `url` gives, with `env` (a variable's value by name) filling
 /// in what it leaves out as libpq would: host (else localhost), port (else 5432), user
 /// (else the login name, `USER`), database (else the user's name), password, sslmode
-/// (disable, prefer or require; else prefer). A connection gives up after 10 s unless
+/// (see `tls`; else prefer). A connection gives up after 10 s unless
 /// the URL says otherwise (`connect_timeout`). An error is a message without the URL.
 #[cfg(test)]
 pub(crate) fn settings(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
-    settings_noted(url, env).map(|(config, _)| config)
+    settings_noted(url, env).map(|s| s.config)
 }
 
-/// [`settings`], and why the password file was not read when it was not (libpq's warning,
-/// for the message of a connection that fails).
+/// What a URL and the environment give: the connection settings, TLS, and why the
+/// password file was not read when it was not (libpq's warning, said with a connection
+/// that fails).
+pub(crate) struct Settings {
+    pub(crate) config: Config,
+    pub(crate) tls: Tls,
+    pub(crate) passfile_note: Option<String>,
+}
+
+/// [`settings`], with TLS and the password file's note.
 ///
 /// A service (`service=NAME` in the URL, else `PGSERVICE`) fills in, from the service
 /// file, what the URL leaves out, before the environment does (libpq's order); then the
-/// password file gives the password if none was given (see `passfile`).
+/// password file gives the password if none was given (see `passfile`). TLS is libpq's
+/// sslmode, sslrootcert, sslcert and sslkey (and PGSSLMODE, PGSSLROOTCERT, PGSSLCERT,
+/// PGSSLKEY; see `tls`).
 pub(crate) fn settings_noted(
     url: &str,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Config, Option<String>), String> {
+) -> Result<Settings, String> {
     let (url, service_name) = take_query(url, "service");
+    let mut from_url = tls::Asked::default();
+    let (url, mode) = take_query(&url, "sslmode");
+    let (url, rootcert) = take_query(&url, "sslrootcert");
+    let (url, cert) = take_query(&url, "sslcert");
+    let (url, key) = take_query(&url, "sslkey");
+    for (slot, value) in [
+        (&mut from_url.mode, mode),
+        (&mut from_url.rootcert, rootcert),
+        (&mut from_url.cert, cert),
+        (&mut from_url.key, key),
+    ] {
+        *slot = value.map(|v| decode(&v)).transpose()?;
+    }
     let plain = |name: &str| env(name).filter(|v| !v.is_empty());
-    let service = match service_name.or_else(|| plain("PGSERVICE")) {
+    let service = match service_name.map(|n| decode(&n)).transpose()?.or_else(|| plain("PGSERVICE"))
+    {
         Some(name) => passfile::service(&plain, &name)?,
         None => HashMap::new(),
     };
@@ -80,11 +105,25 @@ pub(crate) fn settings_noted(
             "PGDATABASE" => "dbname",
             "PGPASSWORD" => "password",
             "PGSSLMODE" => "sslmode",
+            "PGSSLROOTCERT" => "sslrootcert",
+            "PGSSLCERT" => "sslcert",
+            "PGSSLKEY" => "sslkey",
             "PGCONNECT_TIMEOUT" => "connect_timeout",
             "PGPASSFILE" => "passfile",
             _ => "",
         };
         service.get(key).cloned().filter(|v| !v.is_empty()).or_else(|| plain(name))
+    };
+    let mode_from = match (&from_url.mode, service.contains_key("sslmode")) {
+        (Some(_), _) => "the URL",
+        (None, true) => "the service",
+        (None, false) => "PGSSLMODE",
+    };
+    let asked = tls::Asked {
+        mode: from_url.mode.or_else(|| env("PGSSLMODE")),
+        rootcert: from_url.rootcert.or_else(|| env("PGSSLROOTCERT")),
+        cert: from_url.cert.or_else(|| env("PGSSLCERT")),
+        key: from_url.key.or_else(|| env("PGSSLKEY")),
     };
     let url = url.as_str();
     let port = match env("PGPORT") {
@@ -124,16 +163,6 @@ pub(crate) fn settings_noted(
     {
         config.password(password);
     }
-    if !query_names(&url, "sslmode")
-        && let Some(mode) = env("PGSSLMODE")
-    {
-        config.ssl_mode(match mode.as_str() {
-            "disable" => SslMode::Disable,
-            "prefer" => SslMode::Prefer,
-            "require" => SslMode::Require,
-            _ => return Err(format!("PGSSLMODE {mode:?} is not disable, prefer or require")),
-        });
-    }
     if config.get_connect_timeout().is_none() {
         let secs = match env("PGCONNECT_TIMEOUT") {
             Some(t) => t.parse::<u64>().map_err(|_| format!("bad connect_timeout {t:?}"))?,
@@ -160,7 +189,37 @@ pub(crate) fn settings_noted(
             passfile::Looked::None => {}
         }
     }
-    Ok((config, note))
+    let sockets_only = !config.get_hosts().is_empty()
+        && config.get_hostaddrs().is_empty()
+        && config.get_hosts().iter().all(|h| matches!(h, Host::Unix(_)));
+    let home = env("HOME").map(std::path::PathBuf::from);
+    let tls = tls::resolve(&asked, home.as_deref(), sockets_only).map_err(|e| {
+        match e.starts_with("invalid sslmode") {
+            true => format!("{mode_from}: {e}"),
+            false => e,
+        }
+    })?;
+    config.ssl_mode(tls.wire);
+    Ok(Settings { config, tls, passfile_note: note })
+}
+
+/// `text` with its `%XX` escapes decoded (a URL's query value).
+fn decode(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            let Some(b) = hex else { return Err(format!("bad %-escape in {text:?}")) };
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("{text:?} is not UTF-8 once decoded"))
 }
 
 /// `url` without its query parameter `key`, and that parameter's value (percent-decoded
@@ -205,11 +264,6 @@ fn with_port(url: &str, port: u16) -> String {
     format!("{}{}{}", &url[..hosts_at], hosts.join(","), &url[end..])
 }
 
-/// Whether the URL's query names the parameter `key`.
-fn query_names(url: &str, key: &str) -> bool {
-    url.split_once('?').is_some_and(|(_, q)| q.split('&').any(|p| p.split('=').next() == Some(key)))
-}
-
 /// A client error and its causes, in words.
 pub(crate) fn cause(e: &postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
@@ -228,6 +282,7 @@ pub(crate) fn cause(e: &postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use postgres::config::SslMode;
 
     fn with(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> =
@@ -346,16 +401,29 @@ mod tests {
         assert!(settings("postgresql://?service=none", &env).unwrap_err().contains("not found"));
         // A password file others can read is not read, and the reason is kept.
         std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let (c, note) = settings_noted("postgresql://?service=fleet", &env).unwrap();
-        assert_eq!(c.get_password(), None);
-        assert!(note.unwrap().contains("group or world access"));
+        let s = settings_noted("postgresql://?service=fleet", &env).unwrap();
+        assert_eq!(s.config.get_password(), None);
+        assert!(s.passfile_note.unwrap().contains("group or world access"));
     }
 
     #[test]
     fn bad_settings_are_refused_in_words() {
         assert!(settings("postgresql://h/d", &with(&[])).unwrap_err().contains("no user"));
-        let e = settings("postgresql://u@h/d", &with(&[("PGSSLMODE", "verify-full")])).unwrap_err();
-        assert!(e.contains("PGSSLMODE"), "{e}");
+        let e = settings("postgresql://u@h/d", &with(&[("PGSSLMODE", "verify-fool")])).unwrap_err();
+        assert!(e.starts_with("PGSSLMODE: invalid sslmode \"verify-fool\""), "{e}");
+        // Verifying needs the root file: the URL's (%-escaped), else PGSSLROOTCERT.
+        let e = settings(
+            "postgresql://u@h/d?sslmode=verify-full&sslrootcert=%2Fno%20such.pem",
+            &with(&[]),
+        )
+        .unwrap_err();
+        assert!(e.contains("root certificate file \"/no such.pem\" does not exist"), "{e}");
+        let env = with(&[("PGSSLMODE", "verify-ca"), ("PGSSLROOTCERT", "/env.pem")]);
+        let e = settings("postgresql://u@h/d", &env).unwrap_err();
+        assert!(e.contains("\"/env.pem\" does not exist"), "{e}");
+        // The URL's sslmode wins over the environment's.
+        let c = settings("postgresql://u@h/d?sslmode=disable", &env).unwrap();
+        assert_eq!(c.get_ssl_mode(), SslMode::Disable);
         assert!(
             settings("postgresql://u@h/d", &with(&[("PGPORT", "x")]))
                 .unwrap_err()

@@ -1,0 +1,395 @@
+//! TLS to a PostgreSQL catalog, by libpq's rules (`sslmode`, `sslrootcert`, `sslcert`,
+//! `sslkey`), through rustls.
+//!
+//! - `disable` never encrypts; `allow` and `prefer` (the default) encrypt when the
+//!   server offers it, without checking its certificate; `require` refuses a server that
+//!   does not encrypt, and checks its certificate against the root certificate file when
+//!   that file exists (libpq's rule, kept for compatibility with its old versions).
+//! - `verify-ca` checks that the server's certificate chains to a root in `sslrootcert`
+//!   (default `~/.postgresql/root.crt`, which must then exist); `verify-full` also checks
+//!   that the certificate names the host connected to (its subject alternative names, as
+//!   every modern certificate carries; the common name is not read).
+//! - `sslrootcert=system` takes the system's trusted roots, and asks `verify-full` (the
+//!   default with it; a weaker mode is refused, as libpq refuses it).
+//! - A client certificate (`sslcert`, default `~/.postgresql/postgresql.crt`) is sent
+//!   when its file exists, with its key (`sslkey`, default
+//!   `~/.postgresql/postgresql.key`), which must not be readable by others (0600, or 0640
+//!   when root owns it).
+//!
+//! Unix-domain sockets never carry TLS (PostgreSQL serves none there; libpq ignores
+//! sslmode for them).
+
+use postgres::config::SslMode;
+use rustls::SignatureScheme;
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// libpq's sslmode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Disable,
+    Allow,
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl Mode {
+    fn parse(text: &str) -> Result<Mode, String> {
+        Ok(match text {
+            "disable" => Mode::Disable,
+            "allow" => Mode::Allow,
+            "prefer" => Mode::Prefer,
+            "require" => Mode::Require,
+            "verify-ca" => Mode::VerifyCa,
+            "verify-full" => Mode::VerifyFull,
+            _ => {
+                return Err(format!(
+                    "invalid sslmode {text:?}: disable, allow, prefer, require, verify-ca or \
+                     verify-full"
+                ));
+            }
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Disable => "disable",
+            Mode::Allow => "allow",
+            Mode::Prefer => "prefer",
+            Mode::Require => "require",
+            Mode::VerifyCa => "verify-ca",
+            Mode::VerifyFull => "verify-full",
+        }
+    }
+}
+
+/// What the URL, the service file and the environment ask for (the first that names a
+/// setting wins, in that order).
+#[derive(Default, Debug)]
+pub(super) struct Asked {
+    pub(super) mode: Option<String>,
+    pub(super) rootcert: Option<String>,
+    pub(super) cert: Option<String>,
+    pub(super) key: Option<String>,
+}
+
+/// How a catalog's connections are encrypted and checked.
+#[derive(Clone)]
+pub(crate) struct Tls {
+    /// What the client asks of the server (whether TLS is tried, and required).
+    pub(super) wire: SslMode,
+    /// The rustls settings, when TLS may be used.
+    pub(super) config: Arc<ClientConfig>,
+    /// What is checked, in words: said with a connection that fails in the handshake.
+    pub(super) checks: String,
+    /// The client certificate sent, in words: said when the server asks for one.
+    pub(super) sent: String,
+}
+
+/// What is checked of the server's certificate.
+enum Check {
+    /// Nothing but the handshake's signatures.
+    Nothing,
+    /// Its chain to one of these roots.
+    Chain(RootCertStore),
+    /// Its chain, and the host name.
+    Full(RootCertStore),
+}
+
+/// The TLS settings `asked` gives, by libpq's rules; `home` is where `~/.postgresql`
+/// is; `sockets_only`: every host is a Unix-domain socket. An error is a sentence.
+pub(super) fn resolve(
+    asked: &Asked,
+    home: Option<&Path>,
+    sockets_only: bool,
+) -> Result<Tls, String> {
+    let system = asked.rootcert.as_deref() == Some("system");
+    let mode = match &asked.mode {
+        Some(m) => Mode::parse(m)?,
+        None if system => Mode::VerifyFull,
+        None => Mode::Prefer,
+    };
+    if system && mode != Mode::VerifyFull {
+        return Err(format!(
+            "weak sslmode \"{}\" may not be used with sslrootcert=system (use \"verify-full\")",
+            mode.name()
+        ));
+    }
+    let in_home = |name: &str| home.map(|h| h.join(".postgresql").join(name));
+    let rootfile = match asked.rootcert.as_deref() {
+        Some("system") => None,
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => in_home("root.crt"),
+    };
+    let present = rootfile.as_deref().is_some_and(|f| f.exists());
+    let verifying = matches!(mode, Mode::VerifyCa | Mode::VerifyFull);
+    if verifying && !system && !present {
+        let shown = rootfile.as_deref().map_or("~/.postgresql/root.crt".into(), shown_path);
+        return Err(format!(
+            "root certificate file \"{shown}\" does not exist; either provide the file, use \
+             the system's trusted roots with sslrootcert=system, or change sslmode to \
+             disable server certificate verification"
+        ));
+    }
+    let check = match mode {
+        Mode::Disable | Mode::Allow | Mode::Prefer => Check::Nothing,
+        Mode::Require if !present => Check::Nothing,
+        Mode::Require | Mode::VerifyCa => Check::Chain(roots(rootfile.as_deref())?),
+        Mode::VerifyFull => Check::Full(roots(rootfile.as_deref())?),
+    };
+    let from = match &rootfile {
+        _ if system => "the system's trusted roots".to_string(),
+        Some(f) => format!("the roots in {}", shown_path(f)),
+        None => String::new(),
+    };
+    let checks = match &check {
+        Check::Nothing if mode == Mode::Disable => "sslmode=disable: not encrypted".to_string(),
+        Check::Nothing => {
+            format!("sslmode={}: the server's certificate is not checked", mode.name())
+        }
+        Check::Chain(_) => format!(
+            "sslmode={}: the server's certificate is checked against {from}, not its host name",
+            mode.name()
+        ),
+        Check::Full(_) => format!(
+            "sslmode={}: the server's certificate is checked against {from}, and its host name",
+            mode.name()
+        ),
+    };
+    let cert = asked.cert.as_deref().map(PathBuf::from).or_else(|| in_home("postgresql.crt"));
+    let client = client_identity(
+        cert.clone(),
+        asked.key.as_deref().map(PathBuf::from).or_else(|| in_home("postgresql.key")),
+    )?;
+    let sent = match (&client, &cert) {
+        (Some(_), Some(c)) => format!("the client certificate in {} was sent", shown_path(c)),
+        _ => "no client certificate was sent: give one with sslcert and sslkey (or PGSSLCERT, \
+              PGSSLKEY, or ~/.postgresql/postgresql.crt and .key)"
+            .to_string(),
+    };
+    let wire = match mode {
+        _ if sockets_only => SslMode::Disable,
+        Mode::Disable => SslMode::Disable,
+        Mode::Allow | Mode::Prefer => SslMode::Prefer,
+        Mode::Require | Mode::VerifyCa | Mode::VerifyFull => SslMode::Require,
+    };
+    Ok(Tls { wire, config: Arc::new(client_config(check, client)?), checks, sent })
+}
+
+/// The trusted roots: the file's certificates, or (`None`) the system's.
+fn roots(file: Option<&Path>) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match file {
+        Some(f) => {
+            let shown = shown_path(f);
+            let certs = CertificateDer::pem_file_iter(f)
+                .map_err(|e| format!("could not read root certificate file \"{shown}\": {e}"))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| {
+                    format!("could not read root certificate file \"{shown}\": {e}")
+                })?;
+                store.add(cert).map_err(|e| {
+                    format!("root certificate file \"{shown}\" holds a bad certificate: {e}")
+                })?;
+            }
+            if store.is_empty() {
+                return Err(format!("root certificate file \"{shown}\" holds no certificate"));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = store.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found.errors.first().map(|e| format!(": {e}")).unwrap_or_default();
+                return Err(format!("sslrootcert=system: no trusted roots found{why}"));
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// The client certificate chain and key, when the certificate file exists (libpq sends
+/// none otherwise).
+fn client_identity(
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>, String> {
+    let Some(cert) = cert.filter(|c| c.exists()) else { return Ok(None) };
+    let shown = shown_path(&cert);
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert)
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .map_err(|e| format!("could not read certificate file \"{shown}\": {e}"))?;
+    if chain.is_empty() {
+        return Err(format!("certificate file \"{shown}\" holds no certificate"));
+    }
+    let Some(key) = key.filter(|k| k.exists()) else {
+        return Err(format!(
+            "certificate present, but not private key file (sslkey) for \"{shown}\""
+        ));
+    };
+    key_permissions(&key)?;
+    let key_shown = shown_path(&key);
+    let key = PrivateKeyDer::from_pem_file(&key).map_err(|e| {
+        format!(
+            "could not load private key file \"{key_shown}\": {e} (PEM PKCS#8, PKCS#1 or SEC1 \
+             keys without a passphrase are read)"
+        )
+    })?;
+    Ok(Some((chain, key)))
+}
+
+/// libpq's check of a private key file: a plain file that the group and others cannot
+/// read (0600 or less), or, when root owns it, that others cannot read and the group only
+/// read (0640 or less).
+fn key_permissions(key: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = shown_path(key);
+    let meta = std::fs::metadata(key)
+        .map_err(|e| format!("could not read private key file \"{shown}\": {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("private key file \"{shown}\" is not a regular file"));
+    }
+    let mode = meta.mode();
+    let loose = if meta.uid() == 0 { mode & 0o037 != 0 } else { mode & 0o077 != 0 };
+    if loose {
+        return Err(format!(
+            "private key file \"{shown}\" has group or world access; file must have \
+             permissions u=rw (0600) or less if owned by the current user, or permissions \
+             u=rw,g=r (0640) or less if owned by root"
+        ));
+    }
+    Ok(())
+}
+
+fn client_config(
+    check: Check,
+    client: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
+) -> Result<ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier: Arc<dyn ServerCertVerifier> = match check {
+        Check::Nothing => Arc::new(Unchecked(provider.signature_verification_algorithms)),
+        Check::Chain(roots) => Arc::new(ChainOnly(webpki(roots, &provider)?)),
+        Check::Full(roots) => webpki(roots, &provider)?,
+    };
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    match client {
+        None => Ok(builder.with_no_client_auth()),
+        Some((chain, key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("the client certificate and key do not make a pair: {e}")),
+    }
+}
+
+fn webpki(
+    roots: RootCertStore,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<WebPkiServerVerifier>, String> {
+    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| format!("the trusted roots cannot be used: {e}"))
+}
+
+fn shown_path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// `verify-ca`: the chain must lead to a trusted root; the name is not looked at (a name
+/// error comes only after the chain was found good).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `allow`, `prefer`, and `require` without a root file: any certificate is taken; the
+/// handshake's signatures must still be the certificate's.
+#[derive(Debug)]
+struct Unchecked(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for Unchecked {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests;
