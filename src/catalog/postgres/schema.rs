@@ -121,9 +121,15 @@ pub(super) fn migrate(client: &mut Client, t: &Target) -> Result<(), PgError> {
     let q = |e: postgres::Error| t.refusal(&e, "create or migrate the catalog's schema");
     let mut tx = client.transaction().map_err(q)?;
     tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&SCHEMA_LOCK]).map_err(q)?;
+    // The schema only when there is none: creating one at all asks for a privilege on the
+    // database, which the schema's owner of `fixity catalog init-roles` need not have.
+    let schema: bool =
+        tx.query_one("SELECT to_regnamespace('fixity') IS NOT NULL", &[]).map_err(q)?.get(0);
+    if !schema {
+        tx.batch_execute("CREATE SCHEMA IF NOT EXISTS fixity").map_err(q)?;
+    }
     tx.batch_execute(
-        "CREATE SCHEMA IF NOT EXISTS fixity;
-         CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL);",
+        "CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL)",
     )
     .map_err(q)?;
     // Read again under the lock: another run may have migrated meanwhile.
