@@ -29,6 +29,7 @@ mod remote;
 mod repair;
 mod report;
 mod rhash;
+mod roles;
 mod roundtrip;
 mod safety;
 mod scale;

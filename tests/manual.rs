@@ -95,6 +95,7 @@ fn manual_pages_cover_every_command_and_render() {
         "fixity-verify.1",
         "fixity-bench-tree.1",
         "fixity-bag-check.1",
+        "fixity-catalog-init-roles.1",
         "fixity-man.1",
     ] {
         assert!(pages.iter().any(|p| p == want), "{want} in {pages:?}");

@@ -1,8 +1,8 @@
 //! The arguments of `fixity status` and `fixity export`: commands that read a catalog
-//! and not the tree.
+//! and not the tree; and of `fixity catalog`, which sets a catalog up.
 
 use super::monitor;
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -50,4 +50,40 @@ pub struct ExportArgs {
     /// The tree (default: the current directory).
     #[arg(value_name = "PATH", default_value = ".")]
     pub path: PathBuf,
+}
+
+/// `fixity catalog ...`: setting up a shared (PostgreSQL) catalog.
+#[derive(Subcommand, Debug)]
+pub enum CatalogCommand {
+    /// Print (or with --apply run) the SQL that gives a PostgreSQL catalog its roles: an
+    /// owner of the schema, one login role per host that reads and writes only that
+    /// host's trees (row-level security), and monitors that read everything and write
+    /// nothing.
+    #[command(after_help = super::exit::ROLES_EXIT)]
+    InitRoles(InitRolesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitRolesArgs {
+    /// The catalog (postgresql://ADMIN@HOST/DB), connected to as an administrator (a
+    /// superuser) with --apply.
+    #[arg(long, value_name = "URL")]
+    pub catalog: Option<PathBuf>,
+    /// The schema's owner: makes and migrates the schema (run upgrades as it); row-level
+    /// security does not bind it, so no host should log in as it.
+    #[arg(long, value_name = "ROLE")]
+    pub owner: String,
+    /// A host's login role and the host name its trees are recorded under (FIXITY_HOST or
+    /// the machine's name, as scan, verify and status --host use it); repeat for each
+    /// host, and for a role that writes under more than one name.
+    #[arg(long = "host", value_name = "ROLE=HOSTNAME")]
+    pub hosts: Vec<String>,
+    /// A login role that reads every host's records (status of the fleet, reports,
+    /// exports) and writes nothing; repeatable.
+    #[arg(long = "monitor", value_name = "ROLE")]
+    pub monitors: Vec<String>,
+    /// Run the SQL on --catalog (in one transaction) instead of printing it for review
+    /// (psql -v ON_ERROR_STOP=1 -f FILE).
+    #[arg(long)]
+    pub apply: bool,
 }

@@ -62,3 +62,10 @@ pub(super) const DUPS_EXIT: &str = "Exit status: 0 done, duplicates found or not
 could not be looked at or read (each is named on stderr and left out; the groups of the others \
 are listed); 2 could not run (usage, no catalog, a catalog that cannot be read, a temporary \
 file that cannot be written).";
+
+pub(super) const ROLES_EXIT: &str = "Roles are created without a password: set one (ALTER ROLE \
+web1 PASSWORD '...', then ~/.pgpass on the host) or use certificates. Running it again is harmless; \
+run it again with more --host to add hosts. Exit status: 0 printed, or applied; 2 could not run \
+(usage, a role name PostgreSQL would change, a catalog that cannot be reached, an administrator \
+who may not create roles or hand over the schema, a host or monitor role that is a superuser or \
+has BYPASSRLS).";

@@ -17,7 +17,7 @@ mod repair;
 mod report;
 mod scale;
 pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
-pub use catalog::{ExportArgs, StatusArgs};
+pub use catalog::{CatalogCommand, ExportArgs, InitRolesArgs, StatusArgs};
 pub use dups::DupsArgs;
 use exit::*;
 pub use import::{ImportArgs, ImportFrom, XattrName};
@@ -87,6 +87,9 @@ pub enum Command {
     /// gone for good; until then every scan and verify reports them.
     #[command(after_help = RESOLVE_EXIT)]
     Forget(ResolveArgs),
+    /// Set up a shared PostgreSQL catalog: `init-roles` keeps each host to its own records.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
     /// Measure algorithms and tools on this machine, with the method built in.
     #[command(subcommand)]
     Bench(BenchCommand),

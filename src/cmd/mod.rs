@@ -18,12 +18,13 @@ mod repair;
 mod report;
 mod resolve;
 mod rhash_out;
+mod roles;
 mod scrub;
 mod shard;
 mod status;
 mod update;
 
-use crate::cli::{Cli, Command, ReadArgs, Storage};
+use crate::cli::{CatalogCommand, Cli, Command, ReadArgs, Storage};
 use fixity::catalog::StoreSpec;
 use fixity::catalog::postgres::{PgSpec, is_url};
 use fixity::catalog::sqlite::Catalog;
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Dups(a) => dups::run(a),
         Command::Accept(a) => resolve::accept(a),
         Command::Forget(a) => resolve::forget(a),
+        Command::Catalog(CatalogCommand::InitRoles(a)) => roles::init_roles(a),
         Command::Bench(b) => bench::run(b),
         Command::Bag(b) => bag::run(b),
         Command::Plan(a) => shard::plan(a),

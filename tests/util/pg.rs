@@ -59,6 +59,28 @@ impl Database {
         postgres::Client::connect(&self.secret, postgres::NoTls)
             .expect("connect to the test database")
     }
+
+    /// This database's URL for another role (`role` percent-encoded, no password: give
+    /// the role's password as PGPASSWORD).
+    pub fn url_as(&self, role: &str) -> String {
+        let user: String = role
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'.' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        format!("postgresql://{user}@127.0.0.1:{}/{}", self.port, self.name)
+    }
+
+    /// A client connected to this database as `role`, with its `password`.
+    pub fn client_as(&self, role: &str, password: &str) -> postgres::Client {
+        let mut config = postgres::Config::new();
+        config.host("127.0.0.1").port(self.port).dbname(&self.name).user(role).password(password);
+        config.connect(postgres::NoTls).unwrap_or_else(|e| panic!("connect as {role:?}: {e}"))
+    }
 }
 
 /// `url` without the test password: what a command line names.

@@ -48,9 +48,28 @@ impl Target {
         })
     }
 
-    /// A statement's error as the catalog's.
+    /// A statement's error as the catalog's; one the server refused for want of a
+    /// privilege (a role set up by `fixity catalog init-roles`) says so, as a write.
     pub(crate) fn query_error(&self, e: &postgres::Error) -> PgError {
-        PgError::Query { catalog: self.shown.clone(), cause: cause(e) }
+        self.refusal(e, "write to the catalog")
+    }
+
+    /// A statement's error as the catalog's, `what` naming what was tried when the server
+    /// refused it for want of a privilege: then the role is named, and what to do.
+    pub(crate) fn refusal(&self, e: &postgres::Error, what: &str) -> PgError {
+        let cause = cause(e);
+        if e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+            return PgError::Query { catalog: self.shown.clone(), cause };
+        }
+        let role = self.config.get_user().unwrap_or("(this role)").to_string();
+        let advice = super::error::advice(&cause);
+        PgError::Refused {
+            catalog: self.shown.clone(),
+            role,
+            what: what.to_string(),
+            cause,
+            advice,
+        }
     }
 }
 

@@ -10,7 +10,8 @@
 //! the connection however the process ends. Writes go in batches, each one transaction:
 //! a killed run leaves every committed batch and nothing of the open one, and the next
 //! run continues from there. `schema.rs` holds the schema and its migrations (under an
-//! advisory lock); `url.rs` what the URL and libpq's environment say; `connect.rs` TLS.
+//! advisory lock); `url.rs` what the URL and libpq's environment say; `connect.rs` TLS;
+//! `roles.rs` the roles that keep hosts from each other's records (row-level security).
 
 mod connect;
 mod db;
@@ -18,6 +19,7 @@ mod error;
 mod history;
 mod passfile;
 mod remote;
+mod roles;
 mod rows;
 mod schema;
 mod store;
@@ -28,6 +30,9 @@ mod writer;
 
 use connect::Target;
 pub use error::PgError;
+pub use roles::{
+    HOSTS_GROUP, MONITORS_GROUP, PlanError, RolePlan, apply as apply_roles, init_roles_sql,
+};
 pub(crate) use store::PgStore;
 pub use summary::{TreeState, fleet};
 pub use url::{is_url, mask};

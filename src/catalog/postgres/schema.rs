@@ -8,7 +8,7 @@ use crate::algo::{self, Algorithm};
 use postgres::Client;
 
 /// The advisory-lock class (first key) of the schema's migrations; the second key is 0.
-const SCHEMA_LOCK: i32 = 0x6669_7800;
+pub(super) const SCHEMA_LOCK: i32 = 0x6669_7800;
 /// The advisory-lock class of the run locks; the second key is the tree's id.
 pub(super) const RUN_LOCK: i32 = 0x6669_7801;
 
@@ -117,12 +117,19 @@ pub(super) fn migrate(client: &mut Client, t: &Target) -> Result<(), PgError> {
             return Ok(());
         }
     }
-    let q = |e: postgres::Error| t.query_error(&e);
+    // Refused by the server (a host's or a monitor's role): said as such, with what to do.
+    let q = |e: postgres::Error| t.refusal(&e, "create or migrate the catalog's schema");
     let mut tx = client.transaction().map_err(q)?;
     tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&SCHEMA_LOCK]).map_err(q)?;
+    // The schema only when there is none: creating one at all asks for a privilege on the
+    // database, which the schema's owner of `fixity catalog init-roles` need not have.
+    let schema: bool =
+        tx.query_one("SELECT to_regnamespace('fixity') IS NOT NULL", &[]).map_err(q)?.get(0);
+    if !schema {
+        tx.batch_execute("CREATE SCHEMA IF NOT EXISTS fixity").map_err(q)?;
+    }
     tx.batch_execute(
-        "CREATE SCHEMA IF NOT EXISTS fixity;
-         CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL);",
+        "CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL)",
     )
     .map_err(q)?;
     // Read again under the lock: another run may have migrated meanwhile.
@@ -133,6 +140,13 @@ pub(super) fn migrate(client: &mut Client, t: &Target) -> Result<(), PgError> {
     check_version(found, t)?;
     for step in MIGRATIONS.iter().skip(found as usize) {
         tx.batch_execute(step).map_err(q)?;
+    }
+    // With roles set up (`fixity catalog init-roles`), the tables a step made get the
+    // grants and policies too.
+    let roles: bool =
+        tx.query_one("SELECT to_regclass('fixity.host_roles') IS NOT NULL", &[]).map_err(q)?.get(0);
+    if roles {
+        tx.batch_execute(super::roles::POLICIES).map_err(q)?;
     }
     tx.execute(
         "INSERT INTO fixity.meta (key, value) VALUES ('schema_version', $1)
@@ -161,6 +175,7 @@ pub(super) fn tree_row(
 ) -> Result<TreeRow, PgError> {
     let q = |e: postgres::Error| t.query_error(&e);
     if create {
+        let q = |e: postgres::Error| t.refusal(&e, &format!("record a tree of host {host:?}"));
         let name = algo.unwrap_or_else(algo::default_algorithm).name;
         client
             .execute(

@@ -4,7 +4,7 @@
 
 use super::db::Db;
 use super::writer::{Batch, Writer};
-use super::{PgError, PgSpec, Target, schema};
+use super::{PgError, PgSpec, Target, roles, schema};
 use crate::algo::Algorithm;
 use crate::catalog::store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
@@ -66,7 +66,12 @@ impl PgStore {
         // Schema 3 added the imported mark: an older schema, read where it is not migrated,
         // is read without it.
         let mut before_imports = false;
-        let version = match schema::version(&mut client, &target)? {
+        let found = schema::version(&mut client, &target)?;
+        if found.is_some() {
+            // Another host's tree is refused as such, before row-level security hides it.
+            roles::check_host(&mut client, &target, &spec.host)?;
+        }
+        let version = match found {
             None if !(writes && how.create) => return Err(not_found()),
             Some(v) if !writes => {
                 schema::check_version(v, &target)?;

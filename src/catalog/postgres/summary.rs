@@ -2,7 +2,7 @@
 //! catalog's), and the fleet: every tree of every host (or of one), grouped by host.
 
 use super::db::Db;
-use super::{PgError, Target, schema};
+use super::{PgError, Target, roles, schema};
 use crate::catalog::store::{PassState, PassUnderWay, RunInfo, Summary};
 
 impl Db {
@@ -120,7 +120,9 @@ pub struct TreeState {
     pub last_run: Option<RunInfo>,
 }
 
-/// Every tree in the catalog at `url` (only `host`'s, if given), by host and root.
+/// Every tree in the catalog at `url` (only `host`'s, if given), by host and root: every
+/// tree the connected role may read (a host's role of `fixity catalog init-roles` reads
+/// its own hosts' trees, and is refused another host's by name).
 pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
     let t = Target::new(url)?;
     let mut client = t.connect()?;
@@ -128,6 +130,9 @@ pub fn fleet(url: &str, host: Option<&str>) -> Result<Vec<TreeState>, PgError> {
         return Ok(Vec::new());
     };
     schema::check_version(version, &t)?;
+    if let Some(host) = host {
+        roles::check_host(&mut client, &t, host)?;
+    }
     // Before schema 3 (not migrated by a read) there are no imported digests.
     let imported = match version {
         v if v < 3 => "0::bigint",
