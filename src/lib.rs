@@ -83,6 +83,8 @@ pub mod output;
 pub mod par2;
 pub mod pathtext;
 pub mod pipeline;
+pub mod proof;
+pub mod proof_audit;
 #[allow(unsafe_code)]
 pub mod read;
 pub mod remote;

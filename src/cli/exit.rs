@@ -62,3 +62,8 @@ pub(super) const DUPS_EXIT: &str = "Exit status: 0 done, duplicates found or not
 could not be looked at or read (each is named on stderr and left out; the groups of the others \
 are listed); 2 could not run (usage, no catalog, a catalog that cannot be read, a temporary \
 file that cannot be written).";
+
+pub(super) const AUDIT_PROOF_EXIT: &str = "Exit status: 0 intact (the signature verifies, the chain \
+is whole and holds the head, the records give the last root, every file read holds its recorded \
+content); 1 the chain breaks somewhere (each break on standard output); 2 could not run (usage, a \
+head that cannot be read or is not one, a catalog that cannot be opened or keeps no chain).";

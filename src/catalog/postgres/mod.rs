@@ -17,6 +17,7 @@ mod db;
 mod error;
 mod history;
 mod passfile;
+mod proofs;
 mod remote;
 mod rows;
 mod schema;
