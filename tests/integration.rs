@@ -24,6 +24,7 @@ mod monitor;
 mod parts;
 mod pieces;
 mod plan;
+mod proof;
 mod remote;
 mod repair;
 mod report;
