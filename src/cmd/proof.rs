@@ -71,7 +71,7 @@ pub fn audit(args: AuditProofArgs) -> anyhow::Result<Status> {
     let text = std::fs::read(&args.head).with_context(|| format!("cannot read {shown}"))?;
     let text = String::from_utf8(text)
         .map_err(|_| anyhow::anyhow!("{shown}: not a fixity head (not UTF-8)"))?;
-    let kept = Statement::parse(&text).with_context(|| format!("{shown}"))?;
+    let kept = Statement::parse(&text).with_context(|| shown.clone())?;
     let spec = super::catalog_spec(args.catalog.as_deref(), &args.path, args.host.as_deref());
     let store = open_store(&spec, &OpenOptions { read_only: true, ..OpenOptions::default() })?;
 
