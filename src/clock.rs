@@ -22,6 +22,49 @@ pub fn format_rfc3339(ms: i64) -> String {
     format_time(ms).replacen(' ', "T", 1) + "Z"
 }
 
+/// Formats milliseconds since the epoch as RFC 3339 UTC with milliseconds
+/// (`2026-11-23T12:00:00.123Z`): exact, for texts read back ([`parse_rfc3339_ms`]).
+pub fn format_rfc3339_ms(ms: i64) -> String {
+    format!("{}.{:03}Z", format_time(ms).replacen(' ', "T", 1), ms.rem_euclid(1000))
+}
+
+/// The inverse of [`format_rfc3339_ms`] (exactly that form: `YYYY-MM-DDTHH:MM:SS.mmmZ`).
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    let t = text.as_bytes();
+    if t.len() != 24 || t[4] != b'-' || t[7] != b'-' || t[10] != b'T' || t[23] != b'Z' {
+        return None;
+    }
+    if t[13] != b':' || t[16] != b':' || t[19] != b'.' {
+        return None;
+    }
+    let num = |a: usize, b: usize| -> Option<i64> {
+        let s = std::str::from_utf8(&t[a..b]).ok()?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (h, mi, s, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 59 {
+        return None;
+    }
+    let days = days_from_civil(y, m as u32, d as u32);
+    if civil_from_days(days) != (y, m as u32, d as u32) {
+        return None;
+    }
+    Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1000) + ms)
+}
+
+/// A proleptic Gregorian (year, month, day) to days since 1970-01-01: the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day): Howard Hinnant's
 /// `civil_from_days` algorithm.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
@@ -46,5 +89,18 @@ mod tests {
         // 2000-02-29 (a leap day) 12:34:56 UTC.
         assert_eq!(format_time(951_827_696_000), "2000-02-29 12:34:56");
         assert_eq!(format_rfc3339(1_795_000_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn times_with_milliseconds_read_back() {
+        for ms in [0, 951_827_696_007, 1_795_000_000_123, 4_102_444_799_999] {
+            let text = format_rfc3339_ms(ms);
+            assert_eq!(parse_rfc3339_ms(&text), Some(ms), "{text}");
+        }
+        assert_eq!(format_rfc3339_ms(951_827_696_007), "2000-02-29T12:34:56.007Z");
+        for bad in ["2001-02-29T00:00:00.000Z", "2026-11-18T11:06:40Z", "2026-13-01T00:00:00.000Z"]
+        {
+            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
     }
 }

@@ -41,6 +41,10 @@
 //! - [`bagit`]: BagIt (RFC 8493) bags: create in place, validate.
 //! - [`output`]: atomic manifest writing (temp file, fsync, rename).
 //! - [`catalog`]: what is remembered between runs: the `Store` trait, SQLite, xattrs.
+//! - [`proof`]: tamper evidence: the root of a tree's records, the chain of heads the
+//!   catalogs keep (one entry per run), the head as a statement to sign (pure).
+//! - [`proof_audit`]: `fixity audit-proof`: a catalog and its files against a kept head;
+//!   signature checks through ssh-keygen or minisign.
 //! - [`scrub`]: `scan` and `verify`: one engine over any store, in slices.
 //! - [`monitor`]: a tree's health for monitoring: Prometheus textfile metrics, a Nagios
 //!   plugin's verdict, the age of the last complete verification pass.
@@ -83,6 +87,8 @@ pub mod output;
 pub mod par2;
 pub mod pathtext;
 pub mod pipeline;
+pub mod proof;
+pub mod proof_audit;
 #[allow(unsafe_code)]
 pub mod read;
 pub mod remote;

@@ -122,7 +122,9 @@ pub fn accept(
     if refused {
         return Ok(false);
     }
-    let now = crate::clock::now_ms();
+    let now = store.clock()?;
+    // A run of its own, so its changes end with an entry of the catalog's chain of proofs.
+    store.start_run("accept", now)?;
     let mut done = Vec::with_capacity(todo.len());
     for (p, rec, h) in todo {
         let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
@@ -135,6 +137,7 @@ pub fn accept(
         done.push((p, rec.last_result, rec.digest, found.digest));
     }
     store.commit()?;
+    store.finish_run(true, &summary("accept", done.len()))?;
     for (path, was, recorded, now) in done {
         on(Event::Accepted { path, was, recorded, now });
     }
@@ -175,15 +178,23 @@ pub fn forget(
     if refused {
         return Ok(false);
     }
+    store.start_run("forget", store.clock()?)?;
     let mut done = Vec::with_capacity(todo.len());
     for (p, rel) in todo {
         done.push((p, store.forget_missing(&rel)?));
     }
     store.commit()?;
+    let forgotten = done.iter().map(|d| d.1).sum();
+    store.finish_run(true, &summary("forget", forgotten))?;
     for (path, missing) in done {
         on(Event::Forgot { path, missing });
     }
     Ok(true)
+}
+
+/// The summary an `accept` or `forget` run leaves in the store's runs.
+fn summary(command: &str, files: usize) -> String {
+    serde_json::json!({ "command": command, "files": files, "complete": true }).to_string()
 }
 
 /// `path` as the store records it. In a catalog's tree (resolved): relative to the tree,

@@ -495,7 +495,7 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     let mut c = db.client();
     c.batch_execute(
         "ALTER TABLE fixity.files DROP COLUMN imported;
-         DROP TABLE fixity.digests, fixity.remote_checks;
+         DROP TABLE fixity.digests, fixity.remote_checks, fixity.proofs;
          UPDATE fixity.meta SET value = '2' WHERE key = 'schema_version'",
     )
     .unwrap();
@@ -513,7 +513,7 @@ fn import_into_postgresql_then_verify_clears_the_mark() {
     assert_eq!(fleet["hosts"][0]["trees"][0]["imported_unverified"], 0, "{fleet}");
     let out = host(&["scan", "-q", "--catalog", &db.url, "t"]);
     assert_eq!(out.status.code(), Some(1), "the corrupt file stands; {}", text(&out.stderr));
-    assert_eq!(version(), "4");
+    assert_eq!(version(), "5");
     assert_eq!(status(())["imported_unverified"], 0, "the column came back empty");
 }
 

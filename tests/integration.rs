@@ -25,6 +25,7 @@ mod parts;
 mod pgtls;
 mod pieces;
 mod plan;
+mod proof;
 mod remote;
 mod repair;
 mod report;

@@ -115,6 +115,26 @@ fn every_json_output_matches_its_schema() {
     check("audit", true, run(p, &["check", "--audit", "--json", "-k", "known.hd", "t"]));
     check("status", false, run(p, &["status", "--json", "--max-age", "1d", "t"]));
 
+    // Tamper evidence: a tree's head, and an audit against a forged copy of it that also
+    // finds a file (with a name that is not UTF-8) changed without its record.
+    write(p, "pp/x", b"x");
+    let odd_pp: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(b"pp/n\xffame");
+    std::fs::write(p.join(odd_pp), b"odd").unwrap();
+    run(p, &["scan", "pp"]);
+    check("proof", false, run(p, &["status", "--proof", "--json", "pp"]));
+    let head = String::from_utf8(run(p, &["status", "--proof", "pp"])).unwrap();
+    let root = head.lines().find_map(|l| l.strip_prefix("root ")).unwrap().to_string();
+    let other = format!("{}{}", if root.starts_with('0') { "1" } else { "0" }, &root[1..]);
+    std::fs::write(s.join("forged.txt"), head.replace(&root, &other)).unwrap();
+    rot(&p.join(odd_pp), b"ODD");
+    let forged = s.join("forged.txt");
+    let audited = run(p, &["audit-proof", "--json", "pp", "--head", forged.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&audited).into_owned();
+    for kind in ["\"forged_head\"", "\"differs\"", "\"file\""] {
+        assert!(text.contains(kind), "{kind} in {text}");
+    }
+    check("audit-proof", false, audited);
+
     // Recovery sets and repairs. t/a is corrupt and t/gone missing: both are left out of
     // the sets (findings), and no set can repair them; t/sub/b, protected, rots and is
     // repaired; the verify after it finds a set's volume damaged and re-makes it.

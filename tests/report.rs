@@ -178,7 +178,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
                 "ALTER TABLE files DROP COLUMN finding_since;
                  ALTER TABLE files DROP COLUMN found_digest;
                  ALTER TABLE files DROP COLUMN imported;
-                 DROP TABLE digests; DROP TABLE remote_checks; PRAGMA user_version = 1;",
+                 DROP TABLE digests; DROP TABLE remote_checks; DROP TABLE proofs;
+                 PRAGMA user_version = 1;",
             )
             .unwrap();
         }
@@ -187,7 +188,7 @@ fn downgrade(cat: &Cat, dir: &Path) {
             c.batch_execute(
                 "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest,
                      DROP COLUMN imported;
-                 DROP TABLE fixity.digests, fixity.remote_checks;
+                 DROP TABLE fixity.digests, fixity.remote_checks, fixity.proofs;
                  UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version';",
             )
             .unwrap();

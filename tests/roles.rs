@@ -143,8 +143,18 @@ fn a_host_role_cannot_read_change_or_delete_another_hosts_records() {
         &*format!("role \"{a}\" may only read and write the trees of host \"hostA\""),
         "not host \"hostB\"'s",
     ];
-    let attempts: [(&str, &[&str]); 10] = [
+    let head = d.path().join("b-head.txt");
+    let out =
+        as_role(&db, b, "hostB", d.path(), &["status", "--proof", "--catalog", "CATALOG", "tb"]);
+    std::fs::write(&head, ok(&out, "B's head")).unwrap();
+    let head = head.to_str().unwrap();
+    let attempts: [(&str, &[&str]); 12] = [
         ("status of B's tree", &["status", "--catalog", "CATALOG", "--host", "hostB", "tb"]),
+        ("B's head", &["status", "--proof", "--catalog", "CATALOG", "--host", "hostB", "tb"]),
+        (
+            "an audit of B",
+            &["audit-proof", "--catalog", "CATALOG", "--host", "hostB", "tb", "--head", head],
+        ),
         ("fleet status of B", &["status", "--catalog", "CATALOG", "--host", "hostB"]),
         ("scan of B", &["scan", "--catalog", "CATALOG", "tb"]),
         ("verify of B", &["verify", "--catalog", "CATALOG", "tb"]),
@@ -170,6 +180,9 @@ fn a_host_role_cannot_read_change_or_delete_another_hosts_records() {
             _ => refused(&out, what, &other),
         }
     }
+    // B's own audit, with its own role, finds its history whole.
+    let audit = ["audit-proof", "--catalog", "CATALOG", "tb", "--head", head];
+    ok(&as_role(&db, b, "hostB", d.path(), &audit), "B's audit of its own tree");
     // A's fleet view lists A's trees only.
     let fleet =
         ok(&as_role(&db, a, "hostA", d.path(), &["status", "--catalog", "CATALOG"]), "A's fleet");
@@ -189,7 +202,7 @@ fn a_host_role_cannot_read_change_or_delete_another_hosts_records() {
         count(&mut c, "SELECT count(*) FROM fixity.trees WHERE id = $1 OR host = 'hostB'"),
         0
     );
-    for table in ["files", "runs", "digests", "remote_checks"] {
+    for table in ["files", "runs", "digests", "remote_checks", "proofs"] {
         assert_eq!(
             count(&mut c, &format!("SELECT count(*) FROM fixity.{table} WHERE tree = $1")),
             0,
@@ -204,6 +217,8 @@ fn a_host_role_cannot_read_change_or_delete_another_hosts_records() {
         "UPDATE fixity.runs SET summary = 'x' WHERE tree = $1",
         "DELETE FROM fixity.files WHERE tree = $1",
         "DELETE FROM fixity.runs WHERE tree = $1",
+        "UPDATE fixity.proofs SET root = '\\x00' WHERE tree = $1",
+        "DELETE FROM fixity.proofs WHERE tree = $1",
         "DELETE FROM fixity.trees WHERE id = $1",
     ] {
         assert_eq!(c.execute(sql, &[&b_id]).unwrap(), 0, "{sql}");
@@ -310,7 +325,7 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
     // the owner migrates, and the table the step makes gets the policies.
     let mut c = db.client();
     c.batch_execute(
-        "DROP TABLE fixity.digests, fixity.remote_checks;
+        "DROP TABLE fixity.proofs;
          UPDATE fixity.meta SET value = (value::integer - 1)::text WHERE key = 'schema_version'",
     )
     .unwrap();
@@ -331,14 +346,14 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
     let policies: Vec<(String, String)> = c
         .query(
             "SELECT tablename::text, policyname::text FROM pg_policies
-             WHERE schemaname = 'fixity' AND tablename IN ('digests', 'remote_checks') ORDER BY 1, 2",
+             WHERE schemaname = 'fixity' AND tablename = 'proofs' ORDER BY 1, 2",
             &[],
         )
         .unwrap()
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let want: Vec<(String, String)> = ["digests", "remote_checks"]
+    let want: Vec<(String, String)> = ["proofs"]
         .iter()
         .flat_map(|t| {
             [(t.to_string(), "fixity_host".into()), (t.to_string(), "fixity_monitor".into())]
@@ -346,7 +361,7 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
         .collect();
     assert_eq!(policies, want);
     let owner: String = c
-        .query_one("SELECT tableowner::text FROM pg_tables WHERE schemaname = 'fixity' AND tablename = 'digests'", &[])
+        .query_one("SELECT tableowner::text FROM pg_tables WHERE schemaname = 'fixity' AND tablename = 'proofs'", &[])
         .unwrap()
         .get(0);
     assert_eq!(owner, roles.owner);
@@ -395,6 +410,8 @@ fn the_printed_sql_is_what_apply_runs_and_can_be_run_again() {
             "digests",
             "files",
             "files",
+            "proofs",
+            "proofs",
             "remote_checks",
             "remote_checks",
             "runs",
@@ -417,7 +434,7 @@ fn the_printed_sql_is_what_apply_runs_and_can_be_run_again() {
         .collect();
     let on = |t: &str| rls.iter().find(|(n, _)| n == t).unwrap().1;
     assert!(
-        ["trees", "files", "runs", "digests", "remote_checks"].iter().all(|t| on(t)),
+        ["trees", "files", "runs", "digests", "remote_checks", "proofs"].iter().all(|t| on(t)),
         "{rls:?}"
     );
     assert!(!on("meta") && !on("host_roles"), "{rls:?}");

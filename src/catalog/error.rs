@@ -52,6 +52,10 @@ pub enum CatalogError {
         quote_env(path_bytes(.0))
     )]
     Busy(PathBuf),
+    /// The catalog (named as messages name it) is of a schema older than the chain of
+    /// proofs, read where it is (`status`, `audit-proof`) without being upgraded.
+    #[error("catalog {0} predates tamper evidence (a scan or verify by this fixity upgrades it)")]
+    BeforeProofs(String),
     /// The PostgreSQL catalog failed (its message names the catalog, password masked).
     #[error(transparent)]
     Postgres(#[from] PgError),

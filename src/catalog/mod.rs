@@ -15,6 +15,7 @@ mod error;
 mod extra;
 pub mod lock;
 pub mod postgres;
+mod proofs;
 pub mod sqlite;
 mod store;
 mod stream;
@@ -22,6 +23,7 @@ pub mod xattr;
 
 pub use error::CatalogError;
 pub use extra::{Extra, RemoteCheck};
+pub use proofs::{leaf, state_root};
 pub use store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record, Records,
     ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,

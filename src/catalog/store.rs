@@ -14,6 +14,7 @@ use super::xattr::XattrStore;
 use crate::algo::Algorithm;
 use crate::device::Stamp;
 use crate::digest::Digest;
+use crate::proof::{Entry, Identity, Link};
 use crate::read::io_message;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -460,7 +461,29 @@ pub trait Store {
     fn remote_checks(&self) -> Result<Vec<RemoteCheck>, StoreError> {
         Ok(Vec::new())
     }
+
+    /// The tree this store's heads name (see [`crate::proof`]): a PostgreSQL catalog's
+    /// host and root; none for a store of one tree.
+    fn proof_identity(&self) -> Identity {
+        Identity::default()
+    }
+
+    /// Up to `limit` entries of the tree's chain numbered after `after`, in order, each
+    /// with whether its run is still recorded. A store that keeps no chain refuses.
+    fn proof_page(&self, after: u64, limit: usize) -> Result<Vec<Link>, StoreError> {
+        let _ = (after, limit);
+        Err(StoreError::Refused(NO_PROOFS.into()))
+    }
+
+    /// The last entry of the tree's chain (`None` before the first run that kept one).
+    fn last_proof(&self) -> Result<Option<Entry>, StoreError> {
+        Err(StoreError::Refused(NO_PROOFS.into()))
+    }
 }
+
+/// Why a store without a chain refuses.
+const NO_PROOFS: &str = "this store keeps no tamper evidence (no history of its runs): \
+                         use a catalog (SQLite or PostgreSQL)";
 
 /// Which store, and where.
 #[derive(Clone, Debug)]

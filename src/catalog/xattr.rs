@@ -16,6 +16,11 @@
 //!
 //! The tree's root directory holds `user.fixity.cursor`: where the last time-boxed slice
 //! stopped, so the next one continues from there.
+//!
+//! No tamper evidence: the store keeps no history of its runs, so it has no chain of
+//! proofs (`crate::proof`); `status --proof` and `audit-proof` refuse it. Someone who can
+//! set a file's attributes can change its content and digest together unseen: trees that
+//! need evidence use a catalog (SQLite or PostgreSQL).
 
 use super::Class;
 use super::store::{

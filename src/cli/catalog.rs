@@ -25,6 +25,11 @@ pub struct StatusArgs {
     /// `verify --remote`): counts per class and proof, and its findings.
     #[arg(long, value_name = "URL")]
     pub remote: Option<String>,
+    /// Print the current head of the tree's chain of proofs, a small text to sign (e.g.
+    /// `ssh-keygen -Y sign -f KEY -n fixity HEAD_FILE`, or `minisign -S -s KEY -m
+    /// HEAD_FILE`) and keep outside the machine, for `fixity audit-proof`.
+    #[arg(long, conflicts_with_all = ["remote", "nagios", "metrics", "max_age"])]
+    pub proof: bool,
     #[command(flatten)]
     pub health: monitor::HealthArgs,
 }

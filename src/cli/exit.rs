@@ -69,3 +69,8 @@ run it again with more --host to add hosts. Exit status: 0 printed, or applied; 
 (usage, a role name PostgreSQL would change, a catalog that cannot be reached, an administrator \
 who may not create roles or hand over the schema, a host or monitor role that is a superuser or \
 has BYPASSRLS).";
+
+pub(super) const AUDIT_PROOF_EXIT: &str = "Exit status: 0 intact (the signature verifies, the chain \
+is whole and holds the head, the records give the last root, every file read holds its recorded \
+content); 1 the chain breaks somewhere (each break on standard output); 2 could not run (usage, a \
+head that cannot be read or is not one, a catalog that cannot be opened or keeps no chain).";

@@ -12,6 +12,7 @@ mod exit;
 mod import;
 mod manual;
 mod monitor;
+mod proof;
 mod remote;
 mod repair;
 mod report;
@@ -23,6 +24,7 @@ use exit::*;
 pub use import::{ImportArgs, ImportFrom, XattrName};
 pub use manual::{CompletionsArgs, ManArgs};
 pub use monitor::HealthArgs;
+pub use proof::AuditProofArgs;
 pub use remote::RemoteArgs;
 pub use repair::{ProtectArgs, RepairArgs};
 pub use report::ReportArgs;
@@ -67,6 +69,10 @@ pub enum Command {
     /// self-contained HTML page (--html FILE) or JSON (--json).
     #[command(after_help = REPORT_EXIT)]
     Report(ReportArgs),
+    /// Check a tree's catalog and files against a head kept outside the machine (`status
+    /// --proof`, signed with ssh-keygen or minisign): say where the chain of proofs breaks.
+    #[command(name = "audit-proof", after_help = AUDIT_PROOF_EXIT)]
+    AuditProof(AuditProofArgs),
     /// Make PAR2 recovery data for the files the catalog records as good (kept in step
     /// with the catalog: an edit re-makes its set, rot never does), usable with par2cmdline.
     #[command(after_help = PROTECT_EXIT)]

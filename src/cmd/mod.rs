@@ -13,6 +13,7 @@ pub(crate) mod hash;
 mod import;
 mod manual;
 mod monitor;
+mod proof;
 mod remote;
 mod repair;
 mod report;
@@ -67,9 +68,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
             scrub::run(fixity::scrub::Mode::Verify, a.common, a.max_bytes, a.max_duration, a.repair)
         }
         Command::Import(a) => import::run(a),
+        Command::Status(a) if a.proof => proof::status(&a),
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::AuditProof(a) => proof::audit(a),
         Command::Protect(a) => repair::protect(a),
         Command::Repair(a) => repair::repair(a),
         Command::Dups(a) => dups::run(a),

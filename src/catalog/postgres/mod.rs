@@ -18,6 +18,7 @@ mod db;
 mod error;
 mod history;
 mod passfile;
+mod proofs;
 mod remote;
 mod roles;
 mod rows;

@@ -84,6 +84,20 @@ pub(super) const MIGRATIONS: &[&str] = &[
          summary text NOT NULL
      );
      CREATE INDEX remote_checks_by_tree ON fixity.remote_checks (tree, remote, id);",
+    // 5: the chain of proofs (tamper evidence, see proofs.rs): one entry per run, keyed by
+    // (tree, seq). The run is not a foreign key: a deleted run leaves its entry for the
+    // audit to find.
+    "CREATE TABLE fixity.proofs (
+         tree integer NOT NULL REFERENCES fixity.trees (id) ON DELETE CASCADE,
+         seq bigint NOT NULL,
+         run bigint NOT NULL,
+         at bigint NOT NULL,
+         files bigint NOT NULL,
+         root bytea NOT NULL,
+         prev bytea NOT NULL,
+         head bytea NOT NULL,
+         PRIMARY KEY (tree, seq)
+     );",
 ];
 
 /// The schema's version: `None` when the database has no fixity tables.

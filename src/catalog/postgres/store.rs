@@ -14,6 +14,7 @@ use crate::catalog::stream::Stream;
 use crate::catalog::{CatalogError, Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
+use crate::proof::{Entry, Identity, Link};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,8 @@ pub(crate) struct PgStore {
     schema_version: i64,
     /// The statement that lets go of the run lock, when it is held.
     unlock: Option<&'static str>,
+    /// The host and root the tree's heads name.
+    identity: Identity,
 }
 
 impl Drop for PgStore {
@@ -129,6 +132,7 @@ impl PgStore {
                 true => "SELECT pg_advisory_unlock_shared($1, $2)",
                 false => "SELECT pg_advisory_unlock($1, $2)",
             }),
+            identity: Identity { host: spec.host.clone(), tree: spec.tree.clone() },
         })
     }
 
@@ -155,6 +159,14 @@ impl PgStore {
         let mut second = Db::new(client, db.target.clone(), db.tree, db.algo);
         second.before_imports = db.before_imports;
         Ok(second)
+    }
+
+    /// Refuses a schema older than the chain (read where it is, not migrated).
+    fn before_proofs(&self) -> Result<(), StoreError> {
+        match self.schema_version < 5 {
+            true => Err(CatalogError::BeforeProofs(self.location.display().to_string()).into()),
+            false => Ok(()),
+        }
     }
 
     /// Sets the tree's pass times.
@@ -217,14 +229,10 @@ impl Store for PgStore {
 
     fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError> {
         let Some(id) = self.run_id else { return Ok(()) };
-        self.read(|db| {
-            db.execute(
-                "UPDATE fixity.runs SET finished = $2, complete = $3, summary = $4
-                 WHERE tree = $1 AND id = $5",
-                &[&now_ms(), &complete, &summary, &id],
-            )
-        })
-        .map(drop)
+        // The run's changes first: the chain's entry is of what they left.
+        self.commit()?;
+        let identity = self.identity.clone();
+        self.read(|db| db.finish_proved(id, (complete, summary), &identity))
     }
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
@@ -427,6 +435,20 @@ impl Store for PgStore {
             return Ok(Vec::new());
         }
         self.read(|db| db.remote_checks())
+    }
+
+    fn proof_identity(&self) -> Identity {
+        self.identity.clone()
+    }
+
+    fn proof_page(&self, after: u64, limit: usize) -> Result<Vec<Link>, StoreError> {
+        self.before_proofs()?;
+        self.read(|db| db.proof_page(after, limit))
+    }
+
+    fn last_proof(&self) -> Result<Option<Entry>, StoreError> {
+        self.before_proofs()?;
+        self.read(|db| db.last_proof())
     }
 }
 

@@ -73,6 +73,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
          summary TEXT NOT NULL
      );
      CREATE INDEX remote_checks_by_remote ON remote_checks (remote, id);",
+    // 5: the chain of proofs (tamper evidence, see proofs.rs).
+    proofs::SCHEMA,
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -308,17 +310,6 @@ impl Catalog {
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
-    }
-
-    /// Records the end of run `id`.
-    pub(crate) fn finish_run(&self, id: i64, complete: bool, summary: &str) -> Result<()> {
-        self.conn
-            .execute(
-                "UPDATE runs SET finished = ?1, complete = ?2, summary = ?3 WHERE id = ?4",
-                params![crate::clock::now_ms(), complete, summary, id],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(())
     }
 
     /// A batching writer: statements go into transactions of a few thousand rows (or
@@ -573,6 +564,7 @@ impl Catalog {
 }
 
 mod file;
+mod proofs;
 mod reader;
 mod remote;
 mod store;

@@ -13,6 +13,7 @@ use crate::catalog::stream::Stream;
 use crate::catalog::{Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
+use crate::proof::{Entry, Link};
 use std::cell::RefCell;
 use std::path::Path;
 
@@ -159,7 +160,9 @@ impl Store for SqliteStore {
 
     fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError> {
         if let Some(id) = self.run_id {
-            self.cat.finish_run(id, complete, summary)?;
+            // The run's changes first: the chain's entry is of what they left.
+            self.writer().commit()?;
+            self.cat.finish_proved(id, complete, summary)?;
         }
         Ok(())
     }
@@ -364,6 +367,14 @@ impl Store for SqliteStore {
 
     fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
         self.read(|r| r.runs(limit))
+    }
+
+    fn proof_page(&self, after: u64, limit: usize) -> Result<Vec<Link>, StoreError> {
+        Ok(self.cat.proof_page(after, limit)?)
+    }
+
+    fn last_proof(&self) -> Result<Option<Entry>, StoreError> {
+        Ok(self.cat.last_proof()?)
     }
 }
 

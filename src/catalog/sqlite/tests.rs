@@ -241,3 +241,39 @@ fn a_schema_1_catalog_is_read_as_it_is_and_migrated_when_opened_to_write() {
     w.commit().unwrap();
     assert_eq!(c.get(b"b").unwrap().unwrap().imported, None);
 }
+
+#[test]
+fn each_finished_run_appends_an_entry_over_what_it_left() {
+    use crate::catalog::store::{Found, OpenOptions, Store};
+    use crate::proof::{Chain, Identity, Link};
+    let d = tempfile::tempdir().unwrap();
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut store = SqliteStore::open(&d.path().join("c.db"), &how).unwrap();
+    assert_eq!(store.last_proof().unwrap(), None);
+    let digest = crate::digest::Digest::new(&[5; 32]);
+    let found = |size| Found { digest, stamp: stamp(size, 7), file_id: None };
+    // Two runs; the second's writes are still in the open batch when it finishes.
+    let mut entries = Vec::new();
+    for (run, size) in [(1_000, 3), (2_000, 4)] {
+        store.start_run("scan", run).unwrap();
+        store.record_new(format!("f{size}").as_bytes(), &found(size), run).unwrap();
+        assert!(store.uncommitted());
+        store.finish_run(true, "{}").unwrap();
+        let last = store.last_proof().unwrap().expect("an entry");
+        // The root is of every record the run left, read as any store's records are.
+        let root = crate::catalog::state_root(&store, |_| {}).unwrap();
+        assert_eq!((last.root, last.files), root);
+        entries.push(last);
+    }
+    assert_eq!((entries[0].seq, entries[1].seq), (1, 2));
+    assert_eq!(entries[1].prev, entries[0].head);
+    let links: Vec<Link> = store.proof_page(0, 10).unwrap();
+    assert_eq!(links.len(), 2);
+    assert!(links.iter().all(|l| l.run_kept));
+    let (id, mut breaks) = (Identity::default(), Vec::new());
+    let mut chain = Chain::new(&id, None, &mut breaks);
+    links.iter().for_each(|l| chain.feed(l, &mut breaks));
+    chain.finish(&mut breaks);
+    assert_eq!(breaks, vec![], "the chain is whole");
+    assert_eq!(store.proof_page(1, 10).unwrap()[0].entry, entries[1]);
+}

@@ -1,0 +1,53 @@
+//! What the tamper evidence ([`crate::proof`]) commits to of a store: each record as a
+//! [`Leaf`], and the root of all of a tree's records. The SQLite and PostgreSQL stores
+//! append an entry to their chain as each run finishes (their `finish_run`), the audit
+//! recomputes the root through [`state_root`].
+
+use super::Class;
+use super::store::{Record, Store, StoreError};
+use crate::proof::{Hash, Leaf, RootHasher, Standing};
+
+/// Records read at a time for a root.
+pub(crate) const PAGE: usize = 4096;
+
+/// The standing finding of a record whose last result is `last` (`missing`: it is gone).
+pub(crate) fn standing(last: Class, missing: bool) -> Standing {
+    match last {
+        _ if missing => Standing::Missing,
+        Class::Corrupt => Standing::Corrupt,
+        Class::Unreadable => Standing::Unreadable,
+        _ => Standing::None,
+    }
+}
+
+/// A record as the root commits to it.
+pub fn leaf(r: &Record) -> Leaf<'_> {
+    Leaf {
+        path: &r.path,
+        size: r.size.unwrap_or(0),
+        mtime_ns: r.mtime_ns as i64,
+        digest: r.digest.as_bytes(),
+        standing: standing(r.last_result, r.missing_since.is_some()),
+    }
+}
+
+/// The root of every record of `store` (and how many), read page by page in path order;
+/// `each` sees every record on the way.
+pub fn state_root(
+    store: &dyn Store,
+    mut each: impl FnMut(&Record),
+) -> Result<(Hash, u64), StoreError> {
+    let mut root = RootHasher::new(store.algorithm().name);
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let page = store.records_page(after.as_deref(), PAGE)?;
+        for r in &page {
+            root.add(&leaf(r));
+            each(r);
+        }
+        match page.into_iter().last() {
+            Some(r) => after = Some(r.path),
+            None => return Ok(root.finish()),
+        }
+    }
+}
