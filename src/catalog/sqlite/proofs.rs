@@ -2,11 +2,10 @@
 //! finished, appended in the transaction that records the run's end, after the run's
 //! changes are committed, so the entry's root is of exactly what the run left.
 
-use super::{Catalog, CatalogError, Result, row_of};
-use crate::catalog::proofs::{leaf, standing};
-use crate::catalog::store::Record;
-use crate::digest::Digest;
-use crate::proof::{Entry, Hash, Identity, Link, RootHasher, hash_of};
+use super::{Catalog, CatalogError, Result};
+use crate::catalog::Class;
+use crate::catalog::proofs::standing;
+use crate::proof::{Entry, Hash, Identity, Leaf, Link, RootHasher, hash_of};
 use rusqlite::{OptionalExtension, params};
 
 /// Schema step 5: the chain. One tree per catalog: its entries are keyed by number only,
@@ -38,6 +37,14 @@ fn link_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Link> {
         head: hash(6)?,
     };
     Ok(Link { entry, run_kept: r.get(7)? })
+}
+
+/// A column's bytes, stored as a blob or as text (column `i`, for the error).
+fn bytes(v: rusqlite::types::ValueRef<'_>, i: usize) -> rusqlite::Result<&[u8]> {
+    match v {
+        rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => Ok(b),
+        other => Err(rusqlite::Error::InvalidColumnType(i, "bytes".into(), other.data_type())),
+    }
 }
 
 const SELECT_LINKS: &str = "SELECT seq, run, at, files, root, prev, head,
@@ -87,33 +94,24 @@ impl Catalog {
     }
 
     /// The root of every record, read in path order on the catalog's own connection
-    /// (inside the caller's transaction).
+    /// (inside the caller's transaction): only the columns the root commits to, borrowed
+    /// from the row (no copy per record).
     fn state_root(&self) -> rusqlite::Result<(Hash, u64)> {
         let mut root = RootHasher::new(self.algo.name);
-        let mut st = self
-            .conn
-            .prepare(&format!("SELECT {} FROM files ORDER BY path", super::ROW_COLUMNS))?;
+        let mut st = self.conn.prepare(
+            "SELECT path, size, mtime_ns, digest, last_result, missing_since IS NOT NULL
+             FROM files ORDER BY path",
+        )?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let row = row_of(r)?;
-            let rec = Record {
-                path: row.path,
-                algo: self.algo,
-                digest: Digest::new(&row.digest),
-                size: Some(row.stamp.size),
-                mtime_ns: row.stamp.mtime_ns,
-                precision: 9,
-                last_result: row.last_result,
-                missing_since: row.missing_since,
-                last_verified: row.last_verified,
-                foreign: false,
-                imported: false,
-            };
-            debug_assert_eq!(
-                leaf(&rec).standing,
-                standing(rec.last_result, rec.missing_since.is_some())
-            );
-            root.add(&leaf(&rec));
+            let result = Class::from_name(r.get_ref(4)?.as_str()?).unwrap_or(Class::Ok);
+            root.add(&Leaf {
+                path: bytes(r.get_ref(0)?, 0)?,
+                size: r.get::<_, i64>(1)? as u64,
+                mtime_ns: r.get(2)?,
+                digest: bytes(r.get_ref(3)?, 3)?,
+                standing: standing(result, r.get(5)?),
+            });
         }
         Ok(root.finish())
     }
