@@ -8,6 +8,11 @@ mod ui;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// The static (musl) build allocates with mimalloc: musl's malloc is slow under threads.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Die quietly of SIGPIPE like coreutils when the reader of our output goes away.
     ui::restore_sigpipe();
