@@ -3,8 +3,8 @@
 //! A build from a git checkout says the commit it was built from and that commit's date,
 //! as rustc does: `0.1.0 (41dfd03 2026-11-26)`. Anything else (no git, not a repository,
 //! git refusing the directory, a crate unpacked from the registry or by `cargo package`
-//! inside some other repository) gives the bare version. Cargo reruns this script only
-//! when HEAD moves: a new commit, a checkout, a branch switch.
+//! inside some other repository) gives the bare version. In a checkout Cargo reruns this
+//! script only when HEAD moves: a new commit, a checkout, a branch switch.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +17,16 @@ fn main() {
     );
     let text = match git_commit(&manifest_dir) {
         Some((hash, date)) => format!("{version} ({hash} {date})"),
-        None => version,
+        None => {
+            // Outside a checkout, a path that never exists, so Cargo reruns the script on
+            // every build. `cargo package` verifies the unpacked crate in the checkout's
+            // target directory under the same unit hashes as the checkout's own build:
+            // a result kept from there would leave the checkout's binary with the bare
+            // version, its git files unwatched. (A crate from the registry is built once.)
+            let never = manifest_dir.join(".fixity-no-git-checkout");
+            println!("cargo:rerun-if-changed={}", never.display());
+            version
+        }
     };
     println!("cargo:rustc-env=FIXITY_VERSION={text}");
 }
