@@ -208,3 +208,49 @@ fn the_systemd_units_verify_and_their_command_checks_the_tree() {
     assert!(text(&o.stdout).contains("CORRUPT"), "{}", text(&o.stdout));
     assert!(std::fs::read_to_string(&log).unwrap().contains("corrupt=1"));
 }
+
+/// The commit this test tree is at, as the build script reads it (None outside a git
+/// checkout of this crate, e.g. the crate unpacked from the registry).
+fn git_head() -> Option<(String, String)> {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| {
+        let o = Command::new("git").arg("-C").arg(dir).args(args).output().ok()?;
+        o.status.success().then(|| text(&o.stdout).trim().to_string())
+    };
+    let top = git(&["rev-parse", "--show-toplevel"])?;
+    if std::fs::canonicalize(top).ok()? != std::fs::canonicalize(dir).ok()? {
+        return None;
+    }
+    let full = git(&["rev-parse", "HEAD"])?;
+    let date = git(&["log", "-1", "--no-show-signature", "--format=%cd", "--date=short"])?;
+    Some((full, date))
+}
+
+#[test]
+fn version_says_the_version_and_the_commit_of_a_git_build() {
+    let long = out(&["--version"]);
+    assert_eq!(out(&["-V"]), long, "-V and --version say the same");
+    let line = long.strip_suffix('\n').expect("one line, newline-terminated");
+    assert!(!line.contains('\n'), "one line: {long:?}");
+    let rest = line.strip_prefix(concat!("fixity ", env!("CARGO_PKG_VERSION"))).expect(line);
+    match git_head() {
+        Some((full, date)) => {
+            // `fixity 0.1.0 (41dfd03 2026-11-26)`: HEAD's abbreviated hash and its date.
+            let inner = rest.strip_prefix(" (").and_then(|r| r.strip_suffix(')')).expect(line);
+            let (hash, got_date) = inner.split_once(' ').expect(line);
+            assert!(hash.len() >= 7 && full.starts_with(hash), "{hash} abbreviates HEAD {full}");
+            assert_eq!(got_date, date, "{line}");
+        }
+        None => assert_eq!(rest, "", "a build outside git says the bare version: {line}"),
+    }
+    // The drop-ins keep their peers' banners, with the bare version.
+    let d = tempdir();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_fixity"));
+    let o = crate::util::run_as_tool(bin, "md5sum", d.path(), &["--version"], b"");
+    let banner = text(&o.stdout);
+    assert_eq!(
+        banner.lines().next(),
+        Some(concat!("md5sum (fixity) ", env!("CARGO_PKG_VERSION"))),
+        "{banner}"
+    );
+}

@@ -32,7 +32,7 @@ pub use scale::{MergeArgs, PlanArgs};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
 #[derive(Parser, Debug)]
-#[command(name = "fixity", version, about, max_term_width = 100)]
+#[command(name = "fixity", version = env!("FIXITY_VERSION"), about, max_term_width = 100)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
