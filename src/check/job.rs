@@ -136,8 +136,8 @@ pub enum Event {
     Outside { manifest: usize, lineno: u64 },
     /// A line refused by `--confine`: its path leaves the manifest's directory.
     Refused { manifest: usize, lineno: u64, name: Vec<u8> },
-    /// The manifest could not be opened (with the reason) or read (coreutils says only
-    /// "read error" then, and gives no totals).
+    /// The manifest could not be opened or read, with the reason (no totals follow). In
+    /// drop-in mode a read failure has no reason: coreutils says only "read error" then.
     ManifestUnreadable { manifest: usize, error: Option<io::Error> },
     /// The end of a manifest: its totals and verdict.
     ManifestDone { manifest: usize, counts: Counts, verdict: Verdict },
@@ -252,15 +252,15 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
         let mut parser = Manifest::for_name(m.as_bytes());
         let mut buf = Vec::new();
         let mut lineno = 0u64;
-        let mut read_failed = false;
+        let mut read_failed: Option<io::Error> = None;
         let mut outside_said = false;
         loop {
             buf.clear();
             match reader.read_until(delim, &mut buf) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(_) => {
-                    read_failed = true;
+                Err(e) => {
+                    read_failed = Some(e);
                     break;
                 }
             }
@@ -335,7 +335,13 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
                 return;
             }
         }
-        let end = if read_failed { Item::ManifestError(None) } else { Item::End };
+        // Drop-in mode says only "read error", as coreutils does; native mode gives the
+        // cause ("Is a directory" for a directory named as the manifest).
+        let end = match read_failed {
+            Some(e) if !plan.coreutils => Item::ManifestError(Some(e)),
+            Some(_) => Item::ManifestError(None),
+            None => Item::End,
+        };
         if !push(Task { payload: end, work: None }) {
             return;
         }
