@@ -814,3 +814,37 @@ fn random_manifests_check_as_coreutils_checks_them() {
         );
     }
 }
+
+/// `fixity check` lets a `DIGEST ` line (no name: shorter than coreutils' shortest line)
+/// decide nothing: the two-space line after it is read as coreutils reads it, with and
+/// without `--ignore-missing`.
+#[test]
+fn native_check_a_nameless_line_decides_no_form() {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    tree(&dir);
+    let Some((real, _)) = pair("md5sum", &d.path().join("bin")) else { return };
+    let good = md5_hex(b"alpha\n");
+    for (name, body) in [
+        ("first.md5", format!("{good} \n{good}  a\n")),
+        ("then.md5", format!("{good} \n{good}  a\n{good} a\n")),
+        ("cr.md5", format!("{good} \r\n{good}  a\n")),
+    ] {
+        write(&dir, name, body.as_bytes());
+        for opts in [&["-w"][..], &["-w", "--ignore-missing"]] {
+            let mut args = opts.to_vec();
+            args.push(name);
+            let mut c = vec!["-c"];
+            c.extend(&args);
+            let want = exec(&real, "md5sum", &dir, &os(&c), b"");
+            let mut n = vec!["check"];
+            n.extend(&args);
+            let (out, err, code) = native_as("md5sum", &dir, &n);
+            assert_eq!(
+                (show(&out), err, code),
+                (show(&want.out), String::from_utf8_lossy(&want.err).into_owned(), want.code),
+                "{name} {opts:?}"
+            );
+        }
+    }
+}

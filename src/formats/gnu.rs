@@ -45,6 +45,11 @@ pub(crate) fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> 
         return None;
     }
     let rest = &rest[1..];
+    // `DIGEST ` alone is shorter than coreutils' shortest line (digest, two blanks, a
+    // name): improperly formatted before the form is looked at, so it decides nothing.
+    if rest.is_empty() {
+        return None;
+    }
     // In a manifest of one-space lines (BSD `md5 -r`), everything after the separator is
     // the name, a leading space or `*` included, as coreutils reads it.
     let name = if rest.len() >= 2 && (rest[0] == b' ' || rest[0] == b'*') && *reversed != Some(true)
