@@ -1312,3 +1312,48 @@ fn a_tree_that_is_not_there_or_not_a_directory_is_named_with_the_cause() {
         assert_eq!(text(&out.stderr), "fixity: file: not a directory\n", "{command}");
     }
 }
+
+/// A tree root that cannot be listed: every command names the root and the cause, never a
+/// file fixity looked for inside it (`ROOT/.fixityignore`, `ROOT/.fixity/catalog.db`).
+#[test]
+fn a_root_that_cannot_be_listed_is_named() {
+    let d = tempdir();
+    write(d.path(), "t/f", b"content");
+    let Some(mut scan) = crate::util::unprivileged(d.path()) else {
+        skip("an unlistable root", "running as root and cannot switch to nobody here");
+        return;
+    };
+    assert!(scan.args(["scan", "-q", "t"]).status().unwrap().success());
+    let root = d.path().join("t");
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let as_nobody =
+        |args: &[&str]| crate::util::unprivileged(d.path()).unwrap().args(args).output().unwrap();
+    let runs: Vec<(&[&str], i32)> = vec![
+        (&["scan", "t"], 2),
+        (&["verify", "t"], 2),
+        (&["status", "t"], 2),
+        (&["export", "t"], 2),
+        (&["report", "t", "--json"], 2),
+        (&["dups", "t"], 2),
+        (&["dups", "--read", "t"], 2),
+        (&["hash", "-r", "t"], 1),
+    ];
+    for (args, code) in runs {
+        let out = as_nobody(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        let want =
+            if code == 1 { "t: Permission denied" } else { "cannot read t: Permission denied" };
+        assert_eq!(err, format!("fixity: {want}\n"), "{args:?}");
+    }
+    // Searchable but not listable (with the catalog elsewhere): the walk names the root.
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o311)).unwrap();
+    let out = as_nobody(&["scan", "t", "--catalog", "elsewhere.db"]);
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("unreadable  .: Permission denied\n"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -379,3 +379,28 @@ fn a_cksum_list_holds_tagged_lines_too() {
     assert_eq!(out.stdout, b"a: FAILED\na: FAILED\n");
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn a_directory_named_as_manifest_says_so() {
+    let d = tempdir();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    // Native mode names the cause, with the exit status of any unreadable manifest.
+    let out = run(d.path(), ["check", "dir"]);
+    assert_eq!(text(&out.stderr), "fixity: dir: Is a directory\n");
+    assert!(out.stdout.is_empty());
+    let missing = run(d.path(), ["check", "no.md5"]);
+    assert_eq!(text(&missing.stderr), "fixity: no.md5: No such file or directory\n");
+    assert_eq!(out.status.code(), missing.status.code());
+    assert_eq!(out.status.code(), Some(1));
+    let json = run(d.path(), ["check", "--json", "dir"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        (v["verdict"].as_str(), v["detail"].as_str()),
+        (Some("unreadable"), Some("Is a directory"))
+    );
+    // The md5sum drop-in says what `md5sum -c dir` says.
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_fixity"));
+    let out = crate::util::run_as_tool(exe, "md5sum", d.path(), &["-c", "dir"], b"");
+    assert_eq!(text(&out.stderr), "md5sum: dir: read error\n");
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -588,9 +588,31 @@ fn gen_line(rng: &mut Rng, s: &Setup) -> Vec<u8> {
 }
 
 fn gen_manifest(rng: &mut Rng, s: &Setup) -> Vec<u8> {
+    gen_manifest_for(rng, s, false)
+}
+
+/// A line `fixity check` reads otherwise than coreutils on purpose (docs/check.md): a
+/// blank-only line or an indented comment (skipped), another tool's header or comment
+/// (hashdeep's `%%%%`, SFV's `;`: skipped), a magnet link (checked).
+fn native_differs_on_purpose(line: &[u8]) -> bool {
+    let body = line.strip_suffix(b"\r").unwrap_or(line);
+    let trimmed: &[u8] = body.trim_ascii_start();
+    (trimmed.is_empty() && !body.is_empty())
+        || (trimmed.starts_with(b"#") && body[0] != b'#')
+        || line.starts_with(b"%%%%")
+        || trimmed.starts_with(b";")
+        || line.starts_with(b"magnet:?")
+}
+
+/// A manifest of random lines; for native mode, none that it reads otherwise on purpose.
+fn gen_manifest_for(rng: &mut Rng, s: &Setup, native: bool) -> Vec<u8> {
     let mut m = Vec::new();
     for _ in 0..1 + rng.below(7) {
-        m.extend_from_slice(&gen_line(rng, s));
+        let mut line = gen_line(rng, s);
+        while native && native_differs_on_purpose(&line) {
+            line = gen_line(rng, s);
+        }
+        m.extend_from_slice(&line);
         m.push(b'\n');
     }
     if rng.chance(15) {
@@ -698,6 +720,7 @@ fn run_cases(
                 args,
                 files: files.iter().map(|(n, b)| (n.to_string(), b.to_vec())).collect(),
                 stdin,
+                native: None,
             };
             let diff = case.shrink(s.tool, p, &dir);
             found.push(format!("case {case_number} (seed {case_seed:#x}), shrunk: {diff}"));
@@ -711,13 +734,18 @@ struct Case {
     args: Vec<OsString>,
     files: Vec<(String, Vec<u8>)>,
     stdin: Vec<u8>,
+    /// `fixity check -a ALGO` against `TOOL -c` (native mode) instead of the drop-in.
+    native: Option<&'static str>,
 }
 
 impl Case {
     fn differ(&self, tool: &str, p: &(PathBuf, PathBuf), dir: &Path) -> Option<String> {
         let files: Vec<(&str, &[u8])> =
             self.files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-        differ(tool, p, dir, &self.args, &files, &self.stdin)
+        match self.native {
+            Some(algo) => native_differ(tool, algo, &p.0, dir, &self.args, &files, &self.stdin),
+            None => differ(tool, p, dir, &self.args, &files, &self.stdin),
+        }
     }
 
     /// Drops lines (of every checksum file and standard input) and options one at a time
@@ -809,6 +837,205 @@ fn random_manifests_check_as_coreutils_checks_them() {
         let shown: Vec<&String> = found.iter().take(5).collect();
         panic!(
             "{} of {count} cases differ from coreutils; the first:\n\n{}",
+            found.len(),
+            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+/// `fixity check` lets a `DIGEST ` line (no name: shorter than coreutils' shortest line)
+/// decide nothing: the two-space line after it is read as coreutils reads it, with and
+/// without `--ignore-missing`.
+#[test]
+fn native_check_a_nameless_line_decides_no_form() {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    tree(&dir);
+    let Some((real, _)) = pair("md5sum", &d.path().join("bin")) else { return };
+    let good = md5_hex(b"alpha\n");
+    for (name, body) in [
+        ("first.md5", format!("{good} \n{good}  a\n")),
+        ("then.md5", format!("{good} \n{good}  a\n{good} a\n")),
+        ("cr.md5", format!("{good} \r\n{good}  a\n")),
+    ] {
+        write(&dir, name, body.as_bytes());
+        for opts in [&["-w"][..], &["-w", "--ignore-missing"]] {
+            let mut args = opts.to_vec();
+            args.push(name);
+            let mut c = vec!["-c"];
+            c.extend(&args);
+            let want = exec(&real, "md5sum", &dir, &os(&c), b"");
+            let mut n = vec!["check"];
+            n.extend(&args);
+            let (out, err, code) = native_as("md5sum", &dir, &n);
+            assert_eq!(
+                (show(&out), err, code),
+                (show(&want.out), String::from_utf8_lossy(&want.err).into_owned(), want.code),
+                "{name} {opts:?}"
+            );
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------
+// Native mode: `fixity check` against `TOOL -c`.
+// ------------------------------------------------------------------------------------
+
+/// Checks `manifests` in `dir` with `TOOL -c ARGS` and with `fixity check -a ALGO ARGS`,
+/// and returns the difference, if any, as a repro. Compared: stdout (which lines were
+/// checked, with their outcome), stderr with the program's name read as the tool's (the
+/// reasons, the warned lines, the counts of improperly formatted lines, unreadable files
+/// and mismatches), and the exit status.
+fn native_differ(
+    tool: &str,
+    algo: &str,
+    real: &Path,
+    dir: &Path,
+    args: &[OsString],
+    manifests: &[(&str, &[u8])],
+    stdin: &[u8],
+) -> Option<String> {
+    for (name, bytes) in manifests {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let mut c = vec![OsString::from("-c")];
+    c.extend(args.iter().cloned());
+    let want = crate::util::run_as_tool(real, tool, dir, &c, stdin);
+    let mut n = os(&["check", "-a", algo]);
+    n.extend(args.iter().cloned());
+    let bin =
+        std::env::var_os("FIXITY_DIFF_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_fixity").into());
+    let got = crate::util::run_as_tool(Path::new(&bin), "fixity", dir, &n, stdin);
+    // A directory named as a checksum file: coreutils says "read error", fixity the cause
+    // (docs/check.md).
+    let got_err = show(&got.stderr)
+        .replace("fixity:", &format!("{tool}:"))
+        .replace("dir/.: Is a directory", "dir/.: read error");
+    let same = want.stdout == got.stdout
+        && show(&want.stderr) == got_err
+        && want.status.code() == got.status.code();
+    (!same).then(|| {
+        let mut s = format!("{tool} -c {}\n", show(&args.join(&OsString::from(" ")).into_vec()));
+        for (name, bytes) in manifests {
+            s.push_str(&format!("  manifest {name}: b\"{}\"\n", show(bytes)));
+        }
+        if !stdin.is_empty() {
+            s.push_str(&format!("  stdin: b\"{}\"\n", show(stdin)));
+        }
+        format!(
+            "{s}coreutils:\n  exit {:?}\n  stdout: {}\n  stderr: {}\n\
+             fixity check -a {algo}:\n  exit {:?}\n  stdout: {}\n  stderr: {got_err}\n",
+            want.status.code(),
+            show(&want.stdout),
+            show(&want.stderr),
+            got.status.code(),
+            show(&got.stdout),
+        )
+    })
+}
+
+/// The tools native mode is compared with, and the algorithm `-a` names.
+const NATIVE: &[(usize, &str)] = &[(0, "md5"), (2, "sha256")];
+
+/// Runs native-mode cases `first, first + step, ...` below `count`; returns the repros of
+/// those that differ. The options are those both take (`-c`'s misuses are drop-in
+/// matters); the manifests hold no line docs/check.md lists as read otherwise on purpose.
+fn run_native_cases(
+    seed: u64,
+    first: usize,
+    step: usize,
+    count: usize,
+    reals: &[Option<PathBuf>],
+) -> Vec<String> {
+    let d = tempdir();
+    let dir = d.path().join("w");
+    tree(&dir);
+    let mut found = Vec::new();
+    for case_number in (first..count).step_by(step) {
+        let case_seed = seed ^ (case_number as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng(case_seed);
+        let which = rng.below(NATIVE.len());
+        let (setup, algo) = NATIVE[which];
+        let (s, Some(real)) = (&SETUPS[setup], &reals[which]) else { continue };
+        let one = gen_manifest_for(&mut rng, s, true);
+        let mode = rng.below(10);
+        let two =
+            if mode == 1 || mode >= 3 { gen_manifest_for(&mut rng, s, true) } else { Vec::new() };
+        let three = if mode >= 7 { gen_manifest_for(&mut rng, s, true) } else { Vec::new() };
+        let (manifests, stdin): (Vec<(&str, &[u8])>, Vec<u8>) = match mode {
+            0 => (vec![("-", &[][..])], one.clone()),
+            1 => (vec![("m", &one[..]), ("-", &[][..])], two.clone()),
+            2 => (vec![("m", &one[..])], Vec::new()),
+            3..=6 => (vec![("m", &one[..]), ("m2", &two[..])], Vec::new()),
+            _ => (vec![("m", &one[..]), ("m2", &two[..]), ("m3", &three[..])], Vec::new()),
+        };
+        let mut args: Vec<&str> =
+            ["--strict", "--warn", "--quiet", "--status", "--ignore-missing", "-w"]
+                .into_iter()
+                .filter(|_| rng.chance(30))
+                .collect();
+        // clap takes an option once: `-w` and `--warn` are one.
+        if args.contains(&"-w") {
+            args.retain(|a| *a != "--warn");
+        }
+        for i in (1..args.len()).rev() {
+            args.swap(i, rng.below(i + 1));
+        }
+        args.extend(manifests.iter().map(|(n, _)| *n));
+        if rng.chance(4) {
+            let at = rng.below(args.len() + 1);
+            // `dir/.`: named so, never a listed file's name, a directory as a checksum file.
+            args.insert(at, *rng.pick(&["gone", "dir/."]));
+        }
+        let args = os(&args);
+        let files: Vec<(&str, &[u8])> = manifests.into_iter().filter(|(n, _)| *n != "-").collect();
+        if native_differ(s.tool, algo, real, &dir, &args, &files, &stdin).is_some() {
+            let mut case = Case {
+                args,
+                files: files.iter().map(|(n, b)| (n.to_string(), b.to_vec())).collect(),
+                stdin,
+                native: Some(algo),
+            };
+            let diff = case.shrink(s.tool, &(real.clone(), real.clone()), &dir);
+            found.push(format!("case {case_number} (seed {case_seed:#x}), shrunk: {diff}"));
+        }
+    }
+    found
+}
+
+/// `fixity check` chooses, counts and reports lines as `md5sum -c` and `sha256sum -c` do
+/// on random manifests (one- and two-space lines, malformed and empty-name lines, several
+/// manifests, `--ignore-missing` ...), the lines docs/check.md lists as read otherwise on
+/// purpose left out. `FIXITY_DIFF_CASES` and `FIXITY_DIFF_SEED` as above.
+#[test]
+fn random_manifests_check_natively_as_coreutils_checks_them() {
+    let count =
+        std::env::var("FIXITY_DIFF_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
+    let seed = std::env::var("FIXITY_DIFF_SEED")
+        .ok()
+        .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(0x005e_ed0f_c01e_0002);
+    let d = tempdir();
+    let links = d.path().join("bin");
+    let reals: Vec<Option<PathBuf>> =
+        NATIVE.iter().map(|(i, _)| pair(SETUPS[*i].tool, &links).map(|(r, _)| r)).collect();
+    if reals.iter().all(Option::is_none) {
+        return;
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let found: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let reals = &reals;
+                scope.spawn(move || run_native_cases(seed, t, threads, count, reals))
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+    });
+    if !found.is_empty() {
+        let shown: Vec<&String> = found.iter().take(5).collect();
+        panic!(
+            "{} of {count} cases of fixity check differ from coreutils; the first:\n\n{}",
             found.len(),
             shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
         );

@@ -612,6 +612,141 @@ fn xxhsum_checks_every_line_shape_as_xxhsum() {
     compare_norm("xxhsum", &["--tag", "--little-endian"], cases, xxhsum_banner);
 }
 
+/// The form of xxhsum's benchmark output, without its figures: each `\r`-separated
+/// segment of a line (what a terminal overwrites) with the numbers after `->` replaced by
+/// `N` (their widths vary with the speed), consecutive equal segments merged (a round too
+/// short to trust is run again, which depends on the machine), and the banner (two lines
+/// in xxhsum, one in the drop-in) as `BANNER`.
+fn bench_form(err: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(err);
+    let mut lines = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("compiled as ") {
+            continue;
+        }
+        if line.contains(" by Yann Collet") || line.contains("(fixity, drop-in") {
+            lines.push("BANNER".to_string());
+            continue;
+        }
+        let mut segments: Vec<String> = Vec::new();
+        for seg in line.split_inclusive(['\r', '\n']) {
+            let seg = match seg.find("->") {
+                Some(at) => {
+                    let (head, tail) = seg.split_at(at + 2);
+                    let mut figures = String::new();
+                    let mut in_number = false;
+                    let rest = tail.trim_start_matches(' ');
+                    let sep = if rest.len() < tail.len() { " " } else { "" };
+                    for c in rest.chars() {
+                        let digit = c.is_ascii_digit() || c == '.';
+                        if digit && !in_number {
+                            figures.push('N');
+                        } else if !(digit || c == ' ' && figures.ends_with('(')) {
+                            figures.push(c);
+                        }
+                        in_number = digit;
+                    }
+                    format!("{head}{sep}{figures}")
+                }
+                // `-qq`: only the hashes per second, as `N, `.
+                None if seg.contains(", ")
+                    && seg.chars().all(|c| c.is_ascii_digit() || ", ".contains(c)) =>
+                {
+                    seg.split(", ")
+                        .map(|n| if n.is_empty() { "" } else { "N" })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+                None => seg.to_string(),
+            };
+            if segments.last() != Some(&seg) {
+                segments.push(seg);
+            }
+        }
+        lines.push(segments.concat());
+    }
+    lines
+}
+
+/// Runs each benchmark command line with xxhsum and the drop-in, and compares what they
+/// print (its form: [`bench_form`]), on which stream, and the exit status.
+fn compare_bench(cases: &[&[&str]]) {
+    if !have("xxhsum") {
+        missing("drop-in xxhsum -b", "xxhsum is not installed");
+        return;
+    }
+    let d = tempdir();
+    write(d.path(), "sample", &[7u8; 5000]);
+    let fake = d.path().join("xxhsum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &fake).unwrap();
+    let real = which("xxhsum");
+    let mut failures = Vec::new();
+    for args in cases {
+        let (want_out, want_err, want_code) = run(&real, "xxhsum", d.path(), args, b"");
+        let (got_out, got_err, got_code) = run(&fake, "xxhsum", d.path(), args, b"");
+        let want = (want_out, bench_form(&want_err), want_code);
+        let got = (got_out, bench_form(&got_err), got_code);
+        if want != got {
+            failures.push(format!("xxhsum {args:?}\n  real:   {want:?}\n  fixity: {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "benchmark differs from xxhsum's:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn bench_form_hides_figures_and_retries_only() {
+    let err = b"xxhsum 0.8.1 by Yann Collet \ncompiled as 64-bit\nSample of 100 KB...        \n\
+        \r          \r 1-XXH32 : 102400 ->\r 1-XXH32 : 102400 ->\r 1-XXH32 : 102400 -> 115149 it/s (11245.1 MB/s) \r 1#XXH32 : 102400 -> 115149 it/s ( 1245.1 MB/s) \n";
+    assert_eq!(
+        bench_form(err),
+        [
+            "BANNER",
+            "Sample of 100 KB...        \n",
+            "\r          \r 1-XXH32 : 102400 ->\r 1-XXH32 : 102400 -> N it/s (N MB/s) \r 1#XXH32 : 102400 -> N it/s (N MB/s) \n",
+        ]
+    );
+}
+
+/// `-b` as xxhsum 0.8.1 prints it: the default variants, one (`-b1`), a list, ids given
+/// by several options (the last decides), `-q`, a file, and the errors.
+#[test]
+fn xxhsum_benchmark_matches_xxhsum() {
+    compare_bench(&[
+        &["-b", "-i0"],
+        &["-bi0"],
+        &["-b1"],
+        &["-bi1", "-b3"],
+        &["-b1,2,3", "-i0"],
+        &["-b29", "-b4", "-i0"],
+        &["-b5", "-b", "-i0", "-q"],
+        &["-b3", "-i0", "-qq"],
+        &["-b3", "-i0", "-qqq"],
+        &["-b2", "-i0", "-B1000"],
+        &["-b2", "-i0", "-B10K"],
+        &["-b2", "-i0", "-B10241"],
+        &["-b7", "-i0", "sample", "."],
+        &["-b7", "-i0", "nothere"],
+        &["-b", "1,3"],
+        &["-b-1"],
+        &["-bx"],
+        &["-b99999999999"],
+        &["-b1", "-i99999999999"],
+        &["-b1", "-c", "-i0"],
+    ]);
+}
+
+/// Every variant: `--benchmark-all` (with -i0, as the Makefile's check target runs it).
+#[test]
+fn xxhsum_benchmark_all_matches_xxhsum() {
+    compare_bench(&[&["--benchmark-all", "-i0"]]);
+}
+
+/// An id past the last (28) runs every variant, as xxhsum does.
+#[test]
+fn xxhsum_benchmark_out_of_range_id_runs_all() {
+    compare_bench(&[&["-b29", "-i0", "-q"]]);
+}
+
 /// The links xxHash installs beside xxhsum pick the default algorithm by name.
 #[test]
 fn xxh32sum_and_xxh128sum_drop_ins_match() {

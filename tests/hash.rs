@@ -501,3 +501,102 @@ fn a_full_disk_on_stdout_is_reported() {
         assert_eq!(text(&real.stderr), "sha256sum: write error\n");
     }
 }
+
+/// A full disk under an output file: every writer names the file and the cause, and exits
+/// 2. `/dev/full` stands for the disk where the output is written in place (a device is
+/// never replaced by a rename); as root a 64 KiB tmpfs is filled up too, for the files
+/// written beside their target and renamed (`-o`, a bag's manifests, a plan).
+#[test]
+fn a_full_disk_under_an_output_file_names_it() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha\n");
+    write(d.path(), "t/b", b"beta\n");
+    let expect = |out: std::process::Output, file: &str| {
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            format!("fixity: cannot write {file}: No space left on device\n")
+        );
+    };
+    expect(run(d.path(), ["hash", "-r", "t", "-o", "/dev/full"]), "/dev/full");
+    std::os::unix::fs::symlink("/dev/full", d.path().join("full.b3")).unwrap();
+    expect(run(d.path(), ["hash", "-r", "t", "-o", "full.b3"]), "full.b3");
+    let scan = run(d.path(), ["scan", "t"]);
+    assert!(scan.status.success(), "{}", text(&scan.stderr));
+    expect(run(d.path(), ["status", "t", "--metrics", "/dev/full"]), "/dev/full");
+    expect(run(d.path(), ["export", "t", "-o", "/dev/full"]), "/dev/full");
+    expect(run(d.path(), ["export", "t", "--format", "premis", "-o", "/dev/full"]), "/dev/full");
+    let plan = run(d.path(), ["plan", "t", "--parts", "1", "-o", "p"]);
+    assert!(plan.status.success(), "{}", text(&plan.stderr));
+    let part = run(d.path(), ["hash", "--plan", "p", "--part", "0"]);
+    assert!(part.status.success(), "{}", text(&part.stderr));
+    expect(run(d.path(), ["merge", "p", "-o", "/dev/full"]), "/dev/full");
+
+    let Some(small) = SmallTmpfs::mount(&d.path().join("small")) else { return };
+    let s = &small.0;
+    write(s, "bag/f", b"payload\n");
+    std::fs::create_dir(s.join("plan")).unwrap();
+    small.fill();
+    let out = run(d.path(), ["hash", "-r", "t", "-o", "small/m.b3"]);
+    expect(out, "small/m.b3");
+    assert!(!s.join("m.b3").exists(), "no torn manifest is left");
+    let out = run(d.path(), ["bag", "create", "small/bag"]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("small/bag/manifest-") && err.contains(": No space left on device\n"),
+        "{err}"
+    );
+    let out = run(d.path(), ["plan", "t", "--parts", "1", "-o", "small/plan"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("fixity: small/plan/") && err.ends_with(": No space left on device\n"),
+        "{err}"
+    );
+}
+
+/// A 64 KiB tmpfs mounted (as root) for a test, unmounted when dropped.
+struct SmallTmpfs(std::path::PathBuf);
+
+impl SmallTmpfs {
+    fn mount(at: &std::path::Path) -> Option<SmallTmpfs> {
+        if !std::fs::metadata("/proc/self")
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        {
+            crate::util::skip("a full tmpfs", "not running as root (cannot mount one)");
+            return None;
+        }
+        std::fs::create_dir_all(at).unwrap();
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(at)
+            .status();
+        if !st.is_ok_and(|s| s.success()) {
+            crate::util::skip(
+                "a full tmpfs",
+                "mount -t tmpfs failed (a container without CAP_SYS_ADMIN?)",
+            );
+            return None;
+        }
+        Some(SmallTmpfs(at.to_path_buf()))
+    }
+
+    /// Writes a file until the file system is full.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let block = [0u8; 4096];
+        loop {
+            if let Err(e) = f.write_all(&block) {
+                assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}

@@ -4,7 +4,18 @@
 use super::postgres::PgError;
 use crate::pathtext::{path_bytes, quote_env};
 use crate::read::io_message;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+impl CatalogError {
+    /// The catalog at `path` could not be looked at (`e`): a read error naming the
+    /// directory above it that stops the lookup, if one does, else the file.
+    pub(crate) fn unreadable(path: &Path, e: std::io::Error) -> CatalogError {
+        match crate::read::blocked_above(path, &e) {
+            Some((dir, e)) => CatalogError::Read(dir, e),
+            None => CatalogError::Read(path.to_path_buf(), e),
+        }
+    }
+}
 
 /// Errors opening or using a catalog.
 #[derive(Debug, thiserror::Error)]
@@ -25,10 +36,11 @@ pub enum CatalogError {
     #[error("catalog {0}: {1}")]
     Sqlite(PathBuf, rusqlite::Error),
     /// Creating the catalog's directory failed.
-    #[error("cannot create {0}: {1}")]
+    #[error("cannot create {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
     Io(PathBuf, std::io::Error),
-    /// The catalog's file could not be read.
-    #[error("cannot read {0}: {1}")]
+    /// The catalog's file could not be read (or the directory above it that stops the
+    /// lookup: a tree root that cannot be searched).
+    #[error("cannot read {}: {}", quote_env(path_bytes(.0)), io_message(.1))]
     Read(PathBuf, std::io::Error),
     /// The file is not a fixity catalog: empty, not SQLite, or another program's
     /// database. It is left as it is.

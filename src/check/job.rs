@@ -6,7 +6,7 @@ use super::{AlgoHints, Outcome, Resolved, classify, reaches_outside, resolve};
 use crate::algo::{self, Algorithm};
 use crate::digest::Digest;
 use crate::formats::coreutils::{self, Tool};
-use crate::formats::{LineKind, Manifest};
+use crate::formats::{LineKind, Manifest, gnu};
 use crate::pathtext::bytes_path;
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::OpenMode;
@@ -136,8 +136,8 @@ pub enum Event {
     Outside { manifest: usize, lineno: u64 },
     /// A line refused by `--confine`: its path leaves the manifest's directory.
     Refused { manifest: usize, lineno: u64, name: Vec<u8> },
-    /// The manifest could not be opened (with the reason) or read (coreutils says only
-    /// "read error" then, and gives no totals).
+    /// The manifest could not be opened or read, with the reason (no totals follow). In
+    /// drop-in mode a read failure has no reason: coreutils says only "read error" then.
     ManifestUnreadable { manifest: usize, error: Option<io::Error> },
     /// The end of a manifest: its totals and verdict.
     ManifestDone { manifest: usize, counts: Counts, verdict: Verdict },
@@ -206,6 +206,10 @@ pub fn run(plan: &CheckPlan, config: &Config, on: &mut dyn FnMut(Event) -> bool)
     );
 }
 
+fn trim_blanks(line: &[u8]) -> &[u8] {
+    &line[line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..]
+}
+
 /// Reads the plan's manifests and pushes one task per line that counts.
 fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
     let delim = if plan.zero { 0u8 } else { b'\n' };
@@ -222,6 +226,9 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
     });
     // Drop-in cksum: the tag its warnings name (the last tagged line's, or -a's).
     let mut cksum_tag: &'static str = forced.map_or("CRC", |a| a.tag);
+    // The one- or two-space form the first untagged line chose holds for the later
+    // manifests of the run too, as in coreutils.
+    let mut form = None;
     for m in &plan.manifests {
         let hints = AlgoHints {
             forced,
@@ -249,18 +256,18 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
             }
         };
         let mut reader = BufReader::with_capacity(256 * 1024, reader);
-        let mut parser = Manifest::for_name(m.as_bytes());
+        let mut parser = Manifest::for_name(m.as_bytes()).with_form(form);
         let mut buf = Vec::new();
         let mut lineno = 0u64;
-        let mut read_failed = false;
+        let mut read_failed: Option<io::Error> = None;
         let mut outside_said = false;
         loop {
             buf.clear();
             match reader.read_until(delim, &mut buf) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(_) => {
-                    read_failed = true;
+                Err(e) => {
+                    read_failed = Some(e);
                     break;
                 }
             }
@@ -277,6 +284,7 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
             if buf.last() == Some(&delim) {
                 buf.pop();
             }
+            let before = parser.form();
             let parsed = parser.parse_line(&buf);
             if let LineKind::Record(r) = &parsed
                 && reaches_outside(&r.name)
@@ -300,13 +308,28 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
             let malformed = Item::Malformed { lineno, cksum_tag: ck_tag, why };
             let task = match parsed {
                 LineKind::Ignored => continue,
-                LineKind::Malformed => Task { payload: malformed, work: None },
+                LineKind::Malformed => {
+                    // A line refused after it chose the form (a bad escape) keeps the
+                    // choice only if its digest has the algorithm's length, as in coreutils.
+                    let algo = hints.forced.or(hints.from_name);
+                    if parser.form() != before
+                        && algo.is_some_and(|a| !gnu::digest_fits(trim_blanks(&buf), a))
+                    {
+                        parser.set_form(before);
+                    }
+                    Task { payload: malformed, work: None }
+                }
                 // cksum 9.1 without -a reads tagged lines only.
                 LineKind::Record(r) if plan.cksum_tags && forced.is_none() && r.algo.is_none() => {
                     Task { payload: malformed, work: None }
                 }
                 LineKind::Record(r) => match resolve(&r, &hints) {
-                    Resolved::Malformed => Task { payload: malformed, work: None },
+                    Resolved::Malformed => {
+                        // coreutils refuses a digest of the wrong length before it looks at
+                        // the form: such a line chooses none.
+                        parser.set_form(before);
+                        Task { payload: malformed, work: None }
+                    }
                     Resolved::Ambiguous(fits) => {
                         Task { payload: Item::Ambiguous { lineno, fits }, work: None }
                     }
@@ -335,7 +358,14 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
                 return;
             }
         }
-        let end = if read_failed { Item::ManifestError(None) } else { Item::End };
+        form = parser.form();
+        // Drop-in mode says only "read error", as coreutils does; native mode gives the
+        // cause ("Is a directory" for a directory named as the manifest).
+        let end = match read_failed {
+            Some(e) if !plan.coreutils => Item::ManifestError(Some(e)),
+            Some(_) => Item::ManifestError(None),
+            None => Item::End,
+        };
         if !push(Task { payload: end, work: None }) {
             return;
         }

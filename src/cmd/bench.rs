@@ -121,10 +121,10 @@ fn run_tree(args: BenchTreeArgs) -> anyhow::Result<Status> {
     }
     std::io::stdout().lock().write_all(report::write_tree(&report, format).as_bytes())?;
     if let Some(chart) = &args.chart {
-        let mut f = AtomicFile::create(chart)
-            .with_context(|| format!("cannot write {}", quote_env(path_bytes(chart))))?;
-        f.write_all(report::chart_svg(&report).as_bytes())?;
-        f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(chart))))?;
+        let failed = || super::write_failed(Some(chart));
+        let mut f = AtomicFile::create(chart).with_context(failed)?;
+        f.write_all(report::chart_svg(&report).as_bytes()).with_context(failed)?;
+        f.commit().with_context(failed)?;
     }
     for w in &report.warnings {
         crate::ui::error(&format!("warning: {w}"));

@@ -101,9 +101,10 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
         Some(f) => Box::new(BufWriter::new(f)),
         None => Box::new(BufWriter::new(stdout.lock())),
     };
+    let failed = || super::write_failed(args.output.as_deref());
     let mut line = Vec::new();
     writer.header(&mut line);
-    out.write_all(&line)?;
+    out.write_all(&line).with_context(failed)?;
     let mut after: Option<Vec<u8>> = None;
     let mut skipped_newline = 0u64;
     loop {
@@ -129,16 +130,16 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
                 skipped_newline += 1;
                 crate::ui::error(&e.message(&quote_env(&row.path)));
             }
-            out.write_all(&line).context("write error")?;
+            out.write_all(&line).with_context(failed)?;
         }
     }
     line.clear();
     writer.footer(&mut line);
-    out.write_all(&line).context("write error")?;
-    out.flush().context("write error")?;
+    out.write_all(&line).with_context(failed)?;
+    out.flush().with_context(failed)?;
     drop(out);
-    if let (Some(f), Some(p)) = (atomic, &args.output) {
-        f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(p))))?;
+    if let Some(f) = atomic {
+        f.commit().with_context(failed)?;
     }
     Ok(if skipped_newline > 0 { Status::Failed } else { Status::Ok })
 }
@@ -150,7 +151,9 @@ fn premis(store: &dyn fixity::catalog::Store, args: &ExportArgs) -> anyhow::Resu
     let version = env!("CARGO_PKG_VERSION");
     let fail = |e: PremisError| match e {
         PremisError::Store(e) => anyhow::Error::from(e),
-        PremisError::Write(e) => anyhow::Error::from(e).context("write error"),
+        PremisError::Write(e) => {
+            anyhow::Error::new(e).context(super::write_failed(args.output.as_deref()))
+        }
     };
     match &args.output {
         Some(p) => {

@@ -153,11 +153,16 @@ pub(crate) fn run_job(job: Job) -> anyhow::Result<Status> {
         Some(f) => Box::new(BufWriter::with_capacity(256 * 1024, f)),
         None => Box::new(BufWriter::with_capacity(64 * 1024, stdout.lock())),
     };
-    let status = render(job, skip, &mut out)?;
-    out.flush().context("write error")?;
+    let failed = || super::write_failed(target.as_deref());
+    // Render's only I/O errors are its writes to `out`: an output file's names the file.
+    let status = render(job, skip, &mut out).map_err(|e| match e.downcast::<io::Error>() {
+        Ok(io) => anyhow::Error::new(io).context(failed()),
+        Err(e) => e,
+    })?;
+    out.flush().with_context(failed)?;
     drop(out);
-    if let (Some(f), Some(target)) = (atomic, target) {
-        f.commit().with_context(|| format!("cannot write {}", quote_env(path_bytes(&target))))?;
+    if let Some(f) = atomic {
+        f.commit().with_context(failed)?;
     }
     Ok(status)
 }

@@ -148,6 +148,16 @@ fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
     cfg
 }
 
+/// What a failed write of a command's output says before its cause: "cannot write FILE"
+/// for an output file (`-o FILE`: a full disk names the file), "write error" for standard
+/// output (as coreutils words it).
+fn write_failed(output: Option<&Path>) -> String {
+    match output {
+        Some(p) => format!("cannot write {}", quote_env(path_bytes(p))),
+        None => "write error".to_string(),
+    }
+}
+
 /// Writes one finished record of a pipeline's sink to `out`; on a write error keeps it in
 /// `err` and returns false, which stops the pipeline (the caller reports the error).
 fn emit<W: std::io::Write + ?Sized>(

@@ -25,7 +25,12 @@ pub fn write_metrics(
     now: i64,
 ) -> anyhow::Result<()> {
     let shown = quote_env(path_bytes(file));
-    let previous = std::fs::read_to_string(file).ok();
+    // Only a regular file carries a previous run: `/dev/full` or a FIFO is not read (the
+    // one never ends).
+    let previous = std::fs::metadata(file)
+        .is_ok_and(|md| md.is_file())
+        .then(|| std::fs::read_to_string(file).ok())
+        .flatten();
     let tree = std::path::absolute(tree).unwrap_or_else(|_| tree.to_path_buf());
     let input = prometheus::Input {
         tree: path_bytes(&tree),

@@ -293,7 +293,11 @@ pub(super) fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
             .map(String::from)
             .collect()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", quote_env(path_bytes(&path)))),
+        Err(e) => {
+            // A root that cannot be searched is named, not the file looked for inside it.
+            let (at, e) = fixity::read::blocked_above(&path, &e).unwrap_or((path, e));
+            Err(e).with_context(|| format!("cannot read {}", quote_env(path_bytes(&at))))
+        }
     }
 }
 

@@ -358,13 +358,14 @@ pub(crate) fn merge(args: MergeArgs) -> anyhow::Result<Status> {
         }
         Err(e) => return Err(e.into()),
     };
+    let cannot = || super::write_failed(args.output.as_deref());
     if let Some(e) = write_err {
-        return Err(e).context("write error");
+        return Err(e).with_context(cannot);
     }
     line.clear();
     writer.as_mut().expect("started").footer(&mut line);
-    out.write_all(&line).context("write error")?;
-    out.flush().context("write error")?;
+    out.write_all(&line).with_context(cannot)?;
+    out.flush().with_context(cannot)?;
     drop(out);
     let names: Vec<&str> = merged.algorithms.iter().map(|a| a.name).collect();
     let root = format!(

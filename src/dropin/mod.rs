@@ -9,6 +9,7 @@
 mod b3sum;
 mod getopt;
 mod sum;
+mod xxhbench;
 mod xxhsum;
 
 use crate::cli::{ReadArgs, Storage};

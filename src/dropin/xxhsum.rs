@@ -3,9 +3,11 @@
 //! `--strict`, `-w/--warn`. Its quirks are kept: names are printed unescaped, XXH3 is
 //! always printed in the tagged form, standard input is called `stdin` (and a checksum
 //! line naming `stdin` reads standard input), options end at the first file name, and the
-//! summaries of `-c` go to standard output. The benchmark (`-b`) is refused. Run as
-//! `xxh32sum` or `xxh128sum` (links xxHash installs), the default algorithm follows.
+//! summaries of `-c` go to standard output. The benchmark (`-b`, `-i`, `-B`,
+//! `--benchmark-all`) is xxhsum's, on fixity's own implementations (`super::xxhbench`).
+//! Run as `xxh32sum` or `xxh128sum` (links xxHash installs), the default algorithm follows.
 
+use super::xxhbench::{self, Selection, read_u32};
 use crate::cmd::Status;
 use fixity::algo::{self, Algorithm};
 use fixity::check::{digests_match, plural};
@@ -156,55 +158,23 @@ fn usage_advanced(exe: &str) -> String {
          \x20 -V, --version        Display version information \n\
          \x20     --tag            Produce BSD-style checksum lines \n\
          \x20     --little-endian  Checksum values use little endian convention (default: big endian) \n\
-         \x20 -q, --quiet          Don't print the progress line while hashing \n\
-         \x20 (-b, the benchmark, is not available in this drop-in)\n\n\
+         \x20 -b                   Run benchmark \n\
+         \x20 -b#                  Bench only algorithm variant # \n\
+         \x20 -i#                  Number of times to run the benchmark (default: {}) \n\
+         \x20 -q, --quiet          Don't display version header in benchmark mode \n\n\
          The following four options are useful only when verifying checksums (-c): \n\
          \x20 -q, --quiet          Don't print OK for each successfully verified file \n\
          \x20     --status         Don't output anything, status code shows success \n\
          \x20     --strict         Exit non-zero for improperly formatted checksum lines \n\
          \x20     --warn           Warn about improperly formatted checksum lines \n",
-        usage(exe)
+        usage(exe),
+        xxhbench::DEFAULT_ROUNDS
     )
 }
 
 fn bad_usage(exe: &str) -> Status {
     eprint!("Wrong parameters\n\n{}", usage(exe));
     Status::Failed
-}
-
-/// xxhsum's number reader: digits, then an optional `K`/`M` (x1024, x1048576) with an
-/// optional `i` and `B`. `None` on overflow.
-fn read_u32(s: &[u8], pos: &mut usize) -> Option<u32> {
-    const MAX: u32 = u32::MAX / 10 - 1;
-    let mut v: u32 = 0;
-    while let Some(&c) = s.get(*pos).filter(|c| c.is_ascii_digit()) {
-        if v > MAX {
-            return None;
-        }
-        v = v * 10 + (c - b'0') as u32;
-        *pos += 1;
-    }
-    if let Some(&unit @ (b'K' | b'M')) = s.get(*pos) {
-        const MAX_K: u32 = u32::MAX >> 10;
-        if v > MAX_K {
-            return None;
-        }
-        v <<= 10;
-        if unit == b'M' {
-            if v > MAX_K {
-                return None;
-            }
-            v <<= 10;
-        }
-        *pos += 1;
-        if s.get(*pos) == Some(&b'i') {
-            *pos += 1;
-        }
-        if s.get(*pos) == Some(&b'B') {
-            *pos += 1;
-        }
-    }
-    Some(v)
 }
 
 struct Opts {
@@ -219,6 +189,27 @@ struct Opts {
     log_level: i32,
     explicit_stdin: bool,
     files: Vec<OsString>,
+    /// `-b` or `--benchmark-all` was given: benchmark instead of hashing.
+    bench: bool,
+    /// The variants `-b` options chose.
+    bench_ids: Selection,
+    /// `-i#`, read as xxhsum reads it (a C `int` from an unsigned number).
+    rounds: u32,
+    /// `-B#`: the sample's size.
+    sample: u32,
+}
+
+impl Opts {
+    /// The benchmark the options describe.
+    fn bench_plan(&self) -> xxhbench::Plan {
+        xxhbench::Plan {
+            ids: self.bench_ids.ids(),
+            rounds: self.rounds as i32,
+            sample: self.sample as usize,
+            files: self.files.clone(),
+            log_level: self.log_level,
+        }
+    }
 }
 
 /// What parsing ended in: options to run with, or an exit status (help, version, errors).
@@ -239,10 +230,18 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
         log_level: 2,
         explicit_stdin: false,
         files: Vec::new(),
+        bench: false,
+        bench_ids: Selection::default(),
+        rounds: xxhbench::DEFAULT_ROUNDS,
+        sample: xxhbench::DEFAULT_SAMPLE,
     };
     for (i, arg) in args.iter().enumerate() {
         match arg.as_bytes() {
             b"--check" => o.check = true,
+            b"--benchmark-all" | b"--bench-all" => {
+                o.bench = true;
+                o.bench_ids.all();
+            }
             b"--quiet" => o.log_level -= 1,
             b"--little-endian" => o.little_endian = true,
             b"--strict" => o.strict = true,
@@ -303,19 +302,23 @@ fn parse(exe: &str, args: &[OsString]) -> Parsed {
                         b'c' => o.check = true,
                         b'w' => o.warn = true,
                         b'q' => o.log_level -= 1,
-                        // Benchmark settings: read and ignored, as xxhsum does outside -b.
                         b'i' | b'B' => {
-                            if read_u32(a, &mut p).is_none() {
+                            let Some(n) = read_u32(a, &mut p) else {
                                 eprintln!("Error: numeric value too large ");
                                 return Parsed::Done(Status::Failed);
+                            };
+                            if c == b'i' {
+                                o.rounds = n;
+                            } else {
+                                o.sample = n;
                             }
                         }
                         b'b' => {
-                            eprintln!(
-                                "{exe}: the benchmark (-b) is not available in this drop-in (fixity); \
-                                 `fixity bench` measures hashing speed"
-                            );
-                            return Parsed::Done(Status::Failed);
+                            o.bench = true;
+                            if o.bench_ids.read(a, &mut p).is_none() {
+                                eprintln!("Error: numeric value too large ");
+                                return Parsed::Done(Status::Failed);
+                            }
                         }
                         _ => return Parsed::Done(bad_usage(exe)),
                     }
@@ -335,6 +338,15 @@ pub fn run(tool: &str, args: Vec<OsString>) -> anyhow::Result<Status> {
         Parsed::Run(o) => o,
         Parsed::Done(s) => return Ok(s),
     };
+    if o.bench {
+        let code = xxhbench::run(&o.bench_plan(), &welcome(exe));
+        return Ok(match code {
+            0 => Status::Ok,
+            // xxhsum's own codes for a file it cannot open or read, or memory it cannot
+            // have (11, 13, 12): beyond fixity's statuses, so exit here.
+            code => std::process::exit(i32::from(code)),
+        });
+    }
     // Nothing named and a terminal to read: xxhsum 0.8.1 shows its usage.
     if o.files.is_empty() && !o.explicit_stdin && io::stdin().is_terminal() {
         return Ok(bad_usage(exe));
@@ -576,16 +588,27 @@ fn check_file(
 mod tests {
     use super::*;
 
+    fn plan(args: &[&str]) -> Option<xxhbench::Plan> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        match parse("xxhsum", &args) {
+            Parsed::Run(o) => o.bench.then(|| o.bench_plan()),
+            Parsed::Done(_) => None,
+        }
+    }
+
     #[test]
-    fn numbers_read_as_xxhsum_reads_them() {
-        let n = |s: &str| {
-            let mut p = 0;
-            read_u32(s.as_bytes(), &mut p).map(|v| (v, p))
-        };
-        assert_eq!(n(""), Some((0, 0)));
-        assert_eq!(n("128x"), Some((128, 3)));
-        assert_eq!(n("1KiB"), Some((1024, 4)));
-        assert_eq!(n("2M"), Some((2 << 20, 2)));
-        assert_eq!(n("99999999999"), None);
+    fn benchmark_options_build_xxhsums_plan() {
+        // `-bi1`: no number after b (the default set), then one round.
+        let p = plan(&["-bi1"]).unwrap();
+        assert_eq!((p.ids, p.rounds, p.sample, p.log_level), (vec![1, 3, 5, 11], 1, 102_400, 2));
+        // A later -b3 decides the set; -q lowers the level; -B sets the sample.
+        let p = plan(&["-bi1", "-b3", "-q", "-B1K", "file"]).unwrap();
+        assert_eq!((p.ids, p.rounds, p.sample, p.log_level), (vec![3], 1, 1024, 1));
+        assert_eq!(p.files, [OsString::from("file")]);
+        let p = plan(&["--benchmark-all", "-c"]).unwrap();
+        assert_eq!((p.ids.len(), p.rounds), (28, 3));
+        // -i and -B alone do not start the benchmark.
+        assert!(plan(&["-i1", "-B10"]).is_none());
+        assert!(plan(&["-b1", "-i99999999999"]).is_none());
     }
 }

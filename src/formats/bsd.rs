@@ -40,18 +40,23 @@ pub fn parse(line: &[u8]) -> Option<Record> {
         Some(rest) => (true, rest),
         None => (false, line),
     };
+    // As coreutils reads it: the tag, at most one space, `(`, the name up to the last `)`,
+    // blanks, `=`, blanks, the digest (up to a NUL: coreutils reads a C string).
     let open = line.iter().position(|&b| b == b'(')?;
-    let tag = std::str::from_utf8(&line[..open]).ok()?.trim_end_matches(' ');
+    let tag = &line[..open];
+    let tag = std::str::from_utf8(tag.strip_suffix(b" ").unwrap_or(tag)).ok()?;
     if tag.is_empty() || tag.contains(' ') {
         return None;
     }
     let algo = algo::by_tag(tag)?;
     let rest = &line[open + 1..];
-    let close = rest.windows(2).rposition(|w| w == b")=" || w == b") ")?;
+    let close = rest.iter().rposition(|&b| b == b')')?;
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
     let after = &rest[close + 1..];
-    let after = after.strip_prefix(b" ").unwrap_or(after);
+    let after = &after[after.iter().take_while(|b| blank(b)).count()..];
     let after = after.strip_prefix(b"=")?;
-    let text = after.strip_prefix(b" ").unwrap_or(after);
+    let text = &after[after.iter().take_while(|b| blank(b)).count()..];
+    let text = text.iter().position(|&b| b == 0).map_or(text, |n| &text[..n]);
     let digest = DigestText::new(text)?;
     super::decode_for(&digest, algo)?;
     let name = super::name_text(&rest[..close], escaped)?;

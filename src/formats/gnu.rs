@@ -45,6 +45,11 @@ pub(crate) fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> 
         return None;
     }
     let rest = &rest[1..];
+    // `DIGEST ` alone is shorter than coreutils' shortest line (digest, two blanks, a
+    // name): improperly formatted before the form is looked at, so it decides nothing.
+    if rest.is_empty() {
+        return None;
+    }
     // In a manifest of one-space lines (BSD `md5 -r`), everything after the separator is
     // the name, a leading space or `*` included, as coreutils reads it.
     let name = if rest.len() >= 2 && (rest[0] == b' ' || rest[0] == b'*') && *reversed != Some(true)
@@ -60,11 +65,21 @@ pub(crate) fn parse(line: &[u8], reversed: &mut Option<bool>) -> Option<Record> 
         *reversed = Some(true);
         rest
     };
+    // An empty name (`DIGEST  ` then a NUL) is a name, as coreutils takes it: the file ''
+    // cannot be read, and the line has chosen the two-space form.
     let name = super::name_text(name, escaped)?;
-    if name.is_empty() {
-        return None;
-    }
     Some(Record::new(algo, digest, name, Format::Gnu))
+}
+
+/// Whether the digest a GNU line (leading blanks already removed) starts with is one of
+/// `algo`'s. coreutils looks at the form only after the digest has the tool's length.
+pub(crate) fn digest_fits(line: &[u8], algo: &crate::algo::Algorithm) -> bool {
+    let line = line.strip_prefix(b"\\").unwrap_or(line);
+    let token_len = line
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-'))
+        .count();
+    super::digest_token(&line[..token_len]).is_some_and(|t| super::decode_for(&t, algo).is_some())
 }
 
 /// The `gnu` format's writer: `digest  name` for one algorithm; several algorithms switch

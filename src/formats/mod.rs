@@ -177,6 +177,24 @@ impl Manifest {
         }
     }
 
+    /// Which form the untagged lines read so far chose: `Some(true)` for BSD `md5 -r`'s
+    /// one space, `Some(false)` for GNU's two (or ` *`), `None` before any.
+    pub(crate) fn form(&self) -> Option<bool> {
+        self.reversed
+    }
+
+    /// Starts from the form an earlier manifest of the same run chose: coreutils keeps it
+    /// from one checksum file to the next.
+    pub(crate) fn with_form(mut self, form: Option<bool>) -> Manifest {
+        self.set_form(form);
+        self
+    }
+
+    /// Sets the form back (to what it was before a line that turned out malformed).
+    pub(crate) fn set_form(&mut self, form: Option<bool>) {
+        self.reversed = form;
+    }
+
     /// Why the last line parsed was [`LineKind::Malformed`], when a format recognized it
     /// but found something wrong (`unknown column 'crc'`).
     pub(crate) fn problem(&self) -> Option<&str> {

@@ -21,7 +21,7 @@ use crate::device::{kind_name, mtime_ns, sized_by_content};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -189,6 +189,31 @@ impl From<Refused> for ReadError {
             Refused::Swapped => ReadError::Changed,
         }
     }
+}
+
+/// Where looking at `path` failed with `e` because a directory above it cannot be searched
+/// or read (a tree root of mode 000, a directory whose lookups fail with EIO): that
+/// directory and its error, which a message should name instead of the file inside it
+/// that fixity tried to open (`ROOT/.fixity/catalog.db`, `ROOT/.fixityignore`). `None`
+/// when the file itself is at fault, or for a "not found".
+pub fn blocked_above(path: &Path, e: &io::Error) -> Option<(PathBuf, io::Error)> {
+    if e.kind() == io::ErrorKind::NotFound {
+        return None;
+    }
+    let mut above: Vec<&Path> =
+        path.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()).collect();
+    above.reverse();
+    above.push(path);
+    // The first name that cannot be looked at: its directory is what stops the lookup.
+    let mut prev: Option<&Path> = None;
+    for a in above {
+        if let Err(err) = std::fs::metadata(a) {
+            let dir = prev.filter(|_| err.kind() != io::ErrorKind::NotFound)?;
+            return Some((dir.to_path_buf(), err));
+        }
+        prev = Some(a);
+    }
+    None
 }
 
 /// An I/O error as coreutils prints it: the C library's text without Rust's

@@ -149,8 +149,9 @@ pub(super) fn sink(
         }
         (Item::Unlisted(rel, why), _) => {
             // Known files below an unreadable directory are reported one by one as
-            // unreachable; the directory itself is listed once.
-            let f = Finding { path: rel, class: Class::Unreadable, note: Some(why) };
+            // unreachable; the directory itself is listed once (the root as ".").
+            let path = if rel.is_empty() { b".".to_vec() } else { rel };
+            let f = Finding { path, class: Class::Unreadable, note: Some(why) };
             rec.unlisted(report, notice, f);
         }
         (Item::Unreachable(r, why), _) => {

@@ -70,7 +70,8 @@ pub struct PartInfo {
 /// What went wrong with a plan directory or one of its files.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("{0}: {1}")]
+    /// The file read or written, and the cause as the C library words it.
+    #[error("{}: {}", .0.display(), crate::read::io_message(.1))]
     Io(PathBuf, io::Error),
     #[error("{0}: not a fixity plan file ({1})")]
     Format(PathBuf, String),

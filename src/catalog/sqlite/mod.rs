@@ -165,7 +165,11 @@ impl Catalog {
     /// algorithm and refuses a different explicit one. A file that is not a fixity
     /// catalog (empty, not SQLite, another program's database) is refused untouched.
     pub fn open(path: &Path, create: bool, algo: Option<&'static Algorithm>) -> Result<Catalog> {
-        let exists = path.exists();
+        let exists = match std::fs::metadata(path) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(CatalogError::unreadable(path, e)),
+        };
         if !exists && !create {
             return Err(CatalogError::NotFound(path.to_path_buf()));
         }
@@ -230,7 +234,7 @@ impl Catalog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(CatalogError::NotFound(path.to_path_buf()));
             }
-            Err(e) => return Err(CatalogError::Read(path.to_path_buf(), e)),
+            Err(e) => return Err(CatalogError::unreadable(path, e)),
         }
         probe(path)?;
         let sql = |e| CatalogError::Sqlite(path.to_path_buf(), e);
