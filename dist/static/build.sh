@@ -45,18 +45,26 @@ fi
 # The C code of the dependencies is compiled for musl; Rust links the result itself, with
 # its own musl start files, statically (musl-gcc as the linker would link dynamically).
 export "CC_${target//-/_}=$cc"
-cargo build --locked --profile "$profile" --target "$target" --bin fixity
+# Linked as a plain static executable, not static-PIE: a static-PIE binary applies its
+# ~38,000 relocations at every start (145 pages of .data.rel.ro written), which doubled the
+# start-up time (docs/benchmarks.md, issue 25). The libraries stay position-independent;
+# only the executable is linked at a fixed address.
+cargo rustc --locked --profile "$profile" --target "$target" --bin fixity -- -C relocation-model=static
 bin="target/$target/$profile/fixity"
 ls -l "$bin"
 
 if [ "$check" = yes ]; then
-  # Static: no program interpreter, no shared library.
+  # Static: no program interpreter, no shared library, no relocations left for the start.
   if readelf -l "$bin" | grep -q 'INTERP'; then
     echo "dist/static/build.sh: $bin asks for a dynamic loader: not static" >&2
     exit 1
   fi
   if readelf -d "$bin" 2>/dev/null | grep -q 'NEEDED'; then
     echo "dist/static/build.sh: $bin needs shared libraries: not static" >&2
+    exit 1
+  fi
+  if readelf -h "$bin" | grep -q 'DYN'; then
+    echo "dist/static/build.sh: $bin is position-independent (static-PIE): relocated at every start" >&2
     exit 1
   fi
   "$bin" --version
