@@ -809,26 +809,30 @@ impl Case {
     }
 }
 
-#[test]
-fn random_manifests_check_as_coreutils_checks_them() {
-    let count =
-        std::env::var("FIXITY_DIFF_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+/// Runs `count` random cases (`FIXITY_DIFF_CASES`, else `default_count`) from `seed`
+/// (`FIXITY_DIFF_SEED`, hex, else `default_seed`) on up to four threads: `run(seed, first,
+/// step, count)` runs every `step`-th case from `first` and returns the differences found;
+/// any makes the test fail, naming `what` and showing the first five.
+fn random_cases(
+    default_count: usize,
+    default_seed: u64,
+    what: &str,
+    run: impl Fn(u64, usize, usize, usize) -> Vec<String> + Sync,
+) {
+    let count = std::env::var("FIXITY_DIFF_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_count);
     let seed = std::env::var("FIXITY_DIFF_SEED")
         .ok()
         .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(0x005e_ed0f_c01e_0001);
-    let d = tempdir();
-    let links = d.path().join("bin");
-    let pairs: Vec<_> = SETUPS.iter().map(|s| pair(s.tool, &links)).collect();
-    if pairs.iter().all(Option::is_none) {
-        return;
-    }
+        .unwrap_or(default_seed);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
     let found: Vec<String> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let pairs = &pairs;
-                scope.spawn(move || run_cases(seed, t, threads, count, pairs))
+                let run = &run;
+                scope.spawn(move || run(seed, t, threads, count))
             })
             .collect();
         handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
@@ -836,11 +840,24 @@ fn random_manifests_check_as_coreutils_checks_them() {
     if !found.is_empty() {
         let shown: Vec<&String> = found.iter().take(5).collect();
         panic!(
-            "{} of {count} cases differ from coreutils; the first:\n\n{}",
+            "{} of {count} cases of {what} differ from coreutils; the first:\n\n{}",
             found.len(),
             shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
         );
     }
+}
+
+#[test]
+fn random_manifests_check_as_coreutils_checks_them() {
+    let d = tempdir();
+    let links = d.path().join("bin");
+    let pairs: Vec<_> = SETUPS.iter().map(|s| pair(s.tool, &links)).collect();
+    if pairs.iter().all(Option::is_none) {
+        return;
+    }
+    random_cases(3000, 0x005e_ed0f_c01e_0001, "the drop-ins", |seed, first, step, count| {
+        run_cases(seed, first, step, count, &pairs)
+    });
 }
 
 /// `fixity check` lets a `DIGEST ` line (no name: shorter than coreutils' shortest line)
@@ -1009,12 +1026,6 @@ fn run_native_cases(
 /// purpose left out. `FIXITY_DIFF_CASES` and `FIXITY_DIFF_SEED` as above.
 #[test]
 fn random_manifests_check_natively_as_coreutils_checks_them() {
-    let count =
-        std::env::var("FIXITY_DIFF_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
-    let seed = std::env::var("FIXITY_DIFF_SEED")
-        .ok()
-        .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(0x005e_ed0f_c01e_0002);
     let d = tempdir();
     let links = d.path().join("bin");
     let reals: Vec<Option<PathBuf>> =
@@ -1022,22 +1033,7 @@ fn random_manifests_check_natively_as_coreutils_checks_them() {
     if reals.iter().all(Option::is_none) {
         return;
     }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
-    let found: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let reals = &reals;
-                scope.spawn(move || run_native_cases(seed, t, threads, count, reals))
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+    random_cases(1500, 0x005e_ed0f_c01e_0002, "fixity check", |seed, first, step, count| {
+        run_native_cases(seed, first, step, count, &reals)
     });
-    if !found.is_empty() {
-        let shown: Vec<&String> = found.iter().take(5).collect();
-        panic!(
-            "{} of {count} cases of fixity check differ from coreutils; the first:\n\n{}",
-            found.len(),
-            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
-        );
-    }
 }
