@@ -45,6 +45,10 @@ fi
 # The C code of the dependencies is compiled for musl; Rust links the result itself, with
 # its own musl start files, statically (musl-gcc as the linker would link dynamically).
 export "CC_${target//-/_}=$cc"
+# mimalloc reads no MIMALLOC_* variable: looking up each of its ~40 options in the
+# environment was a sixth of the instructions of a one-file `fixity hash` (docs/benchmarks.md,
+# issue 25). The cc crate takes this target's flags instead of CFLAGS, so CFLAGS is kept.
+export "CFLAGS_${target//-/_}=${CFLAGS:-} -DMI_NO_GETENV"
 # Linked as a plain static executable, not static-PIE: a static-PIE binary applies its
 # ~38,000 relocations at every start (145 pages of .data.rel.ro written), which doubled the
 # start-up time (docs/benchmarks.md, issue 25). The libraries stay position-independent;

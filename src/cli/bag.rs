@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum BagCommand {
     /// Make DIR a bag in place: its contents move to DIR/data/; manifests, bagit.txt,
     /// bag-info.txt and tag manifests are written beside it.

@@ -59,6 +59,7 @@ pub struct ExportArgs {
 
 /// `fixity catalog ...`: setting up a shared (PostgreSQL) catalog.
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum CatalogCommand {
     /// Print (or with --apply run) the SQL that gives a PostgreSQL catalog its roles: an
     /// owner of the schema, one login role per host that reads and writes only that

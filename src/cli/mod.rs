@@ -39,6 +39,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum Command {
     /// Hash files and trees; print (or write with -o) a manifest.
     #[command(after_help = HASH_EXIT)]
@@ -119,7 +120,7 @@ pub enum Command {
     Man(ManArgs),
 }
 
-/// Arguments of `accept` and `forget`.
+// Arguments of `accept` and `forget`.
 #[derive(Args, Debug)]
 pub struct ResolveArgs {
     /// The catalog file (default: TREE/.fixity/catalog.db), or a PostgreSQL URL holding
@@ -144,6 +145,7 @@ pub struct ResolveArgs {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum BenchCommand {
     /// In-memory throughput of each algorithm at each message size.
     Algorithms(BenchAlgorithmsArgs),
@@ -212,7 +214,7 @@ pub enum Store {
     Xattr,
 }
 
-/// Options shared by `scan` and `verify`.
+// Options shared by `scan` and `verify`.
 #[derive(Args, Debug, Clone)]
 pub struct ScrubArgs {
     /// The catalog file (default: PATH/.fixity/catalog.db), or a PostgreSQL URL
@@ -301,7 +303,7 @@ pub struct VerifyArgs {
     pub remote: RemoteArgs,
 }
 
-/// Options shared by commands that read files.
+// Options shared by commands that read files.
 #[derive(Args, Debug, Clone)]
 pub struct ReadArgs {
     /// Worker threads (default: 4 per core on SSDs and in cache, 1 per core with a
@@ -407,7 +409,7 @@ pub struct HashArgs {
     pub paths: Vec<OsString>,
 }
 
-/// rhash's output options of `fixity hash`.
+// rhash's output options of `fixity hash`.
 #[derive(Args, Debug, Default)]
 pub struct RhashArgs {
     /// Print each file through an rhash printf template (`%p`, `%f`, `%s`, `%{md5}`,
@@ -537,6 +539,73 @@ mod tests {
     #[test]
     fn clap_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    /// Subcommands are built when used (`defer`): a flattened argument struct with a doc
+    /// comment would then replace the subcommand's own about line. Built or not, every
+    /// command says the same.
+    #[test]
+    fn deferred_arguments_leave_every_about_line_as_it_was() {
+        fn abouts(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String, String)>) {
+            for sub in cmd.get_subcommands() {
+                let name = format!("{path} {}", sub.get_name());
+                let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                let long = sub.get_long_about().map(|a| a.to_string()).unwrap_or_default();
+                out.push((name.clone(), about, long));
+                abouts(sub, &name, out);
+            }
+        }
+        let eager = Cli::command();
+        let mut before = Vec::new();
+        abouts(&eager, "fixity", &mut before);
+        let mut built = Cli::command();
+        built.build();
+        let mut after = Vec::new();
+        abouts(&built, "fixity", &mut after);
+        assert!(before.len() > 20, "{} commands", before.len());
+        // Nested subcommands exist only once their parent is built.
+        after.retain(|(name, ..)| before.iter().any(|(n, ..)| n == name));
+        assert_eq!(before, after);
+        let hash = built.find_subcommand("hash").unwrap();
+        assert!(
+            hash.get_arguments().any(|a| a.get_long() == Some("algorithm")),
+            "hash built with its arguments"
+        );
+    }
+
+    /// The rule behind the test above, for the nested subcommands it cannot see unbuilt:
+    /// no argument struct has a doc comment (clap would make it the about line).
+    #[test]
+    fn argument_structs_have_no_doc_comment() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cli");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if !(line.starts_with("#[derive(") && line.contains("Args")) {
+                    continue;
+                }
+                checked += 1;
+                let attrs_above = lines[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.starts_with("#[") || l.starts_with("///"));
+                let attrs_below = lines[i + 1..]
+                    .iter()
+                    .take_while(|l| l.starts_with("#[") || l.starts_with("///"));
+                for l in attrs_above.chain(attrs_below) {
+                    assert!(
+                        !l.starts_with("///"),
+                        "{}:{}: a doc comment on an argument struct",
+                        path.display(),
+                        i + 1
+                    );
+                }
+            }
+        }
+        assert!(checked > 20, "{checked} argument structs");
     }
 
     #[test]

@@ -20,7 +20,10 @@ pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<Status> {
 
 /// `fixity man [COMMAND...] [--dir DIR]`.
 pub(crate) fn man(args: ManArgs) -> anyhow::Result<Status> {
-    let root = Cli::command();
+    // Every subcommand's arguments are added when it is built (`defer` in cli/mod.rs, for
+    // the start-up of one command): build them all before rendering.
+    let mut root = Cli::command();
+    root.build();
     if let Some(dir) = &args.dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
         let mut written = 0;
