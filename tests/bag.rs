@@ -236,7 +236,7 @@ fn follow_bags_symlinks_and_keeps_them_resolving() {
     );
 }
 
-fn bagit_py() -> Option<Command> {
+pub(crate) fn bagit_py() -> Option<Command> {
     if util::have("bagit.py") {
         return Some(Command::new("bagit.py"));
     }

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bag;
+mod bag_rfc;
 mod bench;
 mod catalog;
 mod cfv;

@@ -1,20 +1,21 @@
 //! `bag check`: validate a bag's declaration, Payload-Oxum, completeness and fixity.
 
 use super::create::staging_dirs;
+use super::encoding::TagEncoding;
+use super::names::{self, Alike};
+use super::tags::{check_declaration, note, read_oxum, read_tag_file};
 use super::{BagError, CheckReport, Problem};
 use crate::algo::Algorithm;
 use crate::check::{Outcome, digests_match};
 use crate::digest::Digest;
 use crate::formats::bagit::{
-    Tag, manifest_algorithm, manifest_kind, parse_manifest_line_version, parse_oxum, parse_tags,
-    unsafe_path,
+    FetchEntry, manifest_algorithm, manifest_kind, parse_fetch, parse_manifest_entry, tag_lines,
 };
 use crate::pathtext::{bytes_path, path_bytes};
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, ReadError, io_message};
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
-use std::collections::BTreeMap;
-use std::io;
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,90 +33,6 @@ struct ManifestFile {
     name: Vec<u8>,
     algo: &'static Algorithm,
     tag: bool,
-}
-
-fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::read(path) {
-        Ok(d) => Ok(Some(d)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_message(&e)),
-    }
-}
-
-/// Reads and parses the tag file `f` of the bag: `Ok(None)` when it is missing; a file that
-/// cannot be read or parsed is a problem (named with its line) and `Err(())`.
-fn load_tags(bag: &Path, f: &str, problems: &mut Vec<Problem>) -> Result<Option<Vec<Tag>>, ()> {
-    let Some(data) =
-        read_file(&bag.join(f)).map_err(|e| problems.push(Problem::new(f, None, e)))?
-    else {
-        return Ok(None);
-    };
-    parse_tags(&data).map(Some).map_err(|(line, e)| problems.push(Problem::new(f, Some(line), e)))
-}
-
-/// Validates `bagit.txt`: both required labels, a `M.N` version, UTF-8 tag files.
-/// Returns the version when it is readable.
-fn check_declaration(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u64)> {
-    let f = "bagit.txt";
-    let tags = match load_tags(bag, f, problems) {
-        Ok(Some(t)) => t,
-        Ok(None) => {
-            problems.push(Problem::new(f, None, "missing: this is not a bag"));
-            return None;
-        }
-        Err(()) => return None,
-    };
-    let mut version = None;
-    let get = |label: &str| tags.iter().find(|t| t.label == label);
-    match get("BagIt-Version") {
-        None => problems.push(Problem::new(f, None, "no BagIt-Version")),
-        Some(t) => {
-            let ok = t.value.split_once('.').is_some_and(|(a, b)| {
-                !a.is_empty()
-                    && !b.is_empty()
-                    && a.bytes().all(|c| c.is_ascii_digit())
-                    && b.bytes().all(|c| c.is_ascii_digit())
-            });
-            if ok {
-                let (a, b) = t.value.split_once('.').expect("checked");
-                version = a.parse().ok().zip(b.parse().ok());
-            } else {
-                problems.push(Problem::new(
-                    f,
-                    Some(t.line),
-                    format!("BagIt-Version '{}' is not M.N", t.value),
-                ));
-            }
-        }
-    }
-    match get("Tag-File-Character-Encoding") {
-        None => problems.push(Problem::new(f, None, "no Tag-File-Character-Encoding")),
-        Some(t) if !t.value.eq_ignore_ascii_case("UTF-8") => problems.push(Problem::new(
-            f,
-            Some(t.line),
-            format!("tag files in '{}' are not supported (only UTF-8)", t.value),
-        )),
-        Some(_) => {}
-    }
-    version
-}
-
-/// The Payload-Oxum of `bag-info.txt`, if the file and the label are there.
-fn read_oxum(bag: &Path, problems: &mut Vec<Problem>) -> Option<(u64, u64, u64)> {
-    let f = "bag-info.txt";
-    let tags = load_tags(bag, f, problems).ok()??;
-    let t = tags.iter().find(|t| t.label.eq_ignore_ascii_case("Payload-Oxum"))?;
-    match parse_oxum(&t.value) {
-        Some((bytes, count)) => Some((bytes, count, t.line)),
-        None => {
-            problems.push(Problem::new(
-                f,
-                Some(t.line),
-                format!("Payload-Oxum '{}' is not octets.streamcount", t.value),
-            ));
-            None
-        }
-    }
 }
 
 /// Flags staging directories of an interrupted `create`: in the bag's top directory (the
@@ -185,6 +102,14 @@ fn payload(bag: &Path, follow: bool, problems: &mut Vec<Problem>) -> BTreeMap<Ve
     files
 }
 
+/// Counts of what manifests tolerate (RFC 8493 §7.3: accepted with a warning), per
+/// manifest: the first line and how many.
+#[derive(Default)]
+struct Tolerated {
+    binary_marker: Option<(u64, u64)>,
+    non_canonical: Option<(u64, u64, Vec<u8>)>,
+}
+
 /// Validates the bag at `bag`. `fast`: only `bagit.txt` and the Payload-Oxum (file count
 /// and bytes, from the directory listing), without reading any file. `Err` when the bag
 /// cannot be checked at all (not a directory; `fast` without a Payload-Oxum).
@@ -200,9 +125,11 @@ pub fn check(
         Err(e) => return Err(BagError::Usage(format!("{}: {}", bag.display(), io_message(&e)))),
     }
     let mut r = CheckReport::default();
-    let version = check_declaration(bag, &mut r.problems);
-    let percent = version.is_none_or(|v| v >= (1, 0));
-    let oxum = read_oxum(bag, &mut r.problems);
+    let decl = check_declaration(bag, &mut r);
+    let v1 = decl.v1();
+    let percent = v1;
+    let enc = decl.encoding.unwrap_or(TagEncoding::Utf8);
+    let oxum = read_oxum(bag, &decl, &mut r);
     if fast && oxum.is_none() && r.problems.is_empty() {
         return Err(BagError::Usage(
             "bag-info.txt has no Payload-Oxum: --fast cannot check this bag".to_string(),
@@ -212,6 +139,23 @@ pub fn check(
     let files = payload(bag, follow, &mut r.problems);
     r.payload_files = files.len() as u64;
     r.payload_bytes = files.values().sum();
+    for (names, alike) in names::collisions(files.keys().map(Vec::as_slice)) {
+        let shown: Vec<String> =
+            names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+        let how = match alike {
+            Alike::Case => "differ only in case",
+            Alike::Normalization => "differ only in Unicode normalization",
+        };
+        r.warnings.push(Problem::new(
+            &names[0],
+            None,
+            format!(
+                "{} {how}: one file where names are compared so (NTFS, HFS+, APFS, exFAT); \
+                 RFC 8493 section 6.1",
+                shown.join(" and ")
+            ),
+        ));
+    }
     if let Some((bytes, count, line)) = oxum
         && (bytes, count) != (r.payload_bytes, r.payload_files)
     {
@@ -228,14 +172,21 @@ pub fn check(
         return Ok(r);
     }
 
-    // The manifests, payload ones first, each sorted by name.
+    // The manifests, payload ones first, each sorted by name; the other top-level files
+    // are tag files a tag manifest should list.
     let mut manifests: Vec<ManifestFile> = Vec::new();
+    let mut tag_files: Vec<Vec<u8>> = Vec::new();
     let entries = std::fs::read_dir(bag)
         .map_err(|e| BagError::Io(format!("{}: {}", bag.display(), io_message(&e))))?;
     for e in entries.flatten() {
         let name = e.file_name();
         let name = path_bytes(Path::new(&name)).to_vec();
-        let Some((tag, alg)) = manifest_kind(&name) else { continue };
+        let Some((tag, alg)) = manifest_kind(&name) else {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                tag_files.push(name);
+            }
+            continue;
+        };
         match manifest_algorithm(alg) {
             Some(a) => manifests.push(ManifestFile { name, algo: a, tag }),
             None => r.problems.push(Problem::new(
@@ -246,6 +197,7 @@ pub fn check(
         }
     }
     manifests.sort_by(|a, b| (a.tag, &a.name).cmp(&(b.tag, &b.name)));
+    tag_files.sort();
     if !manifests.iter().any(|m| !m.tag) {
         r.problems.push(Problem::new("manifest-ALG.txt", None, "no payload manifest"));
     }
@@ -254,69 +206,243 @@ pub fn check(
     // path -> what every manifest expects of it.
     let mut expected: BTreeMap<Vec<u8>, Vec<Expect>> = BTreeMap::new();
     for (mi, m) in manifests.iter().enumerate() {
-        let data = match read_file(&bag.join(bytes_path(&m.name))) {
-            Ok(Some(d)) => d,
-            Ok(None) => continue,
-            Err(e) => {
-                r.problems.push(Problem::new(&m.name, None, e));
-                continue;
-            }
-        };
-        let mut listed = std::collections::HashSet::new();
-        for (i, line) in data.split(|&b| b == b'\n').enumerate() {
+        let Ok(Some(text)) = read_tag_file(bag, &m.name, enc, &mut r) else { continue };
+        // path -> (digest, line) of its first listing here.
+        let mut listed: HashMap<Vec<u8>, (Digest, u64)> = HashMap::new();
+        let mut tolerated = Tolerated::default();
+        for (i, line) in tag_lines(&text).into_iter().enumerate() {
             let lineno = i as u64 + 1;
-            if line.strip_suffix(b"\r").unwrap_or(line).is_empty() {
+            if line.is_empty() {
                 continue;
             }
-            let (digest, path) = match parse_manifest_line_version(line, m.algo, percent) {
+            let entry = match parse_manifest_entry(line, m.algo, percent) {
                 Ok(x) => x,
                 Err(e) => {
                     r.problems.push(Problem::new(&m.name, Some(lineno), e));
                     continue;
                 }
             };
-            if let Some(why) = unsafe_path(&path) {
-                r.problems.push(Problem::new(
-                    &m.name,
-                    Some(lineno),
-                    format!("{}: refused: {why}, leaving the bag", String::from_utf8_lossy(&path)),
-                ));
-                continue;
+            if entry.binary_marker {
+                let t = tolerated.binary_marker.get_or_insert((lineno, 0));
+                t.1 += 1;
             }
+            if let Some(written) = entry.written {
+                let t = tolerated.non_canonical.get_or_insert((lineno, 0, written));
+                t.1 += 1;
+            }
+            let path = entry.path;
+            let shown = String::from_utf8_lossy(&path).into_owned();
             let in_data = path.starts_with(b"data/");
             if !m.tag && !in_data {
                 r.problems.push(Problem::new(
                     &m.name,
                     Some(lineno),
-                    format!(
-                        "{}: a payload path must start with data/",
-                        String::from_utf8_lossy(&path)
-                    ),
+                    format!("{shown}: a payload path must start with data/"),
                 ));
                 continue;
             }
-            if !listed.insert(path.clone()) {
+            if m.tag && in_data {
                 r.problems.push(Problem::new(
                     &m.name,
                     Some(lineno),
-                    format!("{}: listed twice", String::from_utf8_lossy(&path)),
+                    format!("{shown}: a tag manifest must not list payload files (RFC 8493 section 2.2.1)"),
                 ));
                 continue;
             }
+            if m.tag && manifest_kind(&path).is_some_and(|(tag, _)| tag) {
+                r.problems.push(Problem::new(
+                    &m.name,
+                    Some(lineno),
+                    format!("{shown}: a tag manifest must not list tag manifests (RFC 8493 section 2.2.1)"),
+                ));
+                continue;
+            }
+            if let Some((digest, first)) = listed.get(&path) {
+                let same = digests_match([(digest, &entry.digest)]);
+                let msg = if same {
+                    format!(
+                        "{shown}: listed again (first on line {first}): a manifest lists each file \
+                         exactly once (RFC 8493 section 2.1.3)"
+                    )
+                } else {
+                    format!("{shown}: listed again with another digest (first on line {first})")
+                };
+                // Before BagIt 1.0 the same listing twice was tolerated.
+                note(&mut r, same && !v1, Problem::new(&m.name, Some(lineno), msg));
+                continue;
+            }
+            listed.insert(path.clone(), (entry.digest, lineno));
             expected.entry(path).or_default().push(Expect {
                 algo: m.algo,
-                digest,
+                digest: entry.digest,
                 manifest: mi,
                 line: lineno,
             });
         }
+        if let Some((line, n)) = tolerated.binary_marker {
+            r.warnings.push(Problem::new(
+                &m.name,
+                Some(line),
+                format!(
+                    "{n} line{} with md5sum's binary marker '*' before the path: read without \
+                     it, but the bag fails strict validation (RFC 8493 section 7.3); write the \
+                     manifest again without it",
+                    if n == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        if let Some((line, n, written)) = tolerated.non_canonical {
+            r.warnings.push(Problem::new(
+                &m.name,
+                Some(line),
+                format!(
+                    "{n} path{} not in canonical form (first: {}): read as the same file, \
+                     written without './', '.' or doubled '/' it would be canonical",
+                    if n == 1 { "" } else { "s" },
+                    String::from_utf8_lossy(&written)
+                ),
+            ));
+        }
     }
 
-    // Completeness: every payload file in every payload manifest.
+    // Every tag manifest lists every payload manifest (MUST) and the other tag files
+    // (SHOULD).
+    if v1 {
+        for (ti, t) in manifests.iter().enumerate().filter(|(_, m)| m.tag) {
+            let lists = |name: &[u8]| {
+                expected.get(name).is_some_and(|v| v.iter().any(|e| e.manifest == ti))
+            };
+            for p in manifests.iter().filter(|m| !m.tag) {
+                if !lists(&p.name) {
+                    r.problems.push(Problem::new(
+                        &t.name,
+                        None,
+                        format!(
+                            "does not list the payload manifest {} (RFC 8493 section 2.2.1)",
+                            String::from_utf8_lossy(&p.name)
+                        ),
+                    ));
+                }
+            }
+            let unlisted: Vec<String> = tag_files
+                .iter()
+                .filter(|n| !lists(n))
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .collect();
+            if !unlisted.is_empty() {
+                r.warnings.push(Problem::new(
+                    &t.name,
+                    None,
+                    format!(
+                        "does not list the tag file{} {}: their changes go unnoticed (RFC 8493 \
+                         section 2.2.1, SHOULD)",
+                        if unlisted.len() == 1 { "" } else { "s" },
+                        unlisted.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+
+    // A manifest name in another Unicode normalization than the name on disk is that file
+    // (RFC 8493 §6.1: tolerate, and say so).
+    let strays: Vec<Vec<u8>> = expected
+        .keys()
+        .filter(|p| p.starts_with(b"data/") && !files.contains_key(*p))
+        .cloned()
+        .collect();
+    if !strays.is_empty() {
+        let by = names::ByNormalization::new(files.keys().map(Vec::as_slice));
+        let mut renames = Vec::new();
+        for listed in strays {
+            if let Some(found) = by.find(&listed)
+                && !expected.contains_key(found)
+            {
+                renames.push((listed, found.to_vec()));
+            }
+        }
+        for (listed, found) in renames {
+            let expects = expected.remove(&listed).expect("a key");
+            let e = &expects[0];
+            r.warnings.push(Problem::new(
+                &manifests[e.manifest].name,
+                Some(e.line),
+                format!(
+                    "{} is on disk as {}, another Unicode normalization of the name: read as \
+                     that file (RFC 8493 section 6.1)",
+                    String::from_utf8_lossy(&listed),
+                    String::from_utf8_lossy(&found)
+                ),
+            ));
+            expected.insert(found, expects);
+        }
+    }
+
+    // fetch.txt: files to be fetched are listed in every payload manifest; until they are
+    // here the bag is not complete.
+    let mut to_fetch: BTreeMap<Vec<u8>, FetchEntry> = BTreeMap::new();
+    if let Ok(Some(text)) = read_tag_file(bag, b"fetch.txt", enc, &mut r) {
+        let fetch = parse_fetch(&text, percent);
+        for (line, msg) in fetch.invalid {
+            r.problems.push(Problem::new("fetch.txt", Some(line), msg));
+        }
+        if let Some((line, written)) = fetch.non_canonical.first() {
+            r.warnings.push(Problem::new(
+                "fetch.txt",
+                Some(*line),
+                format!(
+                    "{} path{} not in canonical form (first: {})",
+                    fetch.non_canonical.len(),
+                    if fetch.non_canonical.len() == 1 { "" } else { "s" },
+                    String::from_utf8_lossy(written)
+                ),
+            ));
+        }
+        let payload_manifests: Vec<usize> =
+            (0..manifests.len()).filter(|&i| !manifests[i].tag).collect();
+        for entry in fetch.entries {
+            let shown = String::from_utf8_lossy(&entry.path).into_owned();
+            for &mi in &payload_manifests {
+                if !expected.get(&entry.path).is_some_and(|v| v.iter().any(|e| e.manifest == mi)) {
+                    r.problems.push(Problem::new(
+                        "fetch.txt",
+                        Some(entry.line),
+                        format!(
+                            "{shown}: not listed in {} (every file to fetch is, RFC 8493 section 2.2.3)",
+                            String::from_utf8_lossy(&manifests[mi].name)
+                        ),
+                    ));
+                }
+            }
+            match files.get(&entry.path) {
+                Some(&size) => {
+                    if let Some(length) = entry.length
+                        && length != size
+                    {
+                        r.warnings.push(Problem::new(
+                            "fetch.txt",
+                            Some(entry.line),
+                            format!("{shown}: fetch.txt gives {length} bytes, the file has {size}"),
+                        ));
+                    }
+                }
+                None => {
+                    to_fetch.insert(entry.path.clone(), entry);
+                }
+            }
+        }
+    }
+    r.to_fetch = to_fetch.values().map(|e| (e.path.clone(), e.url.clone())).collect();
+
+    // Completeness: every payload file in every payload manifest (before BagIt 1.0, in
+    // one of them).
     let payload_manifests: Vec<usize> =
         (0..manifests.len()).filter(|&i| !manifests[i].tag).collect();
     for path in files.keys() {
         let have = expected.get(path);
+        if !v1 && have.is_some_and(|v| v.iter().any(|e| !manifests[e.manifest].tag)) {
+            continue;
+        }
         for &mi in &payload_manifests {
             if !have.is_some_and(|v| v.iter().any(|e| e.manifest == mi)) {
                 r.problems.push(Problem::new(
@@ -339,6 +465,18 @@ pub fn check(
     for (path, expects) in expected {
         let is_payload = path.starts_with(b"data/");
         if is_payload && !files.contains_key(&path) {
+            if let Some(f) = to_fetch.get(&path) {
+                r.problems.push(Problem::new(
+                    "fetch.txt",
+                    Some(f.line),
+                    format!(
+                        "{}: not fetched yet (from {}): the bag is complete once it is here",
+                        String::from_utf8_lossy(&path),
+                        f.url
+                    ),
+                ));
+                continue;
+            }
             for e in &expects {
                 r.problems.push(Problem::new(
                     &manifests[e.manifest].name,

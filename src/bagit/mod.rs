@@ -16,6 +16,9 @@
 
 mod check;
 mod create;
+mod encoding;
+mod names;
+mod tags;
 
 pub use check::check;
 pub use create::create;
@@ -59,6 +62,11 @@ pub enum BagError {
 pub struct CheckReport {
     /// Problems, in the order found: the bag is valid when there are none.
     pub problems: Vec<Problem>,
+    /// What the RFC tolerates but a strict validation refuses (a SHOULD not followed, a
+    /// form accepted for compatibility): the bag is still valid (`--strict`: it is not).
+    pub warnings: Vec<Problem>,
+    /// Payload files fetch.txt lists that are not here yet: their paths and URLs.
+    pub to_fetch: Vec<(Vec<u8>, String)>,
     /// Payload files found under `data/`.
     pub payload_files: u64,
     /// Their total size.

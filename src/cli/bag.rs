@@ -41,9 +41,13 @@ pub struct BagCheckArgs {
     /// Check only the Payload-Oxum of bag-info.txt (file count and bytes), reading no file.
     #[arg(long)]
     pub fast: bool,
-    /// Print one JSON object per problem, then one with the verdict.
+    /// Print one JSON object per problem and warning, then one with the verdict.
     #[arg(long)]
     pub json: bool,
+    /// Warnings make the bag invalid too (exit 1): what RFC 8493 tolerates but strict
+    /// validation refuses (md5sum's `*` marker, `./` paths, a SHOULD not followed).
+    #[arg(long)]
+    pub strict: bool,
     /// Follow symbolic links under data/ (for a bag made with `bag create -L`, or by
     /// bagit.py, which follows them).
     #[arg(short = 'L', long)]

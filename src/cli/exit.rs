@@ -4,8 +4,9 @@ pub(super) const HASH_EXIT: &str = "Exit status: 0 every file hashed; 1 some fil
 named on stderr, the others are hashed); 2 could not run (usage, an unknown algorithm or \
 format, an output that cannot be written).";
 
-pub(super) const BAG_EXIT: &str = "Exit status: 0 valid (create: made); 1 invalid (create: a file could not \
-be read); 2 could not run (not a directory, already a bag, a half-made bag, usage).";
+pub(super) const BAG_EXIT: &str = "Exit status: 0 valid, warnings or not (create: made); 1 invalid, or \
+warnings with --strict (create: a file could not be read); 2 could not run (not a directory, already a \
+bag, a half-made bag, usage).";
 
 pub(super) const PLAN_EXIT: &str = "Exit status: 0 planned; 1 planned, but the walk could not enter some directories (they are reported again by the merge); 2 no plan (usage, an unwritable directory, a directory that holds results of a plan).";
 

@@ -75,50 +75,78 @@ fn check(args: BagCheckArgs) -> anyhow::Result<Status> {
     };
     let bag = quote_env(path_bytes(&args.dir));
     let mut out = std::io::stdout().lock();
-    for p in &report.problems {
+    let found = report
+        .problems
+        .iter()
+        .map(|p| (p, "problem"))
+        .chain(report.warnings.iter().map(|p| (p, "warning")));
+    for (p, severity) in found {
         if args.json {
             let obj = json!({
                 "file": String::from_utf8_lossy(&p.file),
                 "line": p.line,
+                "severity": severity,
                 "message": p.message,
             });
             writeln!(out, "{obj}")?;
+        } else if severity == "warning" {
+            ui::error(&format!("{}: warning: {}", where_(&args.dir, p), p.message));
         } else {
             ui::error(&format!("{}: {}", where_(&args.dir, p), p.message));
         }
     }
-    let valid = report.valid();
+    let warned = report.warnings.len();
+    let valid = report.valid() && !(args.strict && warned > 0);
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     if args.json {
         let names: Vec<&str> = report.algorithms.iter().map(|a| a.name).collect();
+        let to_fetch: Vec<serde_json::Value> = report
+            .to_fetch
+            .iter()
+            .map(|(path, url)| json!({"path": String::from_utf8_lossy(path), "url": url}))
+            .collect();
         let obj = json!({
             "bag": String::from_utf8_lossy(path_bytes(&args.dir)),
             "valid": valid,
             "fast": args.fast,
+            "strict": args.strict,
             "payload_files": report.payload_files,
             "payload_bytes": report.payload_bytes,
             "verified": report.verified,
             "algorithms": names,
             "problems": report.problems.len(),
+            "warnings": warned,
+            "to_fetch": to_fetch,
         });
         writeln!(out, "{obj}")?;
     } else if !valid {
-        let n = report.problems.len();
-        writeln!(out, "{bag}: invalid ({n} problem{})", if n == 1 { "" } else { "s" })?;
+        let mut why = vec![plural(report.problems.len(), "problem")];
+        if warned > 0 {
+            let strict = if args.strict { " (--strict)" } else { "" };
+            why.push(format!("{}{strict}", plural(warned, "warning")));
+        }
+        if !report.to_fetch.is_empty() {
+            why.push(format!("{} to fetch", plural(report.to_fetch.len(), "file")));
+        }
+        writeln!(out, "{bag}: invalid ({})", why.join(", "))?;
     } else if args.fast {
         writeln!(
             out,
-            "{bag}: valid (fast: Payload-Oxum {}.{} matches; no file was read)",
-            report.payload_bytes, report.payload_files
+            "{bag}: valid (fast: Payload-Oxum {}.{} matches; no file was read{})",
+            report.payload_bytes,
+            report.payload_files,
+            if warned > 0 { format!("; {}", plural(warned, "warning")) } else { String::new() }
         )?;
     } else {
         let names: Vec<&str> = report.algorithms.iter().map(|a| a.name).collect();
         writeln!(
             out,
-            "{bag}: valid ({} payload files, {} bytes, {} files verified with {})",
+            "{bag}: valid ({} payload files, {} bytes, {} files verified with {}{})",
             report.payload_files,
             report.payload_bytes,
             report.verified,
-            names.join(", ")
+            names.join(", "),
+            if warned > 0 { format!("; {}", plural(warned, "warning")) } else { String::new() }
         )?;
     }
     out.flush()?;

@@ -328,8 +328,7 @@ impl ServerCertVerifier for ServerCheck {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
-        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.host_name => Ok(ServerCertVerified::assertion()),
