@@ -71,9 +71,6 @@ pub fn canonical_path(path: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, &'stati
     if path[0] == b'/' {
         return Err("the path is absolute");
     }
-    if path[0] == b'~' {
-        return Err("the path starts with '~', a home directory");
-    }
     let mut kept: Vec<&[u8]> = Vec::new();
     let mut changed = false;
     for c in path.split(|&b| b == b'/') {
@@ -85,6 +82,10 @@ pub fn canonical_path(path: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, &'stati
     }
     if kept.is_empty() {
         return Err("the path names the bag's own directory");
+    }
+    // `./~user/x` too: its canonical form would start with `~`.
+    if kept[0].starts_with(b"~") {
+        return Err("the path starts with '~', a home directory");
     }
     if !changed {
         return Ok(std::borrow::Cow::Borrowed(path));
@@ -458,6 +459,8 @@ mod tests {
             b"~/x",
             b"~root/x",
             b"./",
+            b"./~",
+            b".//~root/x",
         ] {
             assert!(unsafe_path(p).is_some(), "{}", String::from_utf8_lossy(p));
         }
