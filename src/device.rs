@@ -208,7 +208,7 @@ pub fn first_extent(file: &File) -> Option<u64> {
 
 /// One `preadv2(..., RWF_NOWAIT)` at `off`: the bytes the page cache holds there, or
 /// `WouldBlock` if getting them would wait for the device (`EOPNOTSUPP` or `EINVAL` where
-/// the file system cannot say).
+/// the file system or the kernel cannot say).
 pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
@@ -216,7 +216,18 @@ pub(crate) fn pread_nowait(file: &File, buf: &mut [u8], off: u64) -> io::Result<
     // file descriptor is open for the duration of the call.
     let n =
         unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off as libc::off_t, libc::RWF_NOWAIT) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    if n < 0 { Err(nowait_error(io::Error::last_os_error())) } else { Ok(n as usize) }
+}
+
+/// A failed `preadv2` as the callers expect it: a kernel without the call (Linux before
+/// 4.6, qemu-user) says `ENOSYS`, which glibc's wrapper turns into `EOPNOTSUPP` for a call
+/// with flags but musl's (the static build) passes on; both mean "read plainly".
+fn nowait_error(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(libc::ENOSYS) {
+        io::Error::from_raw_os_error(libc::EOPNOTSUPP)
+    } else {
+        e
+    }
 }
 
 /// Whether the page at `offset` of `file` is in the page cache, by a one-byte
@@ -315,6 +326,14 @@ mod tests {
         std::fs::write(&p, b"12345").unwrap();
         let md = std::fs::metadata(&p).unwrap();
         assert_eq!(Stamp::of(&md), Stamp { size: 5, mtime_ns: mtime_ns(&md) });
+    }
+
+    #[test]
+    fn a_kernel_without_preadv2_means_read_plainly() {
+        let e = nowait_error(io::Error::from_raw_os_error(libc::ENOSYS));
+        assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP));
+        let e = nowait_error(io::Error::from_raw_os_error(libc::EAGAIN));
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
     }
 
     #[test]
