@@ -113,6 +113,7 @@ type Run = fn(states: &mut [State], lanes: &[&[[u8; 64]]], blocks: usize);
 
 /// The instruction sets kernels are written for, in the order dispatch prefers them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // no kernels elsewhere
 enum Isa {
     /// AVX-512F and BW on 512-bit registers: 16 lanes.
     Avx512,
@@ -172,6 +173,7 @@ struct Cpu {
 fn cpu() -> &'static Cpu {
     static CPU: OnceLock<Cpu> = OnceLock::new();
     CPU.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut cpu = Cpu { isas: Vec::new(), halves_512: false, sha_ni: false };
         #[cfg(target_arch = "x86_64")]
         {
