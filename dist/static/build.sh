@@ -18,7 +18,7 @@
 # install gcc-aarch64-linux-gnu musl-dev:arm64 qemu-user. musl-dev:arm64 brings
 # aarch64-linux-musl-gcc, the GNU cross compiler with musl's headers in place of glibc's
 # (-specs); the Rust target brings musl itself. --check runs the binary under qemu-aarch64.
-# The result: target/aarch64-unknown-linux-musl/deb/fixity, 17.0 MB, non-PIE as on x86_64.
+# The result: target/aarch64-unknown-linux-musl/deb/fixity, 17.2 MB, non-PIE as on x86_64.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
