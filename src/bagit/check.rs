@@ -102,6 +102,23 @@ fn payload(bag: &Path, follow: bool, problems: &mut Vec<Problem>) -> BTreeMap<Ve
     files
 }
 
+/// The payload paths `expected` lists that `files` does not hold: one merge of the two
+/// sorted maps, not a look-up per path.
+fn payload_not_on_disk<E, F>(
+    expected: &BTreeMap<Vec<u8>, E>,
+    files: &BTreeMap<Vec<u8>, F>,
+) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut on_disk = files.keys().peekable();
+    for path in expected.keys().filter(|p| p.starts_with(b"data/")) {
+        while on_disk.next_if(|f| *f < path).is_some() {}
+        if on_disk.peek() != Some(&path) {
+            out.push(path.clone());
+        }
+    }
+    out
+}
+
 /// Counts of what manifests tolerate (RFC 8493 §7.3: accepted with a warning), per
 /// manifest: the first line and how many.
 #[derive(Default)]
@@ -346,11 +363,7 @@ pub fn check(
 
     // A manifest name in another Unicode normalization than the name on disk is that file
     // (RFC 8493 §6.1: tolerate, and say so).
-    let strays: Vec<Vec<u8>> = expected
-        .keys()
-        .filter(|p| p.starts_with(b"data/") && !files.contains_key(*p))
-        .cloned()
-        .collect();
+    let strays = payload_not_on_disk(&expected, &files);
     if !strays.is_empty() {
         let by = names::ByNormalization::new(files.keys().map(Vec::as_slice));
         let mut renames = Vec::new();
@@ -549,4 +562,24 @@ pub fn check(
         },
     );
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_not_on_disk_merges_the_two_lists() {
+        let map = |keys: &[&str]| -> BTreeMap<Vec<u8>, ()> {
+            keys.iter().map(|k| (k.as_bytes().to_vec(), ())).collect()
+        };
+        let expected = map(&["bag-info.txt", "data/a", "data/b", "data/d", "data/e"]);
+        let files = map(&["data/a", "data/c", "data/d", "data/f"]);
+        assert_eq!(
+            payload_not_on_disk(&expected, &files),
+            vec![b"data/b".to_vec(), b"data/e".to_vec()]
+        );
+        assert_eq!(payload_not_on_disk(&expected, &map(&[])).len(), 4);
+        assert!(payload_not_on_disk(&map(&[]), &files).is_empty());
+    }
 }

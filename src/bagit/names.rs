@@ -2,7 +2,7 @@
 //! case-insensitive or normalizing file system, and manifest names written in another
 //! Unicode normalization form than the file's name on disk.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use unicode_normalization::UnicodeNormalization;
 
 /// How two names are alike.
@@ -22,17 +22,24 @@ fn nfc(name: &str) -> String {
 /// compared without case or normalization (NTFS, HFS+, APFS, exFAT), with how they are
 /// alike. Names that are not UTF-8 are not compared.
 pub(crate) fn collisions<'a>(names: impl Iterator<Item = &'a [u8]>) -> Vec<(Vec<Vec<u8>>, Alike)> {
-    let mut groups: BTreeMap<String, Vec<(&'a [u8], String)>> = BTreeMap::new();
+    // Hashed, not ordered: one look-up per name whatever the tree's size. ASCII names (most)
+    // are their own normal form, and only their ASCII case folds.
+    let mut groups: HashMap<String, Vec<(&'a [u8], String)>> = HashMap::new();
     for name in names {
         let Ok(text) = std::str::from_utf8(name) else { continue };
-        let normal = nfc(text);
-        groups.entry(normal.to_lowercase()).or_default().push((name, normal));
+        let (key, normal) = if text.is_ascii() {
+            (text.to_ascii_lowercase(), text.to_string())
+        } else {
+            let normal = nfc(text);
+            (normal.to_lowercase(), normal)
+        };
+        groups.entry(key).or_default().push((name, normal));
     }
+    let mut found: Vec<Vec<(&'a [u8], String)>> =
+        groups.into_values().filter(|m| m.len() > 1).collect();
+    found.sort_by(|a, b| a.iter().map(|m| m.0).min().cmp(&b.iter().map(|m| m.0).min()));
     let mut out = Vec::new();
-    for (_, members) in groups {
-        if members.len() < 2 {
-            continue;
-        }
+    for members in found {
         let first = &members[0].1;
         let alike = if members.iter().all(|(_, n)| n == first) {
             Alike::Normalization

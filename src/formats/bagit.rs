@@ -71,25 +71,31 @@ pub fn canonical_path(path: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, &'stati
     if path[0] == b'/' {
         return Err("the path is absolute");
     }
-    let mut kept: Vec<&[u8]> = Vec::new();
+    // One pass without allocating (a manifest line each): the first kept component, and
+    // whether any component is dropped.
+    let mut first: Option<&[u8]> = None;
     let mut changed = false;
     for c in path.split(|&b| b == b'/') {
         match c {
             b".." => return Err("the path climbs out with '..'"),
             b"" | b"." => changed = true,
-            _ => kept.push(c),
+            _ => {
+                first.get_or_insert(c);
+            }
         }
     }
-    if kept.is_empty() {
+    let Some(first) = first else {
         return Err("the path names the bag's own directory");
-    }
+    };
     // `./~user/x` too: its canonical form would start with `~`.
-    if kept[0].starts_with(b"~") {
+    if first.starts_with(b"~") {
         return Err("the path starts with '~', a home directory");
     }
     if !changed {
         return Ok(std::borrow::Cow::Borrowed(path));
     }
+    let kept: Vec<&[u8]> =
+        path.split(|&b| b == b'/').filter(|c| !matches!(*c, b"" | b".")).collect();
     Ok(std::borrow::Cow::Owned(kept.join(&b'/')))
 }
 
@@ -148,8 +154,9 @@ pub fn parse_manifest_entry(
         _ => (false, raw),
     };
     let decoded = decode_path_version(raw, percent);
-    let path = match canonical_path(&decoded) {
-        Ok(p) => p.into_owned(),
+    let canonical = match canonical_path(&decoded) {
+        Ok(std::borrow::Cow::Borrowed(_)) => None,
+        Ok(std::borrow::Cow::Owned(p)) => Some(p),
         Err(why) => {
             return Err(format!(
                 "{}: refused: {why}, leaving the bag",
@@ -157,7 +164,10 @@ pub fn parse_manifest_entry(
             ));
         }
     };
-    let written = (path != decoded).then_some(decoded);
+    let (path, written) = match canonical {
+        None => (decoded, None),
+        Some(p) => (p, Some(decoded)),
+    };
     Ok(ManifestEntry { digest, path, binary_marker, written })
 }
 
