@@ -809,44 +809,6 @@ impl Case {
     }
 }
 
-/// Runs `count` random cases (`FIXITY_DIFF_CASES`, else `default_count`) from `seed`
-/// (`FIXITY_DIFF_SEED`, hex, else `default_seed`) on up to four threads: `run(seed, first,
-/// step, count)` runs every `step`-th case from `first` and returns the differences found;
-/// any makes the test fail, naming `what` and showing the first five.
-fn random_cases(
-    default_count: usize,
-    default_seed: u64,
-    what: &str,
-    run: impl Fn(u64, usize, usize, usize) -> Vec<String> + Sync,
-) {
-    let count = std::env::var("FIXITY_DIFF_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_count);
-    let seed = std::env::var("FIXITY_DIFF_SEED")
-        .ok()
-        .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(default_seed);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
-    let found: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let run = &run;
-                scope.spawn(move || run(seed, t, threads, count))
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
-    });
-    if !found.is_empty() {
-        let shown: Vec<&String> = found.iter().take(5).collect();
-        panic!(
-            "{} of {count} cases of {what} differ from coreutils; the first:\n\n{}",
-            found.len(),
-            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
-        );
-    }
-}
-
 #[test]
 fn random_manifests_check_as_coreutils_checks_them() {
     let d = tempdir();
@@ -855,9 +817,12 @@ fn random_manifests_check_as_coreutils_checks_them() {
     if pairs.iter().all(Option::is_none) {
         return;
     }
-    random_cases(3000, 0x005e_ed0f_c01e_0001, "the drop-ins", |seed, first, step, count| {
-        run_cases(seed, first, step, count, &pairs)
-    });
+    crate::util::random_cases(
+        3000,
+        0x005e_ed0f_c01e_0001,
+        "the drop-ins against coreutils",
+        |seed, first, step, count| run_cases(seed, first, step, count, &pairs),
+    );
 }
 
 /// `fixity check` lets a `DIGEST ` line (no name: shorter than coreutils' shortest line)
@@ -1033,7 +998,10 @@ fn random_manifests_check_natively_as_coreutils_checks_them() {
     if reals.iter().all(Option::is_none) {
         return;
     }
-    random_cases(1500, 0x005e_ed0f_c01e_0002, "fixity check", |seed, first, step, count| {
-        run_native_cases(seed, first, step, count, &reals)
-    });
+    crate::util::random_cases(
+        1500,
+        0x005e_ed0f_c01e_0002,
+        "fixity check against coreutils",
+        |seed, first, step, count| run_native_cases(seed, first, step, count, &reals),
+    );
 }

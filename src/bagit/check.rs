@@ -219,6 +219,8 @@ pub fn check(
         r.problems.push(Problem::new("manifest-ALG.txt", None, "no payload manifest"));
     }
     r.algorithms = manifests.iter().filter(|m| !m.tag).map(|m| m.algo).collect();
+    let payload_manifests: Vec<usize> =
+        (0..manifests.len()).filter(|&i| !manifests[i].tag).collect();
 
     // path -> what every manifest expects of it.
     let mut expected: BTreeMap<Vec<u8>, Vec<Expect>> = BTreeMap::new();
@@ -411,8 +413,6 @@ pub fn check(
                 ),
             ));
         }
-        let payload_manifests: Vec<usize> =
-            (0..manifests.len()).filter(|&i| !manifests[i].tag).collect();
         for entry in fetch.entries {
             let shown = String::from_utf8_lossy(&entry.path).into_owned();
             for &mi in &payload_manifests {
@@ -449,8 +449,6 @@ pub fn check(
 
     // Completeness: every payload file in every payload manifest (before BagIt 1.0, in
     // one of them).
-    let payload_manifests: Vec<usize> =
-        (0..manifests.len()).filter(|&i| !manifests[i].tag).collect();
     for path in files.keys() {
         let have = expected.get(path);
         if !v1 && have.is_some_and(|v| v.iter().any(|e| !manifests[e.manifest].tag)) {

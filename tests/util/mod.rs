@@ -165,6 +165,45 @@ impl Rng {
     }
 }
 
+/// Runs `count` random cases (`FIXITY_DIFF_CASES`, else `default_count`) from `seed`
+/// (`FIXITY_DIFF_SEED`, hex, else `default_seed`) on up to four threads: `run(seed, first,
+/// step, count)` runs every `step`-th case from `first` and returns the differences found;
+/// any makes the test fail, naming `what` (what was compared with what) and showing the
+/// first five. The differential tests against coreutils and against bagit-python share it.
+pub fn random_cases(
+    default_count: usize,
+    default_seed: u64,
+    what: &str,
+    run: impl Fn(u64, usize, usize, usize) -> Vec<String> + Sync,
+) {
+    let count = std::env::var("FIXITY_DIFF_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_count);
+    let seed = std::env::var("FIXITY_DIFF_SEED")
+        .ok()
+        .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(default_seed);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let found: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let run = &run;
+                scope.spawn(move || run(seed, t, threads, count))
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+    });
+    if !found.is_empty() {
+        let shown: Vec<&String> = found.iter().take(5).collect();
+        panic!(
+            "{} of {count} cases of {what} differ; the first:\n\n{}",
+            found.len(),
+            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
 /// Where `tool` is on PATH.
 pub fn which(tool: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
