@@ -152,6 +152,8 @@ pub struct Catalog {
     /// Statements in the open batch (see [`Writer`]), and when it began.
     pending: Cell<usize>,
     since: Cell<Instant>,
+    /// A run's inserts (see `bulk.rs`).
+    bulk: bulk::Bulk,
 }
 
 impl Catalog {
@@ -210,6 +212,8 @@ impl Catalog {
             }
             conn.execute_batch("COMMIT").map_err(sql)?;
         }
+        // A run killed while loading many rows left the digest index out.
+        conn.execute_batch(bulk::DIGEST_INDEX).map_err(sql)?;
         let algo = stored_algorithm(&conn, path, algo)?;
         let identity = file_identity(path);
         Ok(Catalog {
@@ -221,6 +225,7 @@ impl Catalog {
             identity,
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
+            bulk: bulk::Bulk::default(),
         })
     }
 
@@ -261,6 +266,7 @@ impl Catalog {
             identity: file_identity(path),
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
+            bulk: bulk::Bulk::default(),
         })
     }
 
@@ -337,6 +343,7 @@ impl Catalog {
     /// Present files recorded as new since `since` (ms) with this size and digest: where
     /// a missing file may have moved to.
     pub(crate) fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
+        self.restore_indexes()?;
         let mut st = self
             .conn
             .prepare_cached(&format!(
@@ -511,9 +518,12 @@ impl Catalog {
         let (lo, hi) = below(rel);
         self.conn
             .query_row(
-                "SELECT count(*) FILTER (WHERE missing_since IS NULL),
+                &format!(
+                    "SELECT count(*) FILTER (WHERE missing_since IS NULL),
                         count(*) FILTER (WHERE missing_since IS NOT NULL)
-                 FROM files WHERE ?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3)",
+                 FROM files WHERE {}",
+                    under_clause(rel)
+                ),
                 params![lo, rel, hi],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
             )
@@ -567,6 +577,7 @@ impl Catalog {
     }
 }
 
+mod bulk;
 mod file;
 mod proofs;
 mod reader;
@@ -580,6 +591,7 @@ use file::{
     stored_algorithm, tune, uri_of,
 };
 pub(crate) use reader::Reader;
+use reader::under_clause;
 pub(crate) use store::SqliteStore;
 pub(crate) use writer::Writer;
 

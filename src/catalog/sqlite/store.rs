@@ -162,6 +162,7 @@ impl Store for SqliteStore {
         if let Some(id) = self.run_id {
             // The run's changes first: the chain's entry is of what they left.
             self.writer().commit()?;
+            self.cat.restore_indexes()?;
             self.cat.finish_proved(id, complete, summary)?;
         }
         Ok(())
@@ -237,7 +238,8 @@ impl Store for SqliteStore {
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        Ok(self.writer().commit()?)
+        self.writer().commit()?;
+        Ok(self.cat.restore_indexes()?)
     }
 
     fn uncommitted(&self) -> bool {

@@ -277,3 +277,106 @@ fn each_finished_run_appends_an_entry_over_what_it_left() {
     assert_eq!(breaks, vec![], "the chain is whole");
     assert_eq!(store.proof_page(1, 10).unwrap()[0].entry, entries[1]);
 }
+
+/// SQLite's plan of `sql` with the parameters `n` of them (`EXPLAIN QUERY PLAN`'s details).
+fn plan(c: &Catalog, sql: &str, p: impl rusqlite::Params) -> String {
+    let mut st = c.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows = st.query_map(p, |r| r.get::<_, String>(3)).unwrap();
+    rows.map(|r| r.unwrap()).collect::<Vec<_>>().join("; ")
+}
+
+#[test]
+fn paged_reads_search_from_where_the_last_page_ended() {
+    // A page that scanned the table from its start made every paged read of a million
+    // rows quadratic: each condition with a path to start from must search the key.
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let after = Some(&b"a/b"[..]);
+    for from in [reader::after_clause(after), "path >= ?1"] {
+        let sql = format!("SELECT path FROM files WHERE {from} ORDER BY path LIMIT ?2");
+        let p = plan(&c, &sql, params![after, 10]);
+        assert!(p.contains("SEARCH files USING PRIMARY KEY (path>?)"), "{sql}: {p}");
+    }
+    let sql = "SELECT path FROM files WHERE missing_since IS NULL AND last_checked < ?1
+               AND (last_verified, path) > (?2, ?3) ORDER BY last_verified, path LIMIT ?4";
+    let p = plan(&c, sql, params![1, 2, after, 10]);
+    assert!(p.contains("SEARCH files USING INDEX files_by_verified"), "{p}");
+    let (lo, hi) = below(b"a");
+    let sql = format!("SELECT count(*) FROM files WHERE {}", reader::under_clause(b"a"));
+    let p = plan(&c, &sql, params![lo, &b"a"[..], hi]);
+    assert!(!p.contains("SCAN"), "{p}");
+    // And they read what they should, at both ends.
+    let mut w = c.writer();
+    for name in [&b"a"[..], b"a/b", b"a/c", b"a0", b"b"] {
+        w.insert(name, stamp(1, 1), None, b"d", 10).unwrap();
+    }
+    w.missing(b"a/c", 20).unwrap();
+    w.commit().unwrap();
+    assert_eq!(c.count_under(b"a").unwrap(), (2, 1));
+    assert_eq!(c.count_under(b"").unwrap(), (4, 1));
+    let r = c.reader().unwrap();
+    let paths = |rows: Vec<Row>| rows.into_iter().map(|r| r.path).collect::<Vec<_>>();
+    assert_eq!(paths(r.by_path(Some(b"a/b"), true, 2).unwrap()), [&b"a/b"[..], b"a/c"]);
+    assert_eq!(paths(r.by_path(Some(b"a/c"), false, 9).unwrap()), [&b"a0"[..], b"b"]);
+    assert_eq!(paths(r.missing(None, 9).unwrap()), [&b"a/c"[..]]);
+    assert!(r.missing(Some(b"a/c"), 9).unwrap().is_empty());
+    let mut w = c.writer();
+    assert_eq!(w.forget_missing(b"a").unwrap(), 1);
+    w.commit().unwrap();
+}
+
+fn has_digest_index(c: &Catalog) -> bool {
+    c.conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'files_by_digest'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+        == 1
+}
+
+#[test]
+fn many_inserts_leave_the_digest_index_out_until_their_end() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.db");
+    let c = Catalog::open(&p, true, None).unwrap();
+    let mut w = c.writer();
+    let name = |i: u32| format!("d/{i:05}").into_bytes();
+    for i in 0..bulk::FIRST_LOOK as u32 - 1 {
+        w.insert(&name(i), stamp(1, 1), None, &i.to_le_bytes(), 10).unwrap();
+    }
+    assert!(!c.digest_index_out() && has_digest_index(&c), "few inserts keep it");
+    w.insert(&name(99_999), stamp(1, 1), None, &[7; 4], 10).unwrap();
+    assert!(c.digest_index_out() && !has_digest_index(&c), "a first load drops it");
+    // A look-up by digest makes it again first, and finds what was loaded.
+    let found = c.move_candidates(1, &[7; 4], 10).unwrap();
+    assert_eq!(found.iter().map(|r| r.path.clone()).collect::<Vec<_>>(), [name(99_999)]);
+    assert!(!c.digest_index_out() && has_digest_index(&c));
+
+    // A run killed while the index was out: reopened to write, the catalog has it again.
+    let mut w = c.writer();
+    for i in 0..bulk::FIRST_LOOK as u32 {
+        w.insert(&name(200_000 + i), stamp(1, 1), None, &[8; 4], 20).unwrap();
+    }
+    assert!(c.digest_index_out());
+    w.commit().unwrap();
+    drop(c);
+    let c = Catalog::open(&p, false, None).unwrap();
+    assert!(has_digest_index(&c));
+    assert_eq!(c.integrity_check().unwrap(), "ok");
+
+    // A run adding a few rows to a large catalog keeps the index: they are no share of it.
+    let mut w = c.writer();
+    for i in 0..8 * bulk::FIRST_LOOK as u32 {
+        w.insert(&name(300_000 + i), stamp(1, 1), None, &[9; 4], 30).unwrap();
+    }
+    c.restore_indexes().unwrap();
+    assert!(has_digest_index(&c));
+    let mut w = c.writer();
+    for i in 0..bulk::FIRST_LOOK as u32 {
+        w.insert(&name(400_000 + i), stamp(1, 1), None, &[9; 4], 40).unwrap();
+    }
+    w.commit().unwrap();
+    assert!(!c.digest_index_out() && has_digest_index(&c));
+}

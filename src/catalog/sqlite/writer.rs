@@ -77,8 +77,8 @@ impl Writer<'_> {
                 missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
                 found_digest = NULL, imported = NULL",
             params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
-        )
-        .map(drop)
+        )?;
+        self.cat.inserted(self)
     }
 
     /// Records a new digest for a known file (an edit): `class` is what the run found.
@@ -153,8 +153,8 @@ impl Writer<'_> {
                                 last_checked, last_result, missing_since, imported)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0, 'ok', NULL, ?8)",
             params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now, source],
-        )
-        .map(drop)
+        )?;
+        self.cat.inserted(self)
     }
 
     /// A file recorded as missing is back (unchanged).
@@ -189,8 +189,10 @@ impl Writer<'_> {
     pub(crate) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize> {
         let (lo, hi) = below(rel);
         self.exec(
-            "DELETE FROM files WHERE missing_since IS NOT NULL
-               AND (?1 IS NULL OR path = ?2 OR (path > ?1 AND path < ?3))",
+            &format!(
+                "DELETE FROM files WHERE missing_since IS NOT NULL AND {}",
+                super::under_clause(rel)
+            ),
             params![lo, rel, hi],
         )
     }
