@@ -38,7 +38,7 @@ impl Catalog {
     pub(super) fn inserted(&self, w: &mut Writer<'_>) -> Result<()> {
         let n = self.bulk.inserted.get() + 1;
         self.bulk.inserted.set(n);
-        let look = n % FIRST_LOOK == 0 && (n / FIRST_LOOK).is_power_of_two();
+        let look = n.is_multiple_of(FIRST_LOOK) && (n / FIRST_LOOK).is_power_of_two();
         if self.bulk.dropped.get() || !look {
             return Ok(());
         }
