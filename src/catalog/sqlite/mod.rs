@@ -75,6 +75,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      CREATE INDEX remote_checks_by_remote ON remote_checks (remote, id);",
     // 5: the chain of proofs (tamper evidence, see proofs.rs).
     proofs::SCHEMA,
+    // 6: the run's findings are what is looked up by the time of the check (`report`):
+    // rows found ok stay out of that index, so a verify that finds them ok changes it
+    // not at all (a tenth of a verify's catalog time, 31 bytes a file).
+    "DROP INDEX files_by_checked;
+     CREATE INDEX files_by_checked ON files (last_checked) WHERE last_result != 'ok';",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working

@@ -301,6 +301,10 @@ fn paged_reads_search_from_where_the_last_page_ended() {
                AND (last_verified, path) > (?2, ?3) ORDER BY last_verified, path LIMIT ?4";
     let p = plan(&c, sql, params![1, 2, after, 10]);
     assert!(p.contains("SEARCH files USING INDEX files_by_verified"), "{p}");
+    // A run's findings are found by the time of the check, in an index ok rows stay out of.
+    let sql = "SELECT path FROM files WHERE last_checked = ?1 AND last_result != 'ok'";
+    let p = plan(&c, sql, params![5]);
+    assert!(p.contains("USING INDEX files_by_checked"), "{p}");
     let (lo, hi) = below(b"a");
     let sql = format!("SELECT count(*) FROM files WHERE {}", reader::under_clause(b"a"));
     let p = plan(&c, &sql, params![lo, &b"a"[..], hi]);
