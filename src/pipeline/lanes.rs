@@ -17,7 +17,9 @@
 use super::{Outcome, Work, hash_file, hashed};
 use crate::algo::multibuf::{self, Family, Kernel, State};
 use crate::digest::Digest;
-use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions, Serial};
+use crate::read::{
+    self, Admitted, Extents, OnChange, OpenMode, ReadError, ReadOptions, Serial, Span,
+};
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -65,6 +67,9 @@ struct Lane<T> {
     /// How far the kernel has been asked to read ahead (`WILLNEED`): asked again only
     /// once the reads pass it, not at every step the lane waits.
     ahead: u64,
+    /// A sparse file's extents: its holes are given as zeros, not read
+    /// ([`read::is_sparse`]).
+    holes: Option<Extents>,
 }
 
 impl<T> Lane<T> {
@@ -156,7 +161,9 @@ impl<T> Lanes<T> {
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
         let len = before.len();
-        if opts.advise {
+        let holes = read::is_sparse(&before).then(|| Extents::new(len));
+        // Read-ahead would read the holes too.
+        if opts.advise && holes.is_none() {
             read::advise_sequential(&file, len);
         }
         let i = self.slots.iter().position(|s| s.is_none()).expect("a free lane");
@@ -179,6 +186,7 @@ impl<T> Lanes<T> {
             eof: false,
             no_nowait: false,
             ahead: 0,
+            holes,
         });
     }
 
@@ -317,6 +325,22 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
             return Ok(Refill::Progress);
         }
         room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+    }
+    if let Some(holes) = lane.holes.as_mut() {
+        // A sparse file (its size known: `len` > 0): a hole is zeros, read up to the
+        // end of the data extent.
+        let span = holes.at(&lane.file, lane.got);
+        let left = match span {
+            Span::Data(end) | Span::Hole(end) => end - lane.got,
+        };
+        room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+        if let Span::Hole(_) = span {
+            buf[lane.end..lane.end + room].fill(0);
+            lane.end += room;
+            lane.got += room as u64;
+            lane.eof = lane.got >= lane.len;
+            return Ok(Refill::Progress);
+        }
     }
     let dest = &mut buf[lane.end..lane.end + room];
     loop {
