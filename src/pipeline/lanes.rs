@@ -326,6 +326,9 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
         }
         room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
     }
+    // Where the read-ahead stops: a sparse file's data extent's end (ahead of it, the
+    // kernel would read the hole into the page cache).
+    let mut extent_end = u64::MAX;
     if let Some(holes) = lane.holes.as_mut() {
         // A sparse file (its size known: `len` > 0): a hole is zeros, read up to the
         // end of the data extent.
@@ -333,6 +336,7 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
         let left = match span {
             Span::Data(end) | Span::Hole(end) => end - lane.got,
         };
+        extent_end = lane.got + left;
         room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
         if let Span::Hole(_) = span {
             buf[lane.end..lane.end + room].fill(0);
@@ -365,8 +369,9 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if lane.got >= lane.ahead {
-                    read::advise_willneed(&lane.file, lane.got, READ_AHEAD);
-                    lane.ahead = lane.got + READ_AHEAD;
+                    let ahead = READ_AHEAD.min(extent_end - lane.got);
+                    read::advise_willneed(&lane.file, lane.got, ahead);
+                    lane.ahead = lane.got + ahead;
                 }
                 return Ok(Refill::Pending);
             }
