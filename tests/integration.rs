@@ -35,6 +35,7 @@ mod roles;
 mod roundtrip;
 mod safety;
 mod scale;
+mod sparse;
 mod storage;
 mod upstream;
 mod util;

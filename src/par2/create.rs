@@ -13,10 +13,11 @@
 
 use super::encode::Encoder;
 use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, md5_many, slice_checks};
+use crate::read::Zeroed;
 use md5::{Digest as _, Md5};
 use rayon::prelude::*;
 use std::fs::File;
-use std::io::{self, Read, Seek};
+use std::io::{self, Read};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
@@ -345,10 +346,9 @@ impl Pass<'_> {
         let mut md5 = Md5::new();
         let (head_md5, head) = &self.heads[i];
         let kept = head.as_ref().map_or(0, |h| h.len() as u64);
-        let mut reader = io::BufReader::with_capacity(256 << 10, &f);
-        if kept > 0 {
-            reader.seek(io::SeekFrom::Start(kept)).map_err(fail)?;
-        }
+        // From the kept head's end on; a sparse member's holes as zeros, not read.
+        let meta = f.metadata().map_err(fail)?;
+        let mut reader = io::BufReader::with_capacity(256 << 10, Zeroed::new(&f, &meta, kept));
         let mut pos = 0u64;
         let mut slice_no = 0usize;
         let mut head_check = Md5::new();

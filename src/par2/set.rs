@@ -229,12 +229,12 @@ pub(crate) fn open_member(base: &File, name: &[u8]) -> Result<File, State> {
 
 /// Checks one described file beneath `base` against its description and checksums.
 pub(crate) fn check_file(base: &File, desc: &FileDesc, ifsc: &Ifsc, slice: u64) -> State {
-    let mut f = match open_member(base, &desc.name) {
+    let f = match open_member(base, &desc.name) {
         Ok(f) => f,
         Err(state) => return state,
     };
-    let size = match f.metadata() {
-        Ok(m) if m.is_file() => m.len(),
+    let meta = match f.metadata() {
+        Ok(m) if m.is_file() => m,
         Ok(_) => return State::Unreadable("not a regular file".into()),
         Err(e) => return State::Unreadable(e.to_string()),
     };
@@ -245,7 +245,11 @@ pub(crate) fn check_file(base: &File, desc: &FileDesc, ifsc: &Ifsc, slice: u64) 
     // the MD5 lanes, over the cores).
     let per = (CHECK_BATCH / s).max(1);
     let mut buf = vec![0u8; per * s];
-    let mut reader = io::BufReader::with_capacity(256 << 10, &mut f);
+    let size = meta.len();
+    // A sparse file's holes as zeros, not read; up to the size of the stat (a file
+    // longer than described is damaged by its size).
+    let mut reader =
+        io::BufReader::with_capacity(256 << 10, crate::read::Zeroed::new(&f, &meta, 0));
     let mut j0 = 0;
     'read: while j0 < ifsc.checks.len() {
         let k = per.min(ifsc.checks.len() - j0);

@@ -17,7 +17,9 @@
 use super::{Outcome, Work, hash_file, hashed};
 use crate::algo::multibuf::{self, Family, Kernel, State};
 use crate::digest::Digest;
-use crate::read::{self, Admitted, OnChange, OpenMode, ReadError, ReadOptions, Serial};
+use crate::read::{
+    self, Admitted, Extents, OnChange, OpenMode, ReadError, ReadOptions, Serial, Span,
+};
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -65,6 +67,9 @@ struct Lane<T> {
     /// How far the kernel has been asked to read ahead (`WILLNEED`): asked again only
     /// once the reads pass it, not at every step the lane waits.
     ahead: u64,
+    /// A sparse file's extents: its holes are given as zeros, not read
+    /// ([`read::is_sparse`]).
+    holes: Option<Extents>,
 }
 
 impl<T> Lane<T> {
@@ -156,7 +161,9 @@ impl<T> Lanes<T> {
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
         let len = before.len();
-        if opts.advise {
+        let holes = read::is_sparse(&before).then(|| Extents::new(len));
+        // Read-ahead would read the holes too.
+        if opts.advise && holes.is_none() {
             read::advise_sequential(&file, len);
         }
         let i = self.slots.iter().position(|s| s.is_none()).expect("a free lane");
@@ -179,6 +186,7 @@ impl<T> Lanes<T> {
             eof: false,
             no_nowait: false,
             ahead: 0,
+            holes,
         });
     }
 
@@ -318,6 +326,26 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
         }
         room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
     }
+    // Where the read-ahead stops: a sparse file's data extent's end (ahead of it, the
+    // kernel would read the hole into the page cache).
+    let mut extent_end = u64::MAX;
+    if let Some(holes) = lane.holes.as_mut() {
+        // A sparse file (its size known: `len` > 0): a hole is zeros, read up to the
+        // end of the data extent.
+        let span = holes.at(&lane.file, lane.got);
+        let left = match span {
+            Span::Data(end) | Span::Hole(end) => end - lane.got,
+        };
+        extent_end = lane.got + left;
+        room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+        if let Span::Hole(_) = span {
+            buf[lane.end..lane.end + room].fill(0);
+            lane.end += room;
+            lane.got += room as u64;
+            lane.eof = lane.got >= lane.len;
+            return Ok(Refill::Progress);
+        }
+    }
     let dest = &mut buf[lane.end..lane.end + room];
     loop {
         let r = if block || lane.no_nowait {
@@ -341,8 +369,9 @@ fn refill<T>(lane: &mut Lane<T>, buf: &mut [u8], block: bool) -> io::Result<Refi
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if lane.got >= lane.ahead {
-                    read::advise_willneed(&lane.file, lane.got, READ_AHEAD);
-                    lane.ahead = lane.got + READ_AHEAD;
+                    let ahead = READ_AHEAD.min(extent_end - lane.got);
+                    read::advise_willneed(&lane.file, lane.got, ahead);
+                    lane.ahead = lane.got + ahead;
                 }
                 return Ok(Refill::Pending);
             }

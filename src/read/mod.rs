@@ -7,12 +7,15 @@
 //! Each way of fetching a regular file's bytes is a [`Fetch`] variant executed by a file
 //! of its own: `stream` (a reused buffer, or one reader at a time on a seeking disk,
 //! as the [`Serial`] policy says), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
-//! ranges a sampled hasher asks for). With `unsafe` for `madvise`, `posix_fadvise` and
-//! `preadv2`.
+//! ranges a sampled hasher asks for). A sparse file is read by its data extents, its
+//! holes hashed from zeros, whatever the plan (`sparse`). With `unsafe` for `madvise`,
+//! `posix_fadvise`, `preadv2` and `lseek`.
 
 mod mapped;
 mod samples;
+mod sparse;
 mod stream;
+pub(crate) use sparse::{Extents, Span, Zeroed, worth_it as is_sparse};
 pub(crate) use stream::{advise_sequential, advise_willneed};
 
 use crate::algo::{Hasher, Input};
@@ -425,24 +428,32 @@ impl Reader<'_> {
             dev,
             path,
         });
-        let size = self.fetch(file, len, plan, sinks, turn)?;
+        let size = self.fetch(file, &before, plan, sinks, turn)?;
         settle(file, &before, size, plan.on_change)
     }
 
-    /// Fetches the `len` bytes (by its stat) of the regular `file` as `plan` says; returns
-    /// how many were read; `turn` is set when its reads may have to go one at a time.
-    /// Adding a way of fetching: a module beside this one, a [`Fetch`] variant, and its
-    /// arm here.
+    /// Fetches the bytes of the regular `file` (of stat `before`, read up to its size) as
+    /// `plan` says; returns how many were read; `turn` is set when its reads may have to
+    /// go one at a time. A sparse file ([`sparse::worth_it`]) is read by its extents
+    /// whatever the plan, its holes hashed from zeros (`sparse`): neither read nor
+    /// mapped, which would fill the page cache with zeroed pages. Adding a way of
+    /// fetching: a module beside this one, a [`Fetch`] variant, and its arm here.
     fn fetch<H: Hasher + ?Sized>(
         &mut self,
         file: &File,
-        len: u64,
+        before: &std::fs::Metadata,
         plan: &ReadPlan,
         sinks: &mut [Box<H>],
         turn: Option<Turn<'_>>,
     ) -> Result<u64, ReadError> {
+        let len = before.len();
         match plan.fetch {
             Fetch::Samples => return samples::read(file, len, sinks, self),
+            // Read as far as the file goes when it changes (the drop-ins' peers' way):
+            // plainly, as they do.
+            _ if plan.on_change == OnChange::Refuse && sparse::worth_it(before) => {
+                return sparse::whole(file, len, sinks, self, turn).map_err(ReadError::Io);
+            }
             Fetch::Mapped { from, parallel } if len >= from => {
                 // On a seeking disk only a file already cached is mapped: page faults
                 // from several threads come in random order and make the head seek.
