@@ -53,11 +53,16 @@ pub(super) struct Conn {
     shown: String,
 }
 
+/// What begins a batch's transaction. The writes join their arrays of paths with the
+/// tree's rows: one probe of the primary key per row, which the planner would otherwise
+/// trade for a hash of every row of the tree (read whole for each batch; issue 27).
+const BEGIN: &str = "BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off";
+
 /// Sends `rows` on `db` and commits (begun first unless `open`); rolls back on failure.
 fn send_and_commit(db: &mut Db, mut rows: Rows, open: bool) -> Result<(), PgError> {
     let sent = (|| {
         if !open {
-            db.client.batch_execute("BEGIN").map_err(|e| db.err(e))?;
+            db.client.batch_execute(BEGIN).map_err(|e| db.err(e))?;
         }
         rows.send(db)?;
         db.client.batch_execute("COMMIT").map_err(|e| db.err(e))
@@ -206,7 +211,7 @@ impl Conn {
     fn begin(&mut self) -> Result<(), PgError> {
         if !self.open {
             let db = self.db()?;
-            db.client.batch_execute("BEGIN").map_err(|e| db.err(e))?;
+            db.client.batch_execute(BEGIN).map_err(|e| db.err(e))?;
             self.open = true;
         }
         Ok(())
