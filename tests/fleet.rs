@@ -740,3 +740,113 @@ fn pgpass_and_service_files_are_read_as_libpq_reads_them() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nosuch"));
 }
+
+/// Every path of the files of `many_files(_, n)`.
+fn many_paths(n: usize) -> std::collections::BTreeSet<String> {
+    (0..n).map(|i| format!("d{:02}/f{i:05}", i % 40)).collect()
+}
+
+#[test]
+fn a_batch_failing_while_the_next_fills_loses_no_finding_and_tells_none_twice() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 300);
+    let (mut c, tree) = empty_tree_of_k(d.path(), &db);
+    // Batches of 7: about 23 are committed (sent while the next ones fill) before the one
+    // that holds d20/f00100 waits for the test's row; its connection is then ended.
+    let mut hold = c.transaction().unwrap();
+    hold_row(&mut hold, tree, "d20/f00100");
+    let scan = on_host(d.path(), "k", &["scan", "--json", "-j", "1", "--catalog", &db.url, "t"])
+        .env("FIXITY_PG_BATCH", "7")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_blocked(&db);
+    let mut k = db.client();
+    k.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+        &[],
+    )
+    .unwrap();
+    let out = scan.wait_with_output().unwrap();
+    hold.rollback().unwrap();
+    let (found, code) = reported(&out);
+    assert_eq!(code, Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("were not recorded"), "{}", text(&out.stderr));
+    let told: std::collections::BTreeSet<String> = found.into_iter().map(|(_, p)| p).collect();
+    let rows = records(&db.secret, "k", &t);
+    let kept: std::collections::BTreeSet<String> = rows.iter().map(|r| text(&r.path)).collect();
+    assert!(
+        kept.len() >= 150 && kept.len() < 300,
+        "the batches before the held row: {}",
+        kept.len()
+    );
+    assert!(kept.iter().all(|p| p.as_str() < "d20/f00100"), "nothing after the failed batch");
+    assert!(told.is_disjoint(&kept), "a committed finding is not told as unrecorded");
+    let all: std::collections::BTreeSet<String> = told.union(&kept).cloned().collect();
+    assert_eq!(all, many_paths(300), "each new file is kept or told");
+    let want = tree_files(&t);
+    assert!(as_rows(&rows).iter().all(|r| want.contains(r)), "whole rows, as the tree has them");
+}
+
+#[test]
+fn a_run_killed_with_batches_on_their_way_leaves_whole_batches_and_converges() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 400);
+    let want = tree_files(&t);
+    let (mut c, tree) = empty_tree_of_k(d.path(), &db);
+    let mut hold = c.transaction().unwrap();
+    hold_row(&mut hold, tree, "d30/f00110");
+    let mut scan = on_host(d.path(), "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"])
+        .env("FIXITY_PG_BATCH", "5")
+        .spawn()
+        .unwrap();
+    wait_until_blocked(&db);
+    scan.kill().unwrap(); // SIGKILL, with a batch on its way and the next one filling
+    assert!(scan.wait().unwrap().code().is_none(), "killed mid-way");
+    hold.rollback().unwrap();
+    let partial = as_rows(&records(&db.secret, "k", &t));
+    // Every batch before the one waiting for the held row (the 303rd file) is kept.
+    assert!(partial.len() >= 290 && partial.len() < 400, "{}", partial.len());
+    assert!(partial.iter().all(|r| want.contains(r)), "only whole rows, each as the tree has it");
+
+    // A verify in batches of 5, killed the same way, then a scan and a verify converge.
+    let mut c = db.client();
+    let mut hold = c.transaction().unwrap();
+    hold.execute(
+        "SELECT 1 FROM fixity.files WHERE tree = $1 AND path = 'd05/f00005' FOR UPDATE",
+        &[&tree],
+    )
+    .unwrap();
+    let mut verify =
+        on_host(d.path(), "k", &["verify", "-q", "-j", "1", "--wait", "--catalog", &db.url, "t"])
+            .env("FIXITY_PG_BATCH", "5")
+            .spawn()
+            .unwrap();
+    wait_until_blocked(&db);
+    verify.kill().unwrap();
+    verify.wait().unwrap();
+    hold.rollback().unwrap();
+    for cmd in ["scan", "verify"] {
+        let out = on_host(d.path(), "k", &[cmd, "-q", "--wait", "--catalog", &db.url, "t"])
+            .env("FIXITY_PG_BATCH", "5")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}: {}{}", text(&out.stdout), text(&out.stderr));
+    }
+    assert_eq!(as_rows(&records(&db.secret, "k", &t)), want);
+    let stale: i64 = db
+        .client()
+        .query_one(
+            "SELECT count(*) FROM fixity.files WHERE tree = $1 AND last_result <> 'ok'",
+            &[&tree],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stale, 0, "the last verify looked at every file");
+}

@@ -360,6 +360,21 @@ pub trait Store {
     fn uncommitted(&self) -> bool {
         false
     }
+    /// The number of the batch the last record went into, for a store that commits
+    /// batches while the run goes on (PostgreSQL: one is sent while the next fills);
+    /// 0 for the others. See [`Store::committed_below`].
+    fn last_batch(&self) -> u64 {
+        0
+    }
+    /// Every batch numbered below this one is committed: its records are kept whatever
+    /// happens to the store from now on. For a store that does not number its batches,
+    /// everything while nothing is uncommitted ([`Store::uncommitted`]), else nothing.
+    fn committed_below(&self) -> u64 {
+        match self.uncommitted() {
+            true => 0,
+            false => u64::MAX,
+        }
+    }
     /// Gives up the open records after a failure.
     fn abandon(&mut self) {}
     /// Fails when the store was deleted or replaced under the run (a store that is not

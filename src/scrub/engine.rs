@@ -95,7 +95,7 @@ fn run_in(
     };
     let lists = store.lists_findings();
     let remembers_gone = store.remembers_gone();
-    let mut rec = Recorder { store, lists, batch: Vec::new(), failed: None };
+    let mut rec = Recorder { store, lists, batch: Default::default(), failed: None };
     if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
         rec.fail(e, notice);
     }

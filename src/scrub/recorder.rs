@@ -7,6 +7,7 @@ use crate::device::Stamp;
 use crate::pipeline;
 use crate::pipeline::Hashed;
 use crate::read::ReadError;
+use std::collections::VecDeque;
 use std::io;
 
 /// What the producer hands the sink.
@@ -36,8 +37,9 @@ pub(super) enum Item {
 pub(super) struct Recorder<'s> {
     pub(super) store: &'s mut dyn Store,
     pub(super) lists: bool,
-    /// Findings in the open batch, reported from here if it never commits.
-    pub(super) batch: Vec<Finding>,
+    /// Findings not yet committed, each with the number of its batch
+    /// ([`Store::last_batch`]): reported from here if their batch never commits.
+    pub(super) batch: VecDeque<(u64, Finding)>,
     /// The first store error.
     pub(super) failed: Option<StoreError>,
 }
@@ -59,8 +61,16 @@ impl Recorder<'_> {
         }
         match op(&mut *self.store) {
             Ok(()) if !self.lists => finding.into_iter().for_each(|f| notice(Notice::Found(f))),
-            Ok(()) if !self.store.uncommitted() => self.batch.clear(),
-            Ok(()) => self.batch.extend(finding),
+            Ok(()) => {
+                if let Some(f) = finding {
+                    self.batch.push_back((self.store.last_batch(), f));
+                }
+                // Those of the batches committed by now are kept: the store lists them.
+                let below = self.store.committed_below();
+                while self.batch.front().is_some_and(|(n, _)| *n < below) {
+                    self.batch.pop_front();
+                }
+            }
             Err(e @ StoreError::Catalog(_)) => {
                 self.fail(e, notice);
                 if let Some(f) = finding {
@@ -112,7 +122,7 @@ impl Recorder<'_> {
     pub(super) fn fail(&mut self, e: StoreError, notice: &mut dyn FnMut(Notice)) {
         self.store.abandon();
         self.failed.get_or_insert(e);
-        for f in self.batch.drain(..) {
+        for (_, f) in self.batch.drain(..) {
             notice(Notice::Unrecorded(f));
         }
     }

@@ -27,6 +27,9 @@ struct MemStore {
     algo: &'static Algorithm,
     records: BTreeMap<Vec<u8>, Record>,
     cursor: Option<Vec<u8>>,
+    /// (the batch the last write went into, the first batch not committed), for a store
+    /// that commits batches while the run goes on.
+    batches: std::rc::Rc<std::cell::Cell<Option<(u64, u64)>>>,
 }
 
 struct MemRecords(std::collections::VecDeque<Record>);
@@ -216,6 +219,12 @@ impl Store for MemStore {
     fn count_under(&self, _: &[u8]) -> Result<(u64, u64), StoreError> {
         Err(refused())
     }
+    fn last_batch(&self) -> u64 {
+        self.batches.get().map_or(0, |(last, _)| last)
+    }
+    fn committed_below(&self) -> u64 {
+        self.batches.get().map_or(u64::MAX, |(_, below)| below)
+    }
     fn forget_missing(&mut self, _: &[u8]) -> Result<usize, StoreError> {
         Err(refused())
     }
@@ -265,7 +274,8 @@ fn the_engine_classifies_every_kind_of_change_over_any_store() {
         std::fs::write(root.join(name), data).unwrap();
     }
     let algo = crate::algo::default_algorithm();
-    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    let mut store =
+        MemStore { algo, records: BTreeMap::new(), cursor: None, batches: Default::default() };
     let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
     let new = |n: &str| (n.to_string(), Class::New);
     assert_eq!(found, vec![new("a"), new("b"), new("c"), new("e")]);
@@ -318,7 +328,8 @@ fn a_walk_order_slice_continues_after_the_last_file_it_took() {
         std::fs::write(root.join(name), [b'x'; 10]).unwrap();
     }
     let algo = crate::algo::default_algorithm();
-    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    let mut store =
+        MemStore { algo, records: BTreeMap::new(), cursor: None, batches: Default::default() };
     run_mem(root, &mut store, Mode::Scan, None);
     // 15 bytes: a file is taken while the budget is not used up, so two files a slice.
     let (r, _) = run_mem(root, &mut store, Mode::Verify, Some(15));
@@ -342,7 +353,8 @@ fn a_part_looks_at_its_list_and_owns_only_its_range_of_records() {
         std::fs::write(root.join(name), name).unwrap();
     }
     let algo = crate::algo::default_algorithm();
-    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None };
+    let mut store =
+        MemStore { algo, records: BTreeMap::new(), cursor: None, batches: Default::default() };
     run_mem(root, &mut store, Mode::Scan, None);
     // b and e go, cc comes; c rots. The part's list names b, c, d; it owns [b, e).
     std::fs::remove_file(root.join("b")).unwrap();
@@ -396,4 +408,47 @@ fn a_corrupt_note_gives_back_its_digests() {
     assert_eq!(super::corrupt_digests("recorded 00ff"), None);
     assert_eq!(super::corrupt_digests("recorded z z, now abcd"), None);
     assert_eq!(super::corrupt_digests("changed while read"), None);
+}
+
+#[test]
+fn a_failed_store_reports_the_findings_of_every_batch_not_committed_and_no_other() {
+    use super::recorder::Recorder;
+    let algo = crate::algo::lookup("sha256").unwrap();
+    let batches = std::rc::Rc::new(std::cell::Cell::new(None));
+    let mut store = MemStore { algo, records: BTreeMap::new(), cursor: None, batches };
+    let batches = store.batches.clone();
+    let mut told = Vec::new();
+    let mut notice = |n: Notice| {
+        if let Notice::Unrecorded(f) = n {
+            told.push(String::from_utf8(f.path).unwrap());
+        }
+    };
+    let mut rec =
+        Recorder { store: &mut store, lists: true, batch: Default::default(), failed: None };
+    let mut write = |rec: &mut Recorder<'_>, path: &str, after: (u64, u64)| {
+        let f = Finding { path: path.into(), class: Class::New, note: None };
+        rec.write(&mut notice, Some(f), |_| {
+            // (the batch this write went into, the first batch not committed)
+            batches.set(Some(after));
+            match path {
+                "fails" => {
+                    Err(StoreError::Catalog(crate::catalog::CatalogError::NotFound("gone".into())))
+                }
+                _ => Ok(()),
+            }
+        })
+        .unwrap();
+    };
+    // Batch 1 fills and goes on its way while batch 2 fills; batch 1 commits; batch 2 goes
+    // on its way while batch 3 fills, and fails.
+    write(&mut rec, "a", (1, 1));
+    write(&mut rec, "b", (1, 1));
+    write(&mut rec, "c", (2, 1));
+    write(&mut rec, "d", (2, 2));
+    write(&mut rec, "e", (3, 2));
+    write(&mut rec, "fails", (3, 2));
+    write(&mut rec, "after", (3, 2));
+    assert!(!rec.ok());
+    drop(rec);
+    assert_eq!(told, ["c", "d", "e", "fails", "after"], "batch 1 was committed: a, b are kept");
 }

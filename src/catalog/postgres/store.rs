@@ -3,7 +3,7 @@
 //! in path order, stale records) on connections of their own.
 
 use super::db::Db;
-use super::writer::{Batch, Writer};
+use super::writer::Conn;
 use super::{PgError, PgSpec, Target, roles, schema};
 use crate::algo::Algorithm;
 use crate::catalog::store::{
@@ -20,9 +20,15 @@ use std::path::{Path, PathBuf};
 
 /// One tree's records in a PostgreSQL catalog.
 pub(crate) struct PgStore {
-    db: RefCell<Db>,
-    /// The open batch; a read on `db` sends its held writes first.
-    batch: RefCell<Batch>,
+    /// The writing connection and its open batch: a read on it sends the held writes
+    /// first.
+    conn: RefCell<Conn>,
+    /// The connection's settings, the tree's id, its algorithm, and whether the schema
+    /// predates imports: what a second connection needs.
+    target: Target,
+    tree: i32,
+    algo: &'static Algorithm,
+    before_imports: bool,
     /// The catalog as messages name it: the URL (password masked), host and tree.
     location: PathBuf,
     run_id: Option<i64>,
@@ -43,8 +49,10 @@ impl Drop for PgStore {
     /// the tree busy.
     fn drop(&mut self) {
         if let Some(sql) = self.unlock {
-            let db = self.db.get_mut();
-            let _ = db.client.execute(sql, &[&schema::RUN_LOCK, &db.tree]);
+            let tree = self.tree;
+            if let Ok(db) = self.conn.get_mut().db() {
+                let _ = db.client.execute(sql, &[&schema::RUN_LOCK, &tree]);
+            }
         }
     }
 }
@@ -119,11 +127,14 @@ impl PgStore {
             spec.host,
             String::from_utf8_lossy(&spec.tree)
         ));
-        let mut db = Db::new(client, target, tree.id, tree.algo);
+        let mut db = Db::new(client, target.clone(), tree.id, tree.algo);
         db.before_imports = before_imports;
         Ok(PgStore {
-            db: RefCell::new(db),
-            batch: RefCell::new(Batch::new()),
+            conn: RefCell::new(Conn::new(db)),
+            target,
+            tree: tree.id,
+            algo: tree.algo,
+            before_imports,
             location,
             run_id: None,
             history_kept: version >= 2,
@@ -138,26 +149,24 @@ impl PgStore {
 
     fn writer<T>(
         &mut self,
-        op: impl FnOnce(&mut Writer<'_>) -> Result<T, PgError>,
+        op: impl FnOnce(&mut Conn) -> Result<T, PgError>,
     ) -> Result<T, StoreError> {
-        let (db, batch) = (self.db.get_mut(), self.batch.get_mut());
-        op(&mut Writer { db, batch }).map_err(pg)
+        op(self.conn.get_mut()).map_err(pg)
     }
 
     /// Runs `op` on the writing connection, after sending the writes held (in the open
     /// batch), so that it sees them.
     fn read<T>(&self, op: impl FnOnce(&mut Db) -> Result<T, PgError>) -> Result<T, StoreError> {
-        let (mut db, mut batch) = (self.db.borrow_mut(), self.batch.borrow_mut());
-        Writer { db: &mut db, batch: &mut batch }.flush().map_err(pg)?;
-        op(&mut db).map_err(pg)
+        let mut conn = self.conn.borrow_mut();
+        conn.flush().map_err(pg)?;
+        op(conn.db().map_err(pg)?).map_err(pg)
     }
 
     /// A connection of its own to the same tree, for a stream read by another thread.
     fn second(&self) -> Result<Db, StoreError> {
-        let db = self.db.borrow();
-        let client = db.target.connect().map_err(pg)?;
-        let mut second = Db::new(client, db.target.clone(), db.tree, db.algo);
-        second.before_imports = db.before_imports;
+        let client = self.target.connect().map_err(pg)?;
+        let mut second = Db::new(client, self.target.clone(), self.tree, self.algo);
+        second.before_imports = self.before_imports;
         Ok(second)
     }
 
@@ -192,7 +201,7 @@ impl Store for PgStore {
     }
 
     fn algorithm(&self) -> &'static Algorithm {
-        self.db.borrow().algo
+        self.algo
     }
 
     fn remembers_gone(&self) -> bool {
@@ -305,7 +314,15 @@ impl Store for PgStore {
     }
 
     fn uncommitted(&self) -> bool {
-        self.batch.borrow().pending() > 0
+        self.conn.borrow().uncommitted()
+    }
+
+    fn last_batch(&self) -> u64 {
+        self.conn.borrow().last_batch()
+    }
+
+    fn committed_below(&self) -> u64 {
+        self.conn.borrow().committed_below()
     }
 
     fn abandon(&mut self) {
@@ -350,7 +367,7 @@ impl Store for PgStore {
     }
 
     fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        Ok(Box::new(StalePages { db: self.second()?, since, after: None }))
+        Ok(Box::new(StalePages::spawn(self.second()?, since)))
     }
 
     fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError> {
@@ -452,18 +469,50 @@ impl Store for PgStore {
     }
 }
 
-/// Pages of stale records, least recently verified first, on a connection of their own.
+/// Rows in a page of stale records read ahead.
+const STALE_PAGE: usize = 2048;
+
+/// Pages of stale records, least recently verified first, read ahead (two pages at
+/// most) by a thread of their own on a connection of their own: the run reads files
+/// while the next page comes.
 struct StalePages {
-    db: Db,
-    since: i64,
-    after: Option<(i64, Vec<u8>)>,
+    pages: crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>,
+    page: std::collections::VecDeque<Record>,
+}
+
+impl StalePages {
+    fn spawn(mut db: Db, since: i64) -> StalePages {
+        let (tx, pages) = crossbeam_channel::bounded(2);
+        std::thread::spawn(move || {
+            let mut after: Option<(i64, Vec<u8>)> = None;
+            loop {
+                let key = after.as_ref().map(|(t, p)| (*t, p.as_slice()));
+                let page = db.stale(since, key, STALE_PAGE).map_err(pg);
+                let last = match &page {
+                    Ok(p) => p.last().map(|r| (r.last_verified, r.path.clone())),
+                    Err(_) => None,
+                };
+                // The end (an empty page, or an error) is sent too; then the thread ends,
+                // as it does when the run stops reading.
+                if tx.send(page).is_err() || last.is_none() {
+                    return;
+                }
+                after = last;
+            }
+        });
+        StalePages { pages, page: std::collections::VecDeque::new() }
+    }
 }
 
 impl Pages for StalePages {
     fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError> {
-        let after = self.after.as_ref().map(|(t, p)| (*t, p.as_slice()));
-        let page = self.db.stale(self.since, after, limit).map_err(pg)?;
-        self.after = page.last().map(|r| (r.last_verified, r.path.clone()));
-        Ok(page)
+        if self.page.is_empty() {
+            match self.pages.recv() {
+                Ok(page) => self.page.extend(page?),
+                Err(_) => return Ok(Vec::new()),
+            }
+        }
+        let n = limit.max(1).min(self.page.len());
+        Ok(self.page.drain(..n).collect())
     }
 }
