@@ -139,6 +139,12 @@ fn eight_scans_at_once_from_two_hosts_lose_and_double_nothing() {
 /// Waits until a backend of fixity's waits for a lock (one the test holds: a row, or a
 /// run lock).
 fn wait_until_blocked(db: &Database) {
+    wait_until_blocked_or_done(db, None);
+}
+
+/// [`wait_until_blocked`], and when `run` is given, a run that ends before it blocks fails
+/// the test with what it said (instead of a wait that can only time out).
+fn wait_until_blocked_or_done(db: &Database, mut run: Option<&mut std::process::Child>) {
     let mut c = db.client();
     let start = Instant::now();
     loop {
@@ -153,6 +159,16 @@ fn wait_until_blocked(db: &Database) {
             .get(0);
         if n > 0 {
             return;
+        }
+        if let Some(child) = run.as_deref_mut()
+            && let Some(status) = child.try_wait().unwrap()
+        {
+            let mut err = String::new();
+            if let Some(e) = child.stderr.as_mut() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("the run ended ({status}) before it reached the held row: {err}");
         }
         assert!(start.elapsed() < Duration::from_secs(120), "the run never reached the held row");
         std::thread::sleep(Duration::from_millis(20));
@@ -673,7 +689,8 @@ fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_until_blocked(&db);
+    let mut scan = scan;
+    wait_until_blocked_or_done(&db, Some(&mut scan));
     let mut k = db.client();
     k.execute(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity

@@ -75,9 +75,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      CREATE INDEX remote_checks_by_remote ON remote_checks (remote, id);",
     // 5: the chain of proofs (tamper evidence, see proofs.rs).
     proofs::SCHEMA,
-    // 6: the run's findings are what is looked up by the time of the check (`report`):
-    // rows found ok stay out of that index, so a verify that finds them ok changes it
-    // not at all (a tenth of a verify's catalog time, 31 bytes a file).
+    // 6: rows found ok stay out of the index by check time (it finds a run's findings).
     "DROP INDEX files_by_checked;
      CREATE INDEX files_by_checked ON files (last_checked) WHERE last_result != 'ok';",
 ];
@@ -345,37 +343,6 @@ impl Catalog {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
     }
 
-    /// Present files recorded as new since `since` (ms) with this size and digest: where
-    /// a missing file may have moved to.
-    pub(crate) fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
-        self.restore_indexes()?;
-        let mut st = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {ROW_COLUMNS} FROM files WHERE digest = ?1 AND size = ?2
-                 AND missing_since IS NULL AND last_result = 'new' AND first_seen >= ?3
-                 ORDER BY path"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows =
-            st.query_map(params![digest, size as i64, since], row_of).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
-    }
-
-    /// Whether any present file recorded as new is no older than the oldest missing file's
-    /// loss: without one, no missing file can be found moved.
-    pub(crate) fn new_since_a_loss(&self) -> Result<bool> {
-        self.conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM files WHERE last_result = 'new'
-                   AND missing_since IS NULL
-                   AND first_seen >= (SELECT min(missing_since) FROM files))",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))
-    }
-
     /// One row by path.
     pub fn get(&self, path: &[u8]) -> Result<Option<Row>> {
         self.conn
@@ -584,6 +551,7 @@ impl Catalog {
 
 mod bulk;
 mod file;
+mod moves;
 mod proofs;
 mod reader;
 mod remote;
