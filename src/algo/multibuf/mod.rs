@@ -55,6 +55,7 @@
 //! SHA-NI streams interleaved were measured too: no faster than one (the SHA unit is
 //! the limit, not the chain), so SHA-NI stays the single-stream code.
 
+pub(crate) mod b3;
 #[cfg(target_arch = "x86_64")]
 mod md5;
 #[cfg(target_arch = "x86_64")]

@@ -10,7 +10,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Whether a missing CPU feature must fail the run (CI) rather than skip.
-fn required() -> bool {
+pub(super) fn required() -> bool {
     std::env::var_os("CI").is_some_and(|v| v == "true")
         || std::env::var_os("FIXITY_REQUIRE_PEERS").is_some_and(|v| v == "1")
 }
