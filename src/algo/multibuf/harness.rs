@@ -83,6 +83,11 @@ impl Blake3Lanes {
     }
 }
 
+/// The BLAKE3 hash of `message` as the `blake3` crate computes it.
+pub fn blake3_reference(message: &[u8]) -> [u8; 32] {
+    *::blake3::hash(message).as_bytes()
+}
+
 /// The initial chaining value of the family named `name`.
 pub fn initial(name: &str) -> [u32; 8] {
     super::initial(family(name))
