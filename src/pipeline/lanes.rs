@@ -592,26 +592,31 @@ mod tests {
     /// read is reported as changed, never given a digest.
     #[test]
     fn a_file_that_changes_in_a_lane_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let algo = lookup("md5").unwrap();
-        let grows = dir.path().join("grows");
-        std::fs::write(&grows, vec![1u8; 200_000]).unwrap();
-        let (mut lanes, mut out) = lane_of(&grows, algo);
-        std::fs::OpenOptions::new().append(true).open(&grows).unwrap().write_all(b"more").unwrap();
-        run_out(&mut lanes, &mut out);
-        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+        // A file a block lane hashes as it reads, and one a BLAKE3 lane hashes whole.
+        for (name, len) in [("md5", 200_000), ("blake3", 40_000)] {
+            let dir = tempfile::tempdir().unwrap();
+            let algo = lookup(name).unwrap();
+            let grows = dir.path().join("grows");
+            std::fs::write(&grows, vec![1u8; len]).unwrap();
+            let (mut lanes, mut out) = lane_of(&grows, algo);
+            let mut f = std::fs::OpenOptions::new().append(true).open(&grows).unwrap();
+            f.write_all(b"more").unwrap();
+            run_out(&mut lanes, &mut out);
+            assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{name} {out:?}");
 
-        let shrinks = dir.path().join("shrinks");
-        std::fs::write(&shrinks, vec![2u8; 200_000]).unwrap();
-        let (mut lanes, mut out) = lane_of(&shrinks, algo);
-        std::fs::OpenOptions::new().write(true).open(&shrinks).unwrap().set_len(1000).unwrap();
-        run_out(&mut lanes, &mut out);
-        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+            let shrinks = dir.path().join("shrinks");
+            std::fs::write(&shrinks, vec![2u8; len]).unwrap();
+            let (mut lanes, mut out) = lane_of(&shrinks, algo);
+            let f = std::fs::OpenOptions::new().write(true).open(&shrinks).unwrap();
+            f.set_len(1000).unwrap();
+            run_out(&mut lanes, &mut out);
+            assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{name} {out:?}");
 
-        // Untouched, the same file hashes.
-        let (mut lanes, mut out) = lane_of(&shrinks, algo);
-        run_out(&mut lanes, &mut out);
-        let [Some(Ok(h))] = out.as_slice() else { panic!("{out:?}") };
-        assert_eq!(h.digests[0].as_bytes(), single_stream(algo, &[2u8; 1000]));
+            // Untouched, the same file hashes.
+            let (mut lanes, mut out) = lane_of(&shrinks, algo);
+            run_out(&mut lanes, &mut out);
+            let [Some(Ok(h))] = out.as_slice() else { panic!("{name} {out:?}") };
+            assert_eq!(h.digests[0].as_bytes(), single_stream(algo, &[2u8; 1000]));
+        }
     }
 }
