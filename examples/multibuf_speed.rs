@@ -1,7 +1,13 @@
 //! In-memory speed of the multi-buffer kernels (src/algo/multibuf) against the scalar
 //! single-stream code the registry uses, one thread, for MD5, SHA-1 and SHA-256 at 4 KiB
 //! and 1 MiB messages per lane: `cargo run --release --example multibuf_speed [FAMILY]`
-//! (`md5`, `sha1` or `sha256`: that family only).
+//! (`md5`, `sha1`, `sha256` or `blake3`: that family only).
+//!
+//! BLAKE3's rows compare the `blake3` crate (one `blake3::hash` per message: the
+//! "scalar" column, though the crate is multi-lane within a message) with its lane
+//! kernels (`multibuf::b3`), 16 messages per call as the lane engine hands them over,
+//! from 1 KiB to 256 KiB per message: where the crate catches up is the engine's
+//! `B3_MAX`.
 //!
 //! Each figure is the best of 5 runs (in CPU time of the thread, so that a busy machine
 //! disturbs it less) over 32 MiB of distinct data, every message padded
@@ -9,7 +15,9 @@
 //! (`final_blocks`) in the kernels' columns. "break-even" is how many busy lanes a kernel needs
 //! to beat the scalar code: a kernel costs the same whatever the number of busy lanes,
 //! so with k of n lanes busy it delivers k/n of its full speed.
-use fixity::algo::multibuf_harness::{Lanes, compress_one, digest, final_blocks, finish, initial};
+use fixity::algo::multibuf_harness::{
+    Blake3Lanes, Lanes, compress_one, digest, final_blocks, finish, initial,
+};
 use std::hint::black_box;
 
 const TOTAL: usize = 32 << 20;
@@ -71,6 +79,47 @@ fn lanes(k: Lanes, family: &str, data: &[u8], size: usize) -> f64 {
     data.len() as f64 / secs / 1e9
 }
 
+/// GB/s of the `blake3` crate, one message at a time.
+fn b3_crate(data: &[u8], size: usize) -> f64 {
+    let secs = best(|| {
+        for m in data.chunks_exact(size) {
+            black_box(blake3::hash(m));
+        }
+    });
+    data.len() as f64 / secs / 1e9
+}
+
+/// GB/s of a BLAKE3 lane kernel, 16 messages at a time.
+fn b3_lanes(k: Blake3Lanes, data: &[u8], size: usize) -> f64 {
+    let secs = best(|| {
+        for group in data.chunks_exact(size * 16) {
+            let msgs: Vec<&[u8]> = group.chunks_exact(size).collect();
+            black_box(k.hash_many(&msgs));
+        }
+    });
+    data.len() as f64 / secs / 1e9
+}
+
+fn blake3_rows(data: &[u8]) {
+    let every = Blake3Lanes::every();
+    for (size, label) in [
+        (1024, "1 KiB"),
+        (4096, "4 KiB"),
+        (16384, "16 KiB"),
+        (65536, "64 KiB"),
+        (262144, "256 KiB"),
+    ] {
+        let mut row = format!("{:<7} {label:>7} {:>7.2}", "blake3", b3_crate(data, size));
+        for name in ["avx2x8", "avx512x8", "avx512x16", "portable"] {
+            match every.iter().find(|k| k.name() == name) {
+                Some(&k) => row += &format!(" {:>10.2}", b3_lanes(k, data, size)),
+                None => row += &format!(" {:>10}", "n/a"),
+            }
+        }
+        println!("{row}   (scalar: the blake3 crate; last column: the portable code)");
+    }
+}
+
 fn main() {
     let data: Vec<u8> =
         (0..TOTAL as u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
@@ -81,6 +130,9 @@ fn main() {
     }
     println!("{head}   (GB/s; break-even: busy lanes to beat scalar, (the estimate in use))");
     let only = std::env::args().nth(1);
+    if only.as_deref().is_none_or(|o| o == "blake3") {
+        blake3_rows(&data);
+    }
     for family in ["md5", "sha1", "sha256"] {
         if only.as_deref().is_some_and(|o| o != family) {
             continue;

@@ -600,3 +600,71 @@ impl Drop for SmallTmpfs {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// Many small files of mixed sizes (empty, around the block, chunk and parent boundaries,
+/// on both sides of the lane engine's 64 KiB limit for BLAKE3, a non-UTF-8 name): `fixity
+/// hash -a blake3 -r` gives every one the `blake3` crate's hash (its small files go
+/// through the BLAKE3 lanes, issue 27), and b3sum's where b3sum is installed.
+#[test]
+fn blake3_of_many_small_files_equals_the_crate_and_b3sum() {
+    let d = tempdir();
+    let edges = [0, 1, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3072, 4095, 4096, 4097];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut files: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for i in 0..300usize {
+        let len = match i % 3 {
+            0 => edges[i / 3 % edges.len()],
+            1 => (next() % 9000) as usize,
+            _ => (next() % (80 * 1024)) as usize,
+        };
+        let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let rel = format!("t/d{}/f{i:03}", i % 7).into_bytes();
+        files.push((rel, data));
+    }
+    files.push((b"t/d0/caf\xe9".to_vec(), (0..4096u32).map(|i| (i % 251) as u8).collect()));
+    for (rel, data) in &files {
+        write(d.path(), std::ffi::OsStr::from_bytes(rel), data);
+    }
+    let out = run(d.path(), ["hash", "--json", "-a", "blake3", "-r", "t"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut got = std::collections::HashMap::new();
+    for line in text(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let path = match v["path_hex"].as_str() {
+            Some(h) => (0..h.len() / 2)
+                .map(|k| u8::from_str_radix(&h[2 * k..2 * k + 2], 16).unwrap())
+                .collect(),
+            None => v["path"].as_str().unwrap().as_bytes().to_vec(),
+        };
+        got.insert(path, v["digests"]["blake3"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got.len(), files.len());
+    for (rel, data) in &files {
+        let want = blake3::hash(data).to_hex().to_string();
+        assert_eq!(got[rel], want, "{} of {} bytes", String::from_utf8_lossy(rel), data.len());
+    }
+    if !have("b3sum") {
+        crate::util::missing("b3sum", "not installed");
+        return;
+    }
+    let names: Vec<&std::ffi::OsStr> = files
+        .iter()
+        .filter(|(rel, _)| std::str::from_utf8(rel).is_ok())
+        .map(|(rel, _)| std::ffi::OsStr::from_bytes(rel))
+        .collect();
+    let out =
+        std::process::Command::new("b3sum").args(&names).current_dir(d.path()).output().unwrap();
+    assert!(out.status.success(), "b3sum: {}", text(&out.stderr));
+    let lines = text(&out.stdout);
+    assert_eq!(lines.lines().count(), names.len());
+    for line in lines.lines() {
+        let (hex, name) = line.split_once("  ").unwrap();
+        assert_eq!(got[name.as_bytes()], hex, "b3sum {name}");
+    }
+}

@@ -164,7 +164,7 @@ pub struct Algorithm {
     /// coreutils `cksum -a`: its place in cksum's list and the name `-a` takes.
     pub cksum: Option<(u8, &'static str)>,
     /// The multi-buffer kernel family that hashes many inputs of this algorithm at once
-    /// (MD5, SHA-1, SHA-256; see [`multibuf`]), if any.
+    /// (MD5, SHA-1, SHA-256; BLAKE3's small inputs; see [`multibuf`]), if any.
     pub(crate) lanes: Option<multibuf::Family>,
     /// How its digest of a whole input is joined from digests of byte ranges hashed
     /// apart (CRCs, BLAKE3's tree), if it can be: a plan's huge file then splits.
@@ -523,7 +523,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         true
     )
     .with_tools(&["b3sum"])
-    .with_combine(Combine::Blake3Tree),
+    .with_combine(Combine::Blake3Tree)
+    .with_lanes(multibuf::Family::Blake3),
     algo!(
         "murmur3",
         "MURMUR3",

@@ -10,12 +10,18 @@
 //! a large one beside it. With few lanes busy (the tail of a run, one large file) the
 //! kernel would compress mostly empty lanes: those steps use the single-stream code.
 //!
+//! BLAKE3 ([`multibuf::b3`]) is hashed otherwise: a lane holds a whole small file (at
+//! most [`B3_MAX`] bytes), read to its end before it is hashed, and every step hashes
+//! the files read to their end together, their chunks side by side in the kernel's
+//! lanes. Larger files (and empty ones) are hashed on the spot by the crate, which is
+//! multi-lane within one large input.
+//!
 //! Reading keeps every guarantee of [`crate::read`]: the same open modes and refusals
 //! ([`read::admit`]), reads stopped at the size of the stat, and a file that changes while
 //! it is read reported as such ([`read::settle`]), never given a digest.
 
 use super::{Outcome, Work, hash_file, hashed};
-use crate::algo::multibuf::{self, Family, Kernel, State};
+use crate::algo::multibuf::{self, Family, Kernel, State, b3};
 use crate::digest::Digest;
 use crate::read::{
     self, Admitted, Extents, OnChange, OpenMode, ReadError, ReadOptions, Serial, Span,
@@ -35,13 +41,21 @@ const READ_AHEAD: u64 = 2 * 1024 * 1024;
 /// The smallest lane buffer (a file's size, rounded up to whole pages, above that).
 const MIN_LANE_BUFFER: usize = 16 * 1024;
 
+/// The largest file a BLAKE3 lane takes: above it the crate, multi-lane within one
+/// input, is as fast (`examples/multibuf_speed.rs` measures both).
+pub(crate) const B3_MAX: u64 = 64 * 1024;
+
 /// The multi-buffer family `work` hashes with, if a lane engine can take it: one
 /// algorithm whose registry row has a family, a path to open (not standard input), and a
 /// kernel this CPU runs.
 pub(super) fn family_for(work: &Work) -> Option<Family> {
     let [algo] = &*work.algos else { return None };
     let family = algo.lanes?;
-    let wins = Kernel::best(family).is_some_and(|k| k.break_even().is_some());
+    let wins = if family == Family::Blake3 {
+        b3::Kernel::best().is_some()
+    } else {
+        Kernel::best(family).is_some_and(|k| k.break_even().is_some())
+    };
     (work.mode != OpenMode::Stdin && wins).then_some(family)
 }
 
@@ -70,6 +84,8 @@ struct Lane<T> {
     /// A sparse file's extents: its holes are given as zeros, not read
     /// ([`read::is_sparse`]).
     holes: Option<Extents>,
+    /// The file is hashed whole once read to its end (BLAKE3), not block by block.
+    whole: bool,
 }
 
 impl<T> Lane<T> {
@@ -81,16 +97,29 @@ impl<T> Lane<T> {
     /// Whether a step can go on with this lane without reading: a whole block to hash,
     /// or the end of the file.
     fn ready(&self) -> bool {
-        self.eof || self.unhashed() >= 64
+        self.eof || (!self.whole && self.unhashed() >= 64)
     }
+
+    /// Whether the step finishes it: read to its end, and less than a block left (or
+    /// the whole file, BLAKE3).
+    fn finishing(&self) -> bool {
+        self.eof && (self.whole || self.unhashed() < 64)
+    }
+}
+
+/// What hashes the lanes' files.
+enum Engine {
+    /// A Merkle-Damgard kernel, block by block, one file per lane; `threshold` is the
+    /// number of busy lanes from which it beats the single-stream code.
+    Blocks { kernel: &'static Kernel, threshold: usize },
+    /// BLAKE3: whole files, their chunks side by side.
+    Blake3(&'static b3::Kernel),
 }
 
 /// A worker's lanes for one family.
 pub(super) struct Lanes<T> {
     family: Family,
-    kernel: &'static Kernel,
-    /// Busy lanes from which the kernel beats the single-stream code.
-    threshold: usize,
+    engine: Engine,
     slots: Vec<Option<Lane<T>>>,
     states: Vec<State>,
     bufs: Vec<Vec<u8>>,
@@ -102,12 +131,17 @@ impl<T> Lanes<T> {
     /// Lanes for `family`, if this CPU has a kernel for it that beats the single-stream
     /// code with enough lanes busy.
     pub(super) fn new(family: Family) -> Option<Lanes<T>> {
-        let kernel = Kernel::best(family)?;
-        let n = kernel.lanes();
+        let (engine, n) = if family == Family::Blake3 {
+            // As many files as the widest kernel has lanes, whatever this one's: more
+            // chunks at once fill more of its calls.
+            (Engine::Blake3(b3::Kernel::best()?), multibuf::MAX_LANES)
+        } else {
+            let kernel = Kernel::best(family)?;
+            (Engine::Blocks { kernel, threshold: kernel.break_even()? }, kernel.lanes())
+        };
         Some(Lanes {
             family,
-            kernel,
-            threshold: kernel.break_even()?,
+            engine,
             slots: (0..n).map(|_| None).collect(),
             states: vec![multibuf::initial(family); n],
             bufs: vec![Vec::new(); n],
@@ -147,9 +181,11 @@ impl<T> Lanes<T> {
             Ok(f) => f,
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
+        let whole = matches!(self.engine, Engine::Blake3(_));
         let before = match read::admit(&file, work.mode, None, opts) {
             Ok(Admitted::Regular(before))
-                if serial.is_none_or(|s| s.seeking(before.dev()) != Some(true)) =>
+                if serial.is_none_or(|s| s.seeking(before.dev()) != Some(true))
+                    && (!whole || (1..=B3_MAX).contains(&before.len())) =>
             {
                 before
             }
@@ -187,6 +223,7 @@ impl<T> Lanes<T> {
             no_nowait: false,
             ahead: 0,
             holes,
+            whole,
         });
     }
 
@@ -225,8 +262,11 @@ impl<T> Lanes<T> {
                 self.fail(i, e, done);
             }
         }
+        if let Engine::Blake3(kernel) = self.engine {
+            return self.finish_whole(kernel, opts, done);
+        }
         for i in 0..self.slots.len() {
-            if !matches!(&self.slots[i], Some(l) if l.eof && l.unhashed() < 64) {
+            if !self.slots[i].as_ref().is_some_and(Lane::finishing) {
                 continue;
             }
             let lane = self.slots[i].take().expect("busy");
@@ -242,6 +282,38 @@ impl<T> Lanes<T> {
         self.compress(opts);
     }
 
+    /// Hashes every file read to its end together (BLAKE3), and frees their lanes.
+    fn finish_whole(
+        &mut self,
+        kernel: &b3::Kernel,
+        opts: &ReadOptions,
+        done: &mut dyn FnMut(u64, T, Outcome),
+    ) {
+        let ready: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].as_ref().is_some_and(Lane::finishing))
+            .collect();
+        if ready.is_empty() {
+            return;
+        }
+        let data: Vec<&[u8]> = ready
+            .iter()
+            .map(|&i| {
+                let lane = self.slots[i].as_ref().expect("busy");
+                &self.bufs[i][lane.start..lane.end]
+            })
+            .collect();
+        let hashes = b3::hash_many(kernel, &data);
+        if let Some(p) = opts.progress {
+            p.fetch_add(data.iter().map(|d| d.len() as u64).sum(), Ordering::Relaxed);
+        }
+        for (&i, hash) in ready.iter().zip(hashes) {
+            let lane = self.slots[i].take().expect("busy");
+            let r = read::settle(&lane.file, &lane.before, lane.got, OnChange::Refuse)
+                .map(|f| hashed(f, vec![Digest::new(&hash)]));
+            done(lane.seq, lane.payload, Some(r));
+        }
+    }
+
     /// Frees lane `i`, whose read failed with `e`, and reports it.
     fn fail(&mut self, i: usize, e: io::Error, done: &mut dyn FnMut(u64, T, Outcome)) {
         let lane = self.slots[i].take().expect("busy");
@@ -251,6 +323,7 @@ impl<T> Lanes<T> {
     /// Compresses the whole blocks every busy lane has, in the kernel when enough lanes
     /// are busy, one lane at a time otherwise.
     fn compress(&mut self, opts: &ReadOptions) {
+        let Engine::Blocks { kernel, threshold } = self.engine else { return };
         let mut blocks = usize::MAX;
         let mut active = 0;
         for lane in self.slots.iter().flatten() {
@@ -264,7 +337,7 @@ impl<T> Lanes<T> {
             return;
         }
         let bytes = blocks * 64;
-        if active >= self.threshold {
+        if active >= threshold {
             let mut data: [&[u8]; multibuf::MAX_LANES] = [&[]; multibuf::MAX_LANES];
             for (i, slot) in self.slots.iter().enumerate() {
                 if let Some(l) = slot.as_ref().filter(|l| l.unhashed() >= bytes) {
@@ -272,7 +345,7 @@ impl<T> Lanes<T> {
                 }
             }
             let n = self.slots.len();
-            self.kernel.compress(&mut self.states, &data[..n], blocks);
+            kernel.compress(&mut self.states, &data[..n], blocks);
         } else {
             for (i, slot) in self.slots.iter().enumerate() {
                 if let Some(l) = slot.as_ref().filter(|l| l.unhashed() >= bytes) {
@@ -431,7 +504,7 @@ mod tests {
         }
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         files.push((dir.path().join("sub"), None));
-        for name in ["md5", "sha1", "sha256"] {
+        for name in ["md5", "sha1", "sha256", "blake3"] {
             let algo = lookup(name).unwrap();
             assert!(algo.lanes.is_some(), "{name} has a kernel family");
             let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
@@ -516,7 +589,7 @@ mod tests {
             std::fs::write(dir.path().join(format!("{i}")), &data).unwrap();
             datas.push(data);
         }
-        for name in ["md5", "sha1", "sha256"] {
+        for name in ["md5", "sha1", "sha256", "blake3"] {
             let algo = lookup(name).unwrap();
             let mut lanes = Lanes::new(algo.lanes.unwrap()).expect("a kernel on this CPU");
             let opts = ReadOptions::default();
@@ -548,26 +621,31 @@ mod tests {
     /// read is reported as changed, never given a digest.
     #[test]
     fn a_file_that_changes_in_a_lane_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let algo = lookup("md5").unwrap();
-        let grows = dir.path().join("grows");
-        std::fs::write(&grows, vec![1u8; 200_000]).unwrap();
-        let (mut lanes, mut out) = lane_of(&grows, algo);
-        std::fs::OpenOptions::new().append(true).open(&grows).unwrap().write_all(b"more").unwrap();
-        run_out(&mut lanes, &mut out);
-        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+        // A file a block lane hashes as it reads, and one a BLAKE3 lane hashes whole.
+        for (name, len) in [("md5", 200_000), ("blake3", 40_000)] {
+            let dir = tempfile::tempdir().unwrap();
+            let algo = lookup(name).unwrap();
+            let grows = dir.path().join("grows");
+            std::fs::write(&grows, vec![1u8; len]).unwrap();
+            let (mut lanes, mut out) = lane_of(&grows, algo);
+            let mut f = std::fs::OpenOptions::new().append(true).open(&grows).unwrap();
+            f.write_all(b"more").unwrap();
+            run_out(&mut lanes, &mut out);
+            assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{name} {out:?}");
 
-        let shrinks = dir.path().join("shrinks");
-        std::fs::write(&shrinks, vec![2u8; 200_000]).unwrap();
-        let (mut lanes, mut out) = lane_of(&shrinks, algo);
-        std::fs::OpenOptions::new().write(true).open(&shrinks).unwrap().set_len(1000).unwrap();
-        run_out(&mut lanes, &mut out);
-        assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{out:?}");
+            let shrinks = dir.path().join("shrinks");
+            std::fs::write(&shrinks, vec![2u8; len]).unwrap();
+            let (mut lanes, mut out) = lane_of(&shrinks, algo);
+            let f = std::fs::OpenOptions::new().write(true).open(&shrinks).unwrap();
+            f.set_len(1000).unwrap();
+            run_out(&mut lanes, &mut out);
+            assert!(matches!(out.as_slice(), [Some(Err(ReadError::Changed))]), "{name} {out:?}");
 
-        // Untouched, the same file hashes.
-        let (mut lanes, mut out) = lane_of(&shrinks, algo);
-        run_out(&mut lanes, &mut out);
-        let [Some(Ok(h))] = out.as_slice() else { panic!("{out:?}") };
-        assert_eq!(h.digests[0].as_bytes(), single_stream(algo, &[2u8; 1000]));
+            // Untouched, the same file hashes.
+            let (mut lanes, mut out) = lane_of(&shrinks, algo);
+            run_out(&mut lanes, &mut out);
+            let [Some(Ok(h))] = out.as_slice() else { panic!("{name} {out:?}") };
+            assert_eq!(h.digests[0].as_bytes(), single_stream(algo, &[2u8; 1000]));
+        }
     }
 }

@@ -1,11 +1,12 @@
 //! The kernels seen from outside the crate, for the `multibuf` fuzz target and the
 //! `multibuf_speed` example only (re-exported hidden as `fixity::algo::multibuf_harness`;
-//! not an API). Families are named as in the registry: `md5`, `sha1`, `sha256`.
+//! not an API). Families are named as in the registry: `md5`, `sha1`, `sha256`; BLAKE3's
+//! lanes are [`Blake3Lanes`].
 //!
 //! [`engine_digests`] is also the reference driver of the unit tests: it feeds the lanes
 //! the way a lane engine does, and checks on the way that idle lanes keep their state.
 
-use super::{Family, Kernel, State};
+use super::{Family, Kernel, State, b3};
 
 fn family(name: &str) -> Family {
     Family::ALL
@@ -56,6 +57,37 @@ impl Lanes {
     }
 }
 
+/// A BLAKE3 lane kernel (`b3`), or the portable code.
+#[derive(Clone, Copy)]
+pub struct Blake3Lanes(&'static b3::Kernel);
+
+impl Blake3Lanes {
+    /// Every BLAKE3 kernel this CPU runs, the preferred first, the portable code last.
+    pub fn every() -> Vec<Blake3Lanes> {
+        b3::Kernel::every().map(Blake3Lanes).collect()
+    }
+
+    /// How many lanes (1 for the portable code).
+    pub fn lanes(&self) -> usize {
+        self.0.lanes()
+    }
+
+    /// `avx512x16`, `avx512x8`, `avx2x8` or `portable`.
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// The BLAKE3 hash of every input, their chunks side by side (see `b3::hash_many`).
+    pub fn hash_many(&self, inputs: &[&[u8]]) -> Vec<[u8; 32]> {
+        b3::hash_many(self.0, inputs)
+    }
+}
+
+/// The BLAKE3 hash of `message` as the `blake3` crate computes it.
+pub fn blake3_reference(message: &[u8]) -> [u8; 32] {
+    *::blake3::hash(message).as_bytes()
+}
+
 /// The initial chaining value of the family named `name`.
 pub fn initial(name: &str) -> [u32; 8] {
     super::initial(family(name))
@@ -88,6 +120,7 @@ pub fn reference(name: &str, message: &[u8]) -> Vec<u8> {
         Family::Md5 => ::md5::Md5::digest(message).to_vec(),
         Family::Sha1 => ::sha1::Sha1::digest(message).to_vec(),
         Family::Sha256 => sha2::Sha256::digest(message).to_vec(),
+        Family::Blake3 => ::blake3::hash(message).as_bytes().to_vec(),
     }
 }
 

@@ -55,6 +55,7 @@
 //! SHA-NI streams interleaved were measured too: no faster than one (the SHA unit is
 //! the limit, not the chain), so SHA-NI stays the single-stream code.
 
+pub(crate) mod b3;
 #[cfg(target_arch = "x86_64")]
 mod md5;
 #[cfg(target_arch = "x86_64")]
@@ -76,6 +77,9 @@ pub(crate) enum Family {
     Md5,
     Sha1,
     Sha256,
+    /// BLAKE3: not a kernel of [`Kernel`]'s but of [`b3`], whose lanes hold chunks of
+    /// many inputs; not in [`Family::ALL`] (the Merkle-Damgard families).
+    Blake3,
 }
 
 impl Family {
@@ -88,6 +92,7 @@ impl Family {
             Family::Md5 => "md5",
             Family::Sha1 => "sha1",
             Family::Sha256 => "sha256",
+            Family::Blake3 => "blake3",
         }
     }
 
@@ -96,7 +101,7 @@ impl Family {
         match self {
             Family::Md5 => 4,
             Family::Sha1 => 5,
-            Family::Sha256 => 8,
+            Family::Sha256 | Family::Blake3 => 8,
         }
     }
 }
@@ -226,6 +231,7 @@ impl Kernel {
     pub(crate) fn break_even(&self) -> Option<usize> {
         let sha_ni = cpu().sha_ni;
         let lanes = match (self.family, self.isa, sha_ni) {
+            (Family::Blake3, _, _) => return None,
             (Family::Md5, _, _) => 2,
             (Family::Sha1, Isa::Avx512Vl, true) => 3,
             (Family::Sha1, Isa::Avx2, true) => 5,
@@ -289,6 +295,7 @@ pub(crate) fn initial(family: Family) -> State {
     let h: &[u32] = match family {
         Family::Md5 => &[0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476],
         Family::Sha1 => &[0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0],
+        Family::Blake3 => &b3::IV,
         Family::Sha256 => &[
             0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
             0x5be0cd19,
@@ -319,6 +326,8 @@ fn compress_blocks(family: Family, state: &mut State, blocks: &[[u8; 64]]) {
             ::sha1::block_api::compress(st, blocks);
         }
         Family::Sha256 => ::sha2::block_api::compress256(state, blocks),
+        // No kernel of this module is handed out for BLAKE3 (`b3` hashes it).
+        Family::Blake3 => unreachable!("BLAKE3 is hashed by multibuf::b3"),
     }
 }
 

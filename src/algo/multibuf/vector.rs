@@ -27,6 +27,11 @@ pub(super) trait Vector: Copy {
     /// `BE`. A lane with no block `b` (an idle lane) reads a block of zeros.
     fn load_words<const BE: bool>(cpu: Self::Cpu, lanes: &[&[[u8; 64]]], b: usize) -> [Self; 16];
 
+    /// Lane `i` is `words[i]` (`words.len()` is at least `LANES`).
+    fn load(cpu: Self::Cpu, words: &[u32]) -> Self;
+    /// Writes lane `i` into `out[i]` (`out.len()` is at least `LANES`).
+    fn store(self, out: &mut [u32]);
+
     /// Lane-wise wrapping addition.
     fn add(self, o: Self) -> Self;
     /// Lane-wise exclusive or.

@@ -12,7 +12,7 @@
 //! therefore runs on a CPU that has it, which is what each `unsafe` block relies on.
 
 use super::vector::{Vector, block_of};
-use super::{State, md5, sha1, sha256};
+use super::{State, b3, md5, sha1, sha256};
 use std::arch::x86_64::*;
 
 /// Proof that the CPU has AVX2.
@@ -150,6 +150,18 @@ impl Vector for Avx2 {
         out
     }
     #[inline(always)]
+    fn load(_: Avx2Cpu, words: &[u32]) -> Avx2 {
+        let words: &[u32; 8] = words[..8].try_into().expect("8 lanes");
+        // The pointer is that of 8 words.
+        Avx2(avx2!(_mm256_loadu_si256(words.as_ptr().cast())))
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u32]) {
+        let out: &mut [u32; 8] = (&mut out[..8]).try_into().expect("8 lanes");
+        // The pointer is that of 8 words.
+        avx2!(_mm256_storeu_si256(out.as_mut_ptr().cast(), self.0))
+    }
+    #[inline(always)]
     fn add(self, o: Avx2) -> Avx2 {
         Avx2(avx2!(_mm256_add_epi32(self.0, o.0)))
     }
@@ -272,6 +284,14 @@ impl Vector for Avx512Vl {
         out
     }
     #[inline(always)]
+    fn load(cpu: Avx512VlCpu, words: &[u32]) -> Avx512Vl {
+        Avx512Vl(Avx2::load(cpu.0, words).0)
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u32]) {
+        Avx2(self.0).store(out)
+    }
+    #[inline(always)]
     fn add(self, o: Avx512Vl) -> Avx512Vl {
         Avx512Vl(Avx2(self.0).add(Avx2(o.0)).0)
     }
@@ -357,6 +377,18 @@ impl Vector for Avx512 {
             *o = Avx512(t);
         }
         out
+    }
+    #[inline(always)]
+    fn load(_: Avx512Cpu, words: &[u32]) -> Avx512 {
+        let words: &[u32; 16] = words[..16].try_into().expect("16 lanes");
+        // The pointer is that of 16 words.
+        Avx512(avx512!(_mm512_loadu_si512(words.as_ptr().cast())))
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u32]) {
+        let out: &mut [u32; 16] = (&mut out[..16]).try_into().expect("16 lanes");
+        // The pointer is that of 16 words.
+        avx512!(_mm512_storeu_si512(out.as_mut_ptr().cast(), self.0))
     }
     #[inline(always)]
     fn add(self, o: Avx512) -> Avx512 {
@@ -462,3 +494,22 @@ entry!(sha256_x8vl, sha256_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512Vl
 entry!(md5_x16, md5_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, md5);
 entry!(sha1_x16, sha1_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha1);
 entry!(sha256_x16, sha256_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu, sha256);
+
+/// A BLAKE3 lane kernel entry point (see `b3::compress_lanes`), as `entry!` for the others.
+macro_rules! b3_entry {
+    ($name:ident, $inner:ident, $features:literal, $v:ty, $cpu:ty) => {
+        #[target_feature(enable = $features)]
+        fn $inner(cpu: $cpu, jobs: &[b3::Job], out: &mut [[u32; 8]]) {
+            b3::compress_lanes::<$v>(cpu, jobs, out)
+        }
+        pub(super) fn $name(jobs: &[b3::Job], out: &mut [[u32; 8]]) {
+            let cpu = <$cpu>::detect().expect("a kernel is only handed out for a CPU that runs it");
+            // SAFETY: `cpu` exists, so this CPU has the features `$inner` is compiled for.
+            unsafe { $inner(cpu, jobs, out) }
+        }
+    };
+}
+
+b3_entry!(b3_x8, b3_avx2, "avx2", Avx2, Avx2Cpu);
+b3_entry!(b3_x8vl, b3_avx512vl, "avx2,avx512f,avx512vl", Avx512Vl, Avx512VlCpu);
+b3_entry!(b3_x16, b3_avx512, "avx512f,avx512bw", Avx512, Avx512Cpu);

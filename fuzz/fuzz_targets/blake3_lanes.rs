@@ -1,0 +1,31 @@
+//! The BLAKE3 lane kernels (src/algo/multibuf/b3) against the `blake3` crate. The input
+//! is cut into up to 48 messages of mixed lengths (many inputs at once, their chunks and
+//! parent nodes side by side), hashed through every kernel this CPU runs (AVX2 x8,
+//! AVX-512VL x8, AVX-512 x16) and the portable code; every hash must be the crate's.
+#![no_main]
+
+use fixity::algo::multibuf_harness::{Blake3Lanes, blake3_reference};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let [count, rest @ ..] = data else { return };
+    // `count` messages: each of the first count-1 takes as many bytes as its two-byte
+    // length says (less when the input runs out), the last takes the rest.
+    let count = 1 + *count as usize % 48;
+    let mut messages = Vec::with_capacity(count);
+    let mut rest = rest;
+    for _ in 1..count {
+        let [a, b, tail @ ..] = rest else { break };
+        let len = (u16::from_le_bytes([*a, *b]) as usize).min(tail.len());
+        messages.push(&tail[..len]);
+        rest = &tail[len..];
+    }
+    messages.push(rest);
+    for k in Blake3Lanes::every() {
+        let got = k.hash_many(&messages);
+        assert_eq!(got.len(), messages.len());
+        for (m, h) in messages.iter().zip(&got) {
+            assert_eq!(*h, blake3_reference(m), "{} {} bytes", k.name(), m.len());
+        }
+    }
+});
