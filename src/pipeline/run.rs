@@ -148,7 +148,7 @@ where
                     return true;
                 };
                 jobs += 1;
-                if jobs == 2 && !config.serial_reads && lanes::family_for(&work).is_some() {
+                if jobs == 2 && !config.serial_reads && lanes::one_per_core(&work) {
                     // Lanes are fed from one thread per core: more threads would split
                     // the files among more lanes, each emptier. Reads stay many in flight
                     // (see `lanes`), and this thread leaves the hashing to the lanes.
