@@ -249,6 +249,42 @@ fn hold_row(tx: &mut postgres::Transaction<'_>, tree: i32, path: &str) {
     .unwrap();
 }
 
+/// Scans `t` (with `args`, and batches of `batch` rows) while the test holds the row of
+/// d20/f00100 in an open transaction, ends the run's connection once it waits for it,
+/// and returns what the run said.
+fn scan_cut_at_held_row(
+    db: &Database,
+    dir: &Path,
+    c: &mut postgres::Client,
+    tree: i32,
+    args: &[&str],
+    batch: Option<&str>,
+) -> std::process::Output {
+    let mut hold = c.transaction().unwrap();
+    hold_row(&mut hold, tree, "d20/f00100");
+    let mut cmd = on_host(dir, "k", &["scan", "--json", "--catalog", &db.url]);
+    cmd.args(args).arg("t");
+    if let Some(n) = batch {
+        cmd.env("FIXITY_PG_BATCH", n);
+    }
+    let mut scan = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_blocked_or_done(db, Some(&mut scan));
+    db.client()
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+            &[],
+        )
+        .unwrap();
+    let out = scan.wait_with_output().unwrap();
+    hold.rollback().unwrap();
+    out
+}
+
 #[test]
 fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
     let Some(db) = pg::database() else { return };
@@ -682,24 +718,7 @@ fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
     many_files(&t, 300);
     let (mut c, tree) = empty_tree_of_k(d.path(), &db);
     // The run's insert waits for a row the test holds; its connection is then ended.
-    let mut hold = c.transaction().unwrap();
-    hold_row(&mut hold, tree, "d20/f00100");
-    let scan = on_host(d.path(), "k", &["scan", "--json", "--catalog", &db.url, "t"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut scan = scan;
-    wait_until_blocked_or_done(&db, Some(&mut scan));
-    let mut k = db.client();
-    k.execute(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
-        &[],
-    )
-    .unwrap();
-    let out = scan.wait_with_output().unwrap();
-    hold.rollback().unwrap();
+    let out = scan_cut_at_held_row(&db, d.path(), &mut c, tree, &[], None);
     let (found, code) = reported(&out);
     assert_eq!(code, Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("were not recorded"), "{}", text(&out.stderr));
@@ -772,24 +791,7 @@ fn a_batch_failing_while_the_next_fills_loses_no_finding_and_tells_none_twice() 
     let (mut c, tree) = empty_tree_of_k(d.path(), &db);
     // Batches of 7: about 23 are committed (sent while the next ones fill) before the one
     // that holds d20/f00100 waits for the test's row; its connection is then ended.
-    let mut hold = c.transaction().unwrap();
-    hold_row(&mut hold, tree, "d20/f00100");
-    let scan = on_host(d.path(), "k", &["scan", "--json", "-j", "1", "--catalog", &db.url, "t"])
-        .env("FIXITY_PG_BATCH", "7")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_until_blocked(&db);
-    let mut k = db.client();
-    k.execute(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
-        &[],
-    )
-    .unwrap();
-    let out = scan.wait_with_output().unwrap();
-    hold.rollback().unwrap();
+    let out = scan_cut_at_held_row(&db, d.path(), &mut c, tree, &["-j", "1"], Some("7"));
     let (found, code) = reported(&out);
     assert_eq!(code, Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("were not recorded"), "{}", text(&out.stderr));
