@@ -2,7 +2,7 @@
 //! a hole costs the kernel a zeroed page of page cache for every 4 KiB of it, most of
 //! the time of a cold read of a sparse file, and it fills the cache with zeros; a
 //! file's data extents, found with `lseek(SEEK_DATA)` and `lseek(SEEK_HOLE)`, are read
-//! and the holes between them are fed from [`ZEROS`].
+//! and the holes between them are fed from [`zeros`].
 //!
 //! Only a file whose stat says it holds enough holes ([`worth_it`]: its allocated
 //! blocks fall short of its size by [`MIN_HOLES`]) takes this path: an ordinary file
@@ -28,12 +28,16 @@ use std::os::unix::io::AsRawFd;
 pub(crate) const MIN_HOLES: u64 = 1024 * 1024;
 
 /// Bytes of zeros fed to the sinks at once for a hole: large, so a sink that hashes a
-/// large slice on several threads (BLAKE3) does so. Never written: its pages are the
-/// kernel's shared zero page, so it costs no memory.
+/// large slice on several threads (BLAKE3) does so.
 const ZEROS_LEN: usize = 4 * 1024 * 1024;
 
-/// The zeros holes are hashed from.
-static ZEROS: [u8; ZEROS_LEN] = [0; ZEROS_LEN];
+/// The zeros holes are hashed from: allocated zeroed on first use and never written, so
+/// its pages are the kernel's shared zero page and cost no memory. (A `static` array of
+/// zeros would be read-only data: 4 MiB of the executable, the package and the image.)
+fn zeros() -> &'static [u8] {
+    static ZEROS: std::sync::OnceLock<Box<[u8]>> = std::sync::OnceLock::new();
+    ZEROS.get_or_init(|| vec![0u8; ZEROS_LEN].into_boxed_slice())
+}
 
 /// Whether the file of stat `meta` is worth reading by its extents: a regular file whose
 /// allocated blocks (`st_blocks`, 512 bytes each) fall short of its size by at least
@@ -181,7 +185,7 @@ impl Read for Zeroed<'_> {
 }
 
 /// Feeds the `len` bytes (by its stat) of the regular `file` to every sink, its data
-/// extents read through the reader's buffer and its holes fed from [`ZEROS`]; returns
+/// extents read through the reader's buffer and its holes fed from [`zeros`]; returns
 /// the bytes fed, fewer than `len` when the file ended early. On a seeking disk
 /// (`turn`) the data is read as [`super::stream`] reads it: from the page cache without
 /// waiting, else under the device's lock, which is let go for a hole (hashing zeros
@@ -209,7 +213,7 @@ pub(super) fn whole<H: Hasher + ?Sized>(
                 waiting = false;
                 while off < end {
                     let n = clamp(ZEROS_LEN, end - off);
-                    feed(sinks, &ZEROS[..n], progress);
+                    feed(sinks, &zeros()[..n], progress);
                     off += n as u64;
                 }
                 continue;
