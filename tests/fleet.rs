@@ -285,6 +285,28 @@ fn scan_cut_at_held_row(
     out
 }
 
+/// Scans `t` on one thread (in batches of `batch` rows) while the test holds the row of
+/// `held` in an open transaction, and kills the run (SIGKILL) once it waits for it.
+fn scan_killed_at_held_row(
+    db: &Database,
+    dir: &Path,
+    c: &mut postgres::Client,
+    (tree, held): (i32, &str),
+    batch: Option<&str>,
+) {
+    let mut hold = c.transaction().unwrap();
+    hold_row(&mut hold, tree, held);
+    let mut cmd = on_host(dir, "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"]);
+    if let Some(n) = batch {
+        cmd.env("FIXITY_PG_BATCH", n);
+    }
+    let mut scan = cmd.spawn().unwrap();
+    wait_until_blocked_or_done(db, Some(&mut scan));
+    scan.kill().unwrap();
+    assert!(scan.wait().unwrap().code().is_none(), "killed mid-way");
+    hold.rollback().unwrap();
+}
+
 #[test]
 fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
     let Some(db) = pg::database() else { return };
@@ -296,15 +318,7 @@ fn kill_9_mid_scan_leaves_the_database_consistent_and_a_rerun_converges() {
     let (mut c, tree) = empty_tree_of_k(d.path(), &db);
 
     // The scan is killed while it waits for a row the test holds, half way through.
-    let mut hold = c.transaction().unwrap();
-    hold_row(&mut hold, tree, "d20/f01500");
-    let mut scan = on_host(d.path(), "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"])
-        .spawn()
-        .unwrap();
-    wait_until_blocked(&db);
-    scan.kill().unwrap(); // SIGKILL
-    assert!(scan.wait().unwrap().code().is_none(), "killed mid-way");
-    hold.rollback().unwrap();
+    scan_killed_at_held_row(&db, d.path(), &mut c, (tree, "d20/f01500"), None);
     let partial = as_rows(&records(&db.secret, "k", &t));
     assert!(partial.len() < want.len(), "the killed run did not finish");
     assert!(partial.iter().all(|r| want.contains(r)), "only whole rows, each as the tree has it");
@@ -819,16 +833,8 @@ fn a_run_killed_with_batches_on_their_way_leaves_whole_batches_and_converges() {
     many_files(&t, 400);
     let want = tree_files(&t);
     let (mut c, tree) = empty_tree_of_k(d.path(), &db);
-    let mut hold = c.transaction().unwrap();
-    hold_row(&mut hold, tree, "d30/f00110");
-    let mut scan = on_host(d.path(), "k", &["scan", "-q", "-j", "1", "--catalog", &db.url, "t"])
-        .env("FIXITY_PG_BATCH", "5")
-        .spawn()
-        .unwrap();
-    wait_until_blocked(&db);
-    scan.kill().unwrap(); // SIGKILL, with a batch on its way and the next one filling
-    assert!(scan.wait().unwrap().code().is_none(), "killed mid-way");
-    hold.rollback().unwrap();
+    // SIGKILL, with a batch on its way and the next one filling.
+    scan_killed_at_held_row(&db, d.path(), &mut c, (tree, "d30/f00110"), Some("5"));
     let partial = as_rows(&records(&db.secret, "k", &t));
     // Every batch before the one waiting for the held row (the 303rd file) is kept.
     assert!(partial.len() >= 290 && partial.len() < 400, "{}", partial.len());

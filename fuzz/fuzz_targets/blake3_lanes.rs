@@ -4,23 +4,12 @@
 //! AVX-512VL x8, AVX-512 x16) and the portable code; every hash must be the crate's.
 #![no_main]
 
-use fixity::algo::multibuf_harness::{Blake3Lanes, blake3_reference};
+use fixity::algo::multibuf_harness::{split_messages, Blake3Lanes, blake3_reference};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let [count, rest @ ..] = data else { return };
-    // `count` messages: each of the first count-1 takes as many bytes as its two-byte
-    // length says (less when the input runs out), the last takes the rest.
-    let count = 1 + *count as usize % 48;
-    let mut messages = Vec::with_capacity(count);
-    let mut rest = rest;
-    for _ in 1..count {
-        let [a, b, tail @ ..] = rest else { break };
-        let len = (u16::from_le_bytes([*a, *b]) as usize).min(tail.len());
-        messages.push(&tail[..len]);
-        rest = &tail[len..];
-    }
-    messages.push(rest);
+    let messages = split_messages(rest, 1 + *count as usize % 48);
     for k in Blake3Lanes::every() {
         let got = k.hash_many(&messages);
         assert_eq!(got.len(), messages.len());

@@ -5,7 +5,7 @@
 //! checked unchanged), and every digest must be the crate's.
 #![no_main]
 
-use fixity::algo::multibuf_harness::{Lanes, engine_digests, reference};
+use fixity::algo::multibuf_harness::{split_messages, Lanes, engine_digests, reference};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,18 +18,7 @@ fuzz_target!(|data: &[u8]| {
         0 => usize::MAX,
         n => n as usize,
     };
-    // `count` messages: each of the first count-1 takes as many bytes as its two-byte
-    // length says (less when the input runs out), the last takes the rest.
-    let count = 1 + *count as usize % 16;
-    let mut messages = Vec::with_capacity(count);
-    let mut rest = rest;
-    for _ in 1..count {
-        let [a, b, tail @ ..] = rest else { break };
-        let len = (u16::from_le_bytes([*a, *b]) as usize).min(tail.len());
-        messages.push(&tail[..len]);
-        rest = &tail[len..];
-    }
-    messages.push(rest);
+    let messages = split_messages(rest, 1 + *count as usize % 16);
     for k in Lanes::every(family) {
         let got = engine_digests(k, &messages, max_step, pad_in_lanes);
         for (m, d) in messages.iter().zip(&got) {

@@ -83,6 +83,20 @@ impl Blake3Lanes {
     }
 }
 
+/// Cuts a fuzz input into `count` messages: each of the first `count - 1` takes as many
+/// bytes as its two-byte length says (less when the input runs out), the last the rest.
+pub fn split_messages(mut rest: &[u8], count: usize) -> Vec<&[u8]> {
+    let mut messages = Vec::with_capacity(count);
+    for _ in 1..count {
+        let [a, b, tail @ ..] = rest else { break };
+        let len = (u16::from_le_bytes([*a, *b]) as usize).min(tail.len());
+        messages.push(&tail[..len]);
+        rest = &tail[len..];
+    }
+    messages.push(rest);
+    messages
+}
+
 /// The BLAKE3 hash of `message` as the `blake3` crate computes it.
 pub fn blake3_reference(message: &[u8]) -> [u8; 32] {
     *::blake3::hash(message).as_bytes()
