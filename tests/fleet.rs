@@ -275,8 +275,10 @@ fn scan_cut_at_held_row(
     wait_until_blocked_or_done(db, Some(&mut scan));
     db.client()
         .execute(
+            // This test's database only: tests in parallel hold rows of their own.
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-             WHERE application_name = 'fixity' AND wait_event_type = 'Lock'",
+             WHERE application_name = 'fixity' AND wait_event_type = 'Lock'
+               AND datname = current_database()",
             &[],
         )
         .unwrap();

@@ -412,6 +412,12 @@ pub trait Store {
     /// ([`PassOrder::Stale`]) the present records not looked at since `since`, least
     /// recently verified first, in pages.
     fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError>;
+    /// The same records in path order: for a pass that reads them all in one run, where
+    /// the order does not matter and the catalog's own order costs no index look-up
+    /// per record (a store with no cheaper order gives [`Store::stale`]'s).
+    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+        self.stale(since)
+    }
     /// ([`PassOrder::Stale`]) present files (and bytes) not looked at since `since`.
     fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError>;
     /// Ends this run's part of the pass: `resume_after` is where the next slice goes on

@@ -3,7 +3,7 @@
 //! (bounded), so reading rows overlaps with the walk. A read error ends the stream and
 //! is kept (see [`Records::error`]).
 
-use super::store::{Record, Records, StoreError};
+use super::store::{Pages, Record, Records, StoreError};
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -88,5 +88,58 @@ impl Records for Stream {
 
     fn error(&mut self) -> Option<StoreError> {
         self.error.take()
+    }
+}
+
+/// Rows in a page of stale records read ahead.
+const STALE_PAGE: usize = 2048;
+
+/// A verification pass's stale records, least recently verified first, read ahead (two
+/// pages at most) by a thread of their own on a connection of their own: the run reads
+/// files while the next page comes, and the catalog's index search is off its thread.
+pub(crate) struct StaleStream {
+    pages: crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>,
+    page: VecDeque<Record>,
+}
+
+impl StaleStream {
+    /// Streams the pages `page` gives: `page(after, limit)` is up to `limit` records
+    /// after the record given (from the start with `None`) in the pass's order; an
+    /// empty page is the end.
+    pub(crate) fn spawn<F>(mut page: F) -> StaleStream
+    where
+        F: FnMut(Option<&Record>, usize) -> Result<Vec<Record>, StoreError> + Send + 'static,
+    {
+        let (tx, pages) = crossbeam_channel::bounded(2);
+        std::thread::spawn(move || {
+            let mut after: Option<Record> = None;
+            loop {
+                let got = page(after.as_ref(), STALE_PAGE);
+                let last = match &got {
+                    Ok(p) => p.last().cloned(),
+                    Err(_) => None,
+                };
+                // The end (an empty page, or an error) is sent too; then the thread ends,
+                // as it does when the run stops reading.
+                if tx.send(got).is_err() || last.is_none() {
+                    return;
+                }
+                after = last;
+            }
+        });
+        StaleStream { pages, page: VecDeque::new() }
+    }
+}
+
+impl Pages for StaleStream {
+    fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError> {
+        if self.page.is_empty() {
+            match self.pages.recv() {
+                Ok(page) => self.page.extend(page?),
+                Err(_) => return Ok(Vec::new()),
+            }
+        }
+        let n = limit.max(1).min(self.page.len());
+        Ok(self.page.drain(..n).collect())
     }
 }

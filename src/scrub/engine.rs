@@ -409,7 +409,12 @@ fn stale_pass(
         rec.fail(e, notice);
     }
     report.pass_started_ms = pass.since;
-    let mut pages = rec.store.stale(pass.since)?;
+    // A slice takes the least recently verified first; a whole pass reads them all, in
+    // the catalog's own order.
+    let mut pages = match sliced {
+        true => rec.store.stale(pass.since)?,
+        false => rec.store.stale_by_path(pass.since)?,
+    };
     let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
     let window = opts.modify_window_ns;
     let remembers_gone = rec.store.remembers_gone();

@@ -10,7 +10,7 @@ use crate::catalog::store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
     StoreError, Summary,
 };
-use crate::catalog::stream::Stream;
+use crate::catalog::stream::{StaleStream, Stream};
 use crate::catalog::{CatalogError, Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
@@ -367,7 +367,11 @@ impl Store for PgStore {
     }
 
     fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        Ok(Box::new(StalePages::spawn(self.second()?, since)))
+        let mut db = self.second()?;
+        Ok(Box::new(StaleStream::spawn(move |after, limit| {
+            let key = after.map(|r| (r.last_verified, r.path.as_slice()));
+            db.stale(since, key, limit).map_err(pg)
+        })))
     }
 
     fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError> {
@@ -466,53 +470,5 @@ impl Store for PgStore {
     fn last_proof(&self) -> Result<Option<Entry>, StoreError> {
         self.before_proofs()?;
         self.read(|db| db.last_proof())
-    }
-}
-
-/// Rows in a page of stale records read ahead.
-const STALE_PAGE: usize = 2048;
-
-/// Pages of stale records, least recently verified first, read ahead (two pages at
-/// most) by a thread of their own on a connection of their own: the run reads files
-/// while the next page comes.
-struct StalePages {
-    pages: crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>,
-    page: std::collections::VecDeque<Record>,
-}
-
-impl StalePages {
-    fn spawn(mut db: Db, since: i64) -> StalePages {
-        let (tx, pages) = crossbeam_channel::bounded(2);
-        std::thread::spawn(move || {
-            let mut after: Option<(i64, Vec<u8>)> = None;
-            loop {
-                let key = after.as_ref().map(|(t, p)| (*t, p.as_slice()));
-                let page = db.stale(since, key, STALE_PAGE).map_err(pg);
-                let last = match &page {
-                    Ok(p) => p.last().map(|r| (r.last_verified, r.path.clone())),
-                    Err(_) => None,
-                };
-                // The end (an empty page, or an error) is sent too; then the thread ends,
-                // as it does when the run stops reading.
-                if tx.send(page).is_err() || last.is_none() {
-                    return;
-                }
-                after = last;
-            }
-        });
-        StalePages { pages, page: std::collections::VecDeque::new() }
-    }
-}
-
-impl Pages for StalePages {
-    fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError> {
-        if self.page.is_empty() {
-            match self.pages.recv() {
-                Ok(page) => self.page.extend(page?),
-                Err(_) => return Ok(Vec::new()),
-            }
-        }
-        let n = limit.max(1).min(self.page.len());
-        Ok(self.page.drain(..n).collect())
     }
 }

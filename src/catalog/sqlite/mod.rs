@@ -549,6 +549,7 @@ impl Catalog {
     }
 }
 
+mod batches;
 mod bulk;
 mod file;
 mod moves;

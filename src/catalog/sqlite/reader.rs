@@ -79,6 +79,24 @@ impl Reader {
         rows.collect()
     }
 
+    /// The rows [`Reader::stale`] gives, in path order: up to `limit` after the path
+    /// `after` (the table read in its own order, no look-up by an index per row).
+    pub(crate) fn stale_by_path(
+        &self,
+        pass_start: i64,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM files
+             WHERE {} AND missing_since IS NULL AND last_checked < ?2
+             ORDER BY path LIMIT ?3",
+            after_clause(after)
+        ))?;
+        let rows = st.query_map(params![after, pass_start, limit as i64], row_of)?;
+        rows.collect()
+    }
+
     /// Up to `limit` rows recorded as missing with paths after `after`, in path order.
     pub(crate) fn missing(&self, after: Option<&[u8]>, limit: usize) -> rusqlite::Result<Vec<Row>> {
         let mut st = self.conn.prepare_cached(&format!(

@@ -1,7 +1,8 @@
 //! The SQLite catalog as a [`Store`]: the run lock beside the catalog's file, batched
 //! writes on one connection, and reads that stream pages on connections of their own.
 
-use super::{Catalog, Writer};
+use super::Catalog;
+use super::batches::{Batches, Op};
 use super::{CatalogError, PASS_COMPLETED_KEY, PASS_KEY, Reader, Row};
 use crate::algo::Algorithm;
 use crate::catalog::lock::{RunLock, lock_path};
@@ -9,17 +10,22 @@ use crate::catalog::store::{
     Found, History, OpenOptions, Pages, Pass, PassOrder, Record, Records, ReportFn, RunInfo, Store,
     StoreError, Summary,
 };
-use crate::catalog::stream::Stream;
+use crate::catalog::stream::{StaleStream, Stream};
 use crate::catalog::{Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
 use crate::proof::{Entry, Link};
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A SQLite catalog opened for a run, `accept`/`forget`, or for reading.
 pub(crate) struct SqliteStore {
-    cat: Catalog,
+    /// The catalog, its writes committed in batches by a thread of their own.
+    cat: Batches,
+    /// The catalog's file and algorithm (as the catalog says: kept here to be read
+    /// without waiting for a batch).
+    path: PathBuf,
+    algo: &'static Algorithm,
     /// The run being recorded.
     run_id: Option<i64>,
     /// Why a catalog opened for a run could only be opened to read.
@@ -34,8 +40,10 @@ impl SqliteStore {
     /// Opens the catalog at `path` as `how` says: to read it, or for a run that writes
     /// under the run lock (made first, with its directory, with `how.create`).
     pub(crate) fn open(path: &Path, how: &OpenOptions) -> Result<SqliteStore, CatalogError> {
-        let store = |cat, lock, reason| SqliteStore {
-            cat,
+        let store = |cat: Catalog, lock, reason| SqliteStore {
+            path: cat.path().to_path_buf(),
+            algo: cat.algorithm(),
+            cat: Batches::new(cat),
             run_id: None,
             read_only_reason: reason,
             reader: RefCell::new(None),
@@ -77,19 +85,34 @@ impl SqliteStore {
         }
     }
 
-    fn writer(&self) -> Writer<'_> {
-        self.cat.writer()
+    /// The catalog, once the batch on its way is committed and the held writes are in
+    /// its open transaction.
+    fn cat(&self) -> Result<std::sync::MutexGuard<'_, Catalog>, CatalogError> {
+        self.cat.get()
+    }
+
+    /// Sets the number of writes a batch holds (tests).
+    #[cfg(test)]
+    pub(super) fn set_batch_limit(&self, n: usize) {
+        self.cat.set_limit(n);
+    }
+
+    /// Holds a write in the open batch.
+    fn write(&mut self, op: Op) -> Result<(), StoreError> {
+        Ok(self.cat.write(op)?)
     }
 
     fn record(&self, row: Row) -> Record {
-        record_of(row, self.cat.algorithm())
+        record_of(row, self.algo)
     }
 
     /// A new read connection; failing because the catalog is gone, says so.
     fn new_reader(&self) -> Result<Reader, CatalogError> {
-        self.cat.reader().map_err(|e| match self.cat.in_place() {
-            true => e,
-            false => CatalogError::Vanished(self.cat.path().to_path_buf()),
+        self.cat.with(|cat| {
+            cat.reader().map_err(|e| match cat.in_place() {
+                true => e,
+                false => CatalogError::Vanished(self.path.clone()),
+            })
         })
     }
 
@@ -104,7 +127,7 @@ impl SqliteStore {
     }
 
     fn sqlite(&self, e: rusqlite::Error) -> StoreError {
-        CatalogError::Sqlite(self.cat.path().to_path_buf(), e).into()
+        CatalogError::Sqlite(self.path.clone(), e).into()
     }
 }
 
@@ -126,11 +149,11 @@ fn record_of(row: Row, algo: &'static Algorithm) -> Record {
 
 impl Store for SqliteStore {
     fn location(&self) -> &Path {
-        self.cat.path()
+        &self.path
     }
 
     fn algorithm(&self) -> &'static Algorithm {
-        self.cat.algorithm()
+        self.algo
     }
 
     fn read_only_reason(&self) -> Option<String> {
@@ -150,27 +173,28 @@ impl Store for SqliteStore {
     }
 
     fn clock(&self) -> Result<i64, StoreError> {
-        Ok(now_ms().max(self.cat.last_run_start()? + 1))
+        Ok(now_ms().max(self.cat()?.last_run_start()? + 1))
     }
 
     fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError> {
-        self.run_id = Some(self.cat.start_run(command, now)?);
+        let id = self.cat()?.start_run(command, now)?;
+        self.run_id = Some(id);
         Ok(())
     }
 
     fn finish_run(&mut self, complete: bool, summary: &str) -> Result<(), StoreError> {
         if let Some(id) = self.run_id {
             // The run's changes first: the chain's entry is of what they left.
-            self.writer().commit()?;
-            self.cat.restore_indexes()?;
-            self.cat.finish_proved(id, complete, summary)?;
+            self.cat.commit()?;
+            let cat = self.cat()?;
+            cat.restore_indexes()?;
+            cat.finish_proved(id, complete, summary)?;
         }
         Ok(())
     }
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
-        let (reader, path, algo) =
-            (self.new_reader()?, self.cat.path().to_path_buf(), self.algorithm());
+        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algorithm());
         Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
             match reader.by_path(after, inclusive, 2048) {
                 Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
@@ -180,12 +204,12 @@ impl Store for SqliteStore {
     }
 
     fn lookup(&self, rel: &[u8]) -> Result<Option<Record>, StoreError> {
-        Ok(self.cat.get(rel)?.map(|r| self.record(r)))
+        Ok(self.cat()?.get(rel)?.map(|r| self.record(r)))
     }
 
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
-        let digest = found.digest;
-        Ok(self.writer().insert(rel, found.stamp, found.file_id, digest.as_bytes(), now)?)
+        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        self.write(Op::Insert { path: rel.to_vec(), stamp, id, digest, now })
     }
 
     fn record_content(
@@ -196,7 +220,7 @@ impl Store for SqliteStore {
         now: i64,
     ) -> Result<(), StoreError> {
         let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
-        Ok(self.writer().rehashed(&rec.path, stamp, id, digest.as_bytes(), class, now)?)
+        self.write(Op::Rehashed { path: rec.path.clone(), stamp, id, digest, class, now })
     }
 
     fn record_check(
@@ -209,9 +233,9 @@ impl Store for SqliteStore {
     ) -> Result<(), StoreError> {
         // The digest stays: a corrupt file's record keeps the good content's, and what
         // it holds now goes beside it.
-        let now_holds = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
-        let now_holds = now_holds.as_ref().map(Digest::as_bytes);
-        Ok(self.writer().checked(&rec.path, class, now, (note, now_holds))?)
+        let found = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
+        let note = note.map(str::to_owned);
+        self.write(Op::Checked { path: rec.path.clone(), class, now, note, found })
     }
 
     fn record_imported(
@@ -222,41 +246,49 @@ impl Store for SqliteStore {
         now: i64,
     ) -> Result<(), StoreError> {
         let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
-        Ok(self.writer().imported(rel, stamp, id, digest.as_bytes(), source, now)?)
+        self.write(Op::Imported { path: rel.to_vec(), stamp, id, digest, source, now })
     }
 
     fn record_missing(&mut self, rel: &[u8], now: i64) -> Result<(), StoreError> {
-        Ok(self.writer().missing(rel, now)?)
+        self.write(Op::Missing { path: rel.to_vec(), now })
     }
 
     fn record_present(&mut self, rel: &[u8]) -> Result<(), StoreError> {
-        Ok(self.writer().present(rel)?)
+        self.write(Op::Present { path: rel.to_vec() })
     }
 
     fn record_moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
-        Ok(self.writer().moved(from, to, now)?)
+        self.write(Op::Moved { from: from.to_vec(), to: to.to_vec(), now })
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.writer().commit()?;
-        Ok(self.cat.restore_indexes()?)
+        self.cat.commit()?;
+        Ok(self.cat()?.restore_indexes()?)
     }
 
     fn uncommitted(&self) -> bool {
-        self.writer().pending() > 0
+        self.cat.uncommitted()
+    }
+
+    fn last_batch(&self) -> u64 {
+        self.cat.last_batch()
+    }
+
+    fn committed_below(&self) -> u64 {
+        self.cat.committed_below()
     }
 
     fn abandon(&mut self) {
-        self.writer().abandon();
+        self.cat.abandon();
     }
 
     fn check_in_place(&self) -> Result<(), StoreError> {
-        if self.cat.in_place() {
+        if self.cat.with(Catalog::in_place) {
             return Ok(());
         }
         // Deleted (or replaced) under the run: SQLite wrote on into a file no one will
         // open again (or failed to, which is the same story).
-        Err(CatalogError::Vanished(self.cat.path().to_path_buf()).into())
+        Err(CatalogError::Vanished(self.path.clone()).into())
     }
 
     fn missing_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
@@ -265,7 +297,7 @@ impl Store for SqliteStore {
     }
 
     fn new_since_a_loss(&self) -> Result<bool, StoreError> {
-        Ok(self.cat.new_since_a_loss()?)
+        Ok(self.cat()?.new_since_a_loss()?)
     }
 
     fn move_candidates(
@@ -274,7 +306,7 @@ impl Store for SqliteStore {
         digest: &Digest,
         since: i64,
     ) -> Result<Vec<Record>, StoreError> {
-        let rows = self.cat.move_candidates(size, digest.as_bytes(), since)?;
+        let rows = self.cat()?.move_candidates(size, digest.as_bytes(), since)?;
         Ok(rows.into_iter().map(|r| self.record(r)).collect())
     }
 
@@ -287,26 +319,37 @@ impl Store for SqliteStore {
     }
 
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
-        let stored = self.cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok());
+        let stored = self.cat()?.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok());
         Ok(Pass::joined(stored, sliced, now))
     }
 
     fn pass_begun(&mut self, since: i64) -> Result<(), StoreError> {
-        Ok(self.cat.set_meta(PASS_KEY, Some(&since.to_string()))?)
+        Ok(self.cat()?.set_meta(PASS_KEY, Some(&since.to_string()))?)
     }
 
     fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        Ok(Box::new(StalePages {
-            reader: self.new_reader()?,
-            path: self.cat.path().to_path_buf(),
-            algo: self.cat.algorithm(),
-            since,
-            after: None,
-        }))
+        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
+        Ok(Box::new(StaleStream::spawn(move |after, limit| {
+            let key = after.map(|r| (r.last_verified, r.path.as_slice()));
+            match reader.stale(since, key, limit) {
+                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
+                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
+            }
+        })))
+    }
+
+    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
+        Ok(Box::new(StaleStream::spawn(move |after, limit| {
+            match reader.stale_by_path(since, after.map(|r| r.path.as_slice()), limit) {
+                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
+                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
+            }
+        })))
     }
 
     fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError> {
-        Ok(self.cat.stale_count(since)?)
+        Ok(self.cat()?.stale_count(since)?)
     }
 
     fn pass_end(&mut self, resume_after: Option<&[u8]>, _now: i64) -> Result<(), StoreError> {
@@ -314,16 +357,16 @@ impl Store for SqliteStore {
             // Unfinished: the pass's start stays recorded, and with it what is left.
             return Ok(());
         }
-        self.cat.set_meta(PASS_KEY, None)?;
-        Ok(self.cat.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
+        self.cat()?.set_meta(PASS_KEY, None)?;
+        Ok(self.cat()?.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
     }
 
     fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError> {
-        Ok(self.cat.report(run_start, each)?)
+        Ok(self.cat()?.report(run_start, each)?)
     }
 
     fn summary(&self, now: i64) -> Result<Summary, StoreError> {
-        Ok(self.cat.summary(now)?)
+        Ok(self.cat()?.summary(now)?)
     }
 
     fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError> {
@@ -332,11 +375,11 @@ impl Store for SqliteStore {
     }
 
     fn count_under(&self, rel: &[u8]) -> Result<(u64, u64), StoreError> {
-        Ok(self.cat.count_under(rel)?)
+        Ok(self.cat()?.count_under(rel)?)
     }
 
     fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, StoreError> {
-        Ok(self.writer().forget_missing(rel)?)
+        Ok(self.cat()?.writer().forget_missing(rel)?)
     }
 
     fn history_page(
@@ -345,26 +388,25 @@ impl Store for SqliteStore {
         limit: usize,
         standing: bool,
     ) -> Result<Vec<History>, StoreError> {
-        let kept = self.cat.version() >= 2;
+        let kept = self.cat.with(Catalog::version) >= 2;
         self.read(|r| r.history(after, limit, standing, kept))
     }
 
     fn extras(&self, rel: &[u8]) -> Result<Vec<Extra>, StoreError> {
-        Ok(self.cat.extras(rel)?)
+        Ok(self.cat()?.extras(rel)?)
     }
 
     fn keep_extras(&mut self, rel: &[u8], extras: &[Extra]) -> Result<(), StoreError> {
-        Ok(self.writer().keep_extras(rel, extras)?)
+        Ok(self.cat()?.writer().keep_extras(rel, extras)?)
     }
 
     fn record_remote_check(&mut self, check: &RemoteCheck) -> Result<(), StoreError> {
-        let mut w = self.writer();
-        w.remote_check(check)?;
-        Ok(w.commit()?)
+        self.cat()?.writer().remote_check(check)?;
+        Ok(self.cat.commit()?)
     }
 
     fn remote_checks(&self) -> Result<Vec<RemoteCheck>, StoreError> {
-        Ok(self.cat.remote_checks()?)
+        Ok(self.cat()?.remote_checks()?)
     }
 
     fn run_history(&self, limit: usize) -> Result<Vec<RunInfo>, StoreError> {
@@ -372,31 +414,10 @@ impl Store for SqliteStore {
     }
 
     fn proof_page(&self, after: u64, limit: usize) -> Result<Vec<Link>, StoreError> {
-        Ok(self.cat.proof_page(after, limit)?)
+        Ok(self.cat()?.proof_page(after, limit)?)
     }
 
     fn last_proof(&self) -> Result<Option<Entry>, StoreError> {
-        Ok(self.cat.last_proof()?)
-    }
-}
-
-/// Pages of stale rows, least recently verified first, on a connection of their own.
-struct StalePages {
-    reader: Reader,
-    path: std::path::PathBuf,
-    algo: &'static Algorithm,
-    since: i64,
-    after: Option<(i64, Vec<u8>)>,
-}
-
-impl Pages for StalePages {
-    fn next_page(&mut self, limit: usize) -> Result<Vec<Record>, StoreError> {
-        let after = self.after.as_ref().map(|(t, p)| (*t, p.as_slice()));
-        let page = self
-            .reader
-            .stale(self.since, after, limit)
-            .map_err(|e| CatalogError::Sqlite(self.path.clone(), e))?;
-        self.after = page.last().map(|r| (r.last_verified, r.path.clone()));
-        Ok(page.into_iter().map(|r| record_of(r, self.algo)).collect())
+        Ok(self.cat()?.last_proof()?)
     }
 }

@@ -324,6 +324,20 @@ fn paged_reads_search_from_where_the_last_page_ended() {
     assert_eq!(paths(r.by_path(Some(b"a/c"), false, 9).unwrap()), [&b"a0"[..], b"b"]);
     assert_eq!(paths(r.missing(None, 9).unwrap()), [&b"a/c"[..]]);
     assert!(r.missing(Some(b"a/c"), 9).unwrap().is_empty());
+    // A whole pass reads the rows not looked at since it began in the table's own order,
+    // searching the key from the last page's end.
+    let sql = format!(
+        "SELECT path FROM files WHERE {} AND missing_since IS NULL AND last_checked < ?2
+         ORDER BY path LIMIT ?3",
+        reader::after_clause(after)
+    );
+    let p = plan(&c, &sql, params![after, 25, 10]);
+    assert!(p.contains("SEARCH files USING PRIMARY KEY (path>?)"), "{p}");
+    let mut w = c.writer();
+    w.checked(b"a0", Class::Ok, 30, (None, None)).unwrap();
+    w.commit().unwrap();
+    assert_eq!(paths(r.stale_by_path(25, None, 9).unwrap()), [&b"a"[..], b"a/b", b"b"]);
+    assert_eq!(paths(r.stale_by_path(25, Some(b"a/b"), 1).unwrap()), [&b"b"[..]]);
     let mut w = c.writer();
     assert_eq!(w.forget_missing(b"a").unwrap(), 1);
     w.commit().unwrap();
@@ -383,4 +397,77 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     }
     w.commit().unwrap();
     assert!(!c.digest_index_out() && has_digest_index(&c));
+}
+
+#[test]
+fn batches_are_committed_beside_the_run_and_a_read_sees_every_write() {
+    use crate::catalog::store::{Found, OpenOptions, Store};
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.db");
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut store = SqliteStore::open(&p, &how).unwrap();
+    store.set_batch_limit(3);
+    let digest = crate::digest::Digest::new(&[5; 32]);
+    let found = |size| Found { digest, stamp: stamp(size, 7), file_id: None };
+    store.start_run("scan", 1_000).unwrap();
+    // Batch 1 (three writes) goes to the committer; the fourth write opens batch 2.
+    for i in 0..4u64 {
+        store.record_new(format!("f{i}").as_bytes(), &found(i), 1_000).unwrap();
+    }
+    assert_eq!(store.last_batch(), 2);
+    assert!(store.uncommitted());
+    assert!(store.committed_below() <= 2, "batch 2 is open");
+    // A read on the store waits for batch 1 and sees the held write too.
+    assert_eq!(store.lookup(b"f3").unwrap().map(|r| r.size), Some(Some(3)));
+    assert_eq!(store.committed_below(), 2, "batch 1 is committed");
+    // Another connection sees batch 1, not the open one.
+    let other = Catalog::open_read_only(&p).unwrap();
+    assert!(other.get(b"f2").unwrap().is_some());
+    assert!(other.get(b"f3").unwrap().is_none());
+    store.commit().unwrap();
+    assert!(!store.uncommitted());
+    assert!(store.committed_below() > store.last_batch());
+    assert!(other.get(b"f3").unwrap().is_some());
+    // Dropping the store with a batch on its way waits for it: the catalog is closed
+    // and whole before the run lock goes.
+    for i in 4..7u64 {
+        store.record_new(format!("f{i}").as_bytes(), &found(i), 1_000).unwrap();
+    }
+    drop(store);
+    let c = Catalog::open(&p, false, None).unwrap();
+    assert!(c.get(b"f6").unwrap().is_some(), "the batch on its way was committed");
+    assert_eq!(c.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn a_batch_failing_on_its_way_is_told_at_the_next_write_and_rolled_back_whole() {
+    use crate::catalog::store::{Found, OpenOptions, Store};
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.db");
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut store = SqliteStore::open(&p, &how).unwrap();
+    store.set_batch_limit(2);
+    let digest = crate::digest::Digest::new(&[5; 32]);
+    let found = Found { digest, stamp: stamp(1, 7), file_id: None };
+    store.start_run("scan", 1_000).unwrap();
+    store.record_new(b"a", &found, 1_000).unwrap();
+    store.commit().unwrap();
+    // A batch whose second write fails (an import of a path already recorded).
+    store.record_new(b"b", &found, 1_000).unwrap();
+    let n = store.last_batch();
+    store.record_imported(b"a", &found, "sha256sum", 1_000).unwrap();
+    assert!(store.committed_below() <= n, "on its way: not committed");
+    // Told at the next use, once.
+    let next = store.record_new(b"c", &found, 1_000);
+    let next = match next {
+        Err(e) => e,
+        Ok(()) => store.commit().expect_err("the batch failed"),
+    };
+    assert!(next.to_string().contains("UNIQUE"), "{next}");
+    assert!(store.committed_below() <= n, "the failed batch never counts as committed");
+    store.abandon();
+    drop(store);
+    let c = Catalog::open(&p, false, None).unwrap();
+    assert!(c.get(b"a").unwrap().is_some());
+    assert!(c.get(b"b").unwrap().is_none(), "the failed batch is rolled back whole");
 }

@@ -36,11 +36,6 @@ impl Writer<'_> {
         Ok(changed)
     }
 
-    /// Statements in the open batch (0 right after a commit).
-    pub(crate) fn pending(&self) -> usize {
-        self.cat.pending.get()
-    }
-
     /// Gives up the open batch (after a failed write): rolls it back if SQLite has not.
     pub(crate) fn abandon(&mut self) {
         self.cat.pending.set(0);

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use crate::device::Stamp;
 
+mod ahead;
+
 /// How many threads list directories ahead of a walk: two per core the process may use
 /// (listing waits on the disk more than on the CPU), at least 4, at most 16.
 pub(crate) fn default_threads() -> usize {
@@ -172,9 +174,14 @@ const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
 /// where that would only list every directory twice, they are not (see `Pace`).
 pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> bool) {
     let prefetch = Prefetch::new(opts.threads);
+    // Listings that stat are worth making beside the walk (not under `follow`, whose
+    // loops the walk decides as it goes).
+    let mut ahead = (opts.stat && !opts.follow && opts.threads > 0)
+        .then(|| ahead::Ahead::new(root, opts, prefetch.pace.clone()))
+        .flatten();
     let root_id = std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()));
     let mut stack: Vec<Frame> = Vec::new();
-    match list(root, opts, root, &prefetch) {
+    match list(root, opts, root, &prefetch, &mut ahead) {
         Ok(entries) => stack.push(Frame { path: root.to_path_buf(), entries, id: root_id }),
         Err(e) => {
             emit(WalkEvent::Error(root.to_path_buf(), e));
@@ -216,7 +223,7 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
                 if id.is_some() && stack.iter().any(|f| f.id == id) {
                     WalkEvent::Skipped(path, LOOP)
                 } else {
-                    match list(&path, opts, root, &prefetch) {
+                    match list(&path, opts, root, &prefetch, &mut ahead) {
                         Ok(entries) => {
                             stack.push(Frame { path, entries, id });
                             continue;
@@ -232,14 +239,34 @@ pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> 
     }
 }
 
-/// Lists `dir`: drops excluded names, sorts, and asks the prefetcher to warm the
-/// subdirectories.
+/// Lists `dir` for the walk: takes its listing made ahead or makes it, asks the
+/// prefetcher to warm the subdirectories (on a cold tree), and has the next ones listed
+/// ahead.
 fn list(
     dir: &Path,
     opts: &WalkOptions,
     root: &Path,
     prefetch: &Prefetch,
+    ahead: &mut Option<ahead::Ahead>,
 ) -> io::Result<std::vec::IntoIter<Child>> {
+    let listing = ahead.as_mut().and_then(|a| a.take(dir));
+    let children = listing.unwrap_or_else(|| list_sorted(dir, opts, root, &prefetch.pace))?;
+    if prefetch.pace.cold() {
+        for c in &children {
+            if c.kind == Kind::Dir {
+                prefetch.warm(dir.join(&c.name));
+            }
+        }
+    }
+    if let Some(a) = ahead.as_mut() {
+        a.listed(dir, &children);
+    }
+    Ok(children.into_iter())
+}
+
+/// Lists `dir`: drops excluded names, stats files (with `opts.stat`), sorts; records how
+/// long it took in `pace`.
+fn list_sorted(dir: &Path, opts: &WalkOptions, root: &Path, pace: &Pace) -> io::Result<Vec<Child>> {
     let mut children = Vec::new();
     let started = Instant::now();
     let mut seen = 0usize;
@@ -273,16 +300,9 @@ fn list(
         };
         children.push(Child { name, kind, stamp });
     }
-    prefetch.pace.record(started.elapsed(), seen, opts.stat);
+    pace.record(started.elapsed(), seen, opts.stat);
     children.sort_by(sort_key_cmp);
-    if prefetch.pace.cold() {
-        for c in &children {
-            if c.kind == Kind::Dir {
-                prefetch.warm(dir.join(&c.name));
-            }
-        }
-    }
-    Ok(children.into_iter())
+    Ok(children)
 }
 
 /// Lists directories ahead of the walk on a few threads, only to bring their entries into
@@ -308,6 +328,11 @@ impl Prefetch {
             let pace = pace.clone();
             std::thread::spawn(move || {
                 for dir in rx.iter() {
+                    // Sent while the tree looked cold (as every tree does at first): if
+                    // it has turned out warm since, a second listing would only cost.
+                    if !pace.cold() {
+                        continue;
+                    }
                     let started = Instant::now();
                     if let Ok(rd) = std::fs::read_dir(&dir) {
                         let seen = rd.count();
@@ -568,5 +593,47 @@ mod tests {
         let without = collect(r, &WalkOptions { threads: 0, ..opts() });
         assert_eq!(with, without);
         assert_eq!(with.len(), 40);
+    }
+
+    /// Listed ahead by the listers or by the walk itself, a tree that stats its files
+    /// walks the same: every event, every stamp, in order; deep chains (found under a
+    /// directory listed after its subdirectories were sent), wide directories, empty
+    /// ones and an excluded one.
+    #[test]
+    fn listings_made_ahead_give_the_walk_it_makes_itself() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        let mut files = Vec::new();
+        for i in 0..30 {
+            files.push(format!("w{:02}/f{i}", i % 11));
+            files.push(format!("deep/a/b{}/c/d{}/f{i}", i % 2, i % 3));
+        }
+        files.extend(["top".to_string(), "skip.tmp/f".to_string(), "z/y/x/w/v/u".to_string()]);
+        for (k, f) in files.iter().enumerate() {
+            let p = r.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, vec![b'x'; k]).unwrap();
+        }
+        for e in ["empty", "w03/empty", "deep/a/empty"] {
+            std::fs::create_dir_all(r.join(e)).unwrap();
+        }
+        let stamped = |threads| {
+            let exclude = Exclude::new(&["*.tmp".to_string()]).unwrap();
+            let o = WalkOptions { stat: true, threads, exclude, ..opts() };
+            let mut out = Vec::new();
+            walk(r, &o, &mut |e| {
+                if let WalkEvent::File(p, s) = e {
+                    out.push((p, s.map(|s| s.size)));
+                }
+                true
+            });
+            out
+        };
+        let itself = stamped(0);
+        assert_eq!(itself.len(), files.len() - 1, "the excluded directory's file is left out");
+        assert!(itself.iter().all(|(_, s)| s.is_some()));
+        for _ in 0..5 {
+            assert_eq!(stamped(3), itself);
+        }
     }
 }
