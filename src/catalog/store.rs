@@ -256,6 +256,13 @@ pub trait Records: Send {
     /// The error that ended the records early, if one did: the merge must then stop,
     /// since every file after it would look new.
     fn error(&mut self) -> Option<StoreError>;
+    /// Whether there is no record at all (known once the first page is read): then no
+    /// file the walk meets has a record to compare its size and mtime with, and the walk
+    /// need not `stat` it (a first scan: the reader's own `fstat` stamps the record).
+    /// `false` when the store cannot tell.
+    fn none(&mut self) -> bool {
+        false
+    }
 }
 
 /// Records in pages, handed to a thread of its own; an empty page is the end.

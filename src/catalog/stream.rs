@@ -89,6 +89,10 @@ impl Records for Stream {
     fn error(&mut self) -> Option<StoreError> {
         self.error.take()
     }
+
+    fn none(&mut self) -> bool {
+        self.peek().is_none() && self.error.is_none()
+    }
 }
 
 /// Rows in a page of stale records read ahead.

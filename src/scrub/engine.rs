@@ -99,7 +99,9 @@ fn run_in(
     if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
         rec.fail(e, notice);
     }
-    let records = rec.store.records(bounds.from.as_deref())?;
+    let mut records = rec.store.records(bounds.from.as_deref())?;
+    // With no record at all, no file is compared by its stat: the walk takes none.
+    let stat = !records.none();
     let window = opts.modify_window_ns;
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
@@ -123,7 +125,7 @@ fn run_in(
                 follow: opts.follow,
                 exclude: opts.exclude.clone(),
                 threads: default_threads(),
-                stat: true,
+                stat,
             },
             algos: algos.clone(),
             records,

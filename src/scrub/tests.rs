@@ -60,6 +60,9 @@ impl Records for MemRecords {
     fn error(&mut self) -> Option<StoreError> {
         None
     }
+    fn none(&mut self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 fn refused() -> StoreError {
