@@ -19,6 +19,12 @@ use std::sync::Arc;
 /// Directories listed ahead of the walk, at most.
 const AHEAD: usize = 4;
 
+/// Directories are sent ahead only while the walk's listings are this wide on average:
+/// a narrow directory lists in less time than handing it to another thread and back
+/// takes (D3, 5,503 directories of about 9 files: a re-scan 0.25 -> 0.40 s when every
+/// one went through the listers).
+const WIDE: f32 = 32.0;
+
 /// Threads listing them: two, so that listing keeps up with the walk's merge on two
 /// cores (one lister was the slowest thread of a re-scan of a million files).
 const LISTERS: usize = 2;
@@ -36,6 +42,8 @@ pub(super) struct Ahead {
     sent: Vec<PathBuf>,
     /// Directories the walk will enter, in walk order, not sent yet.
     upcoming: VecDeque<PathBuf>,
+    /// Entries per listing, a moving average (each new listing weighs an eighth).
+    width: f32,
 }
 
 impl Ahead {
@@ -65,6 +73,7 @@ impl Ahead {
             ready: HashMap::new(),
             sent: Vec::new(),
             upcoming: VecDeque::new(),
+            width: 0.0,
         })
     }
 
@@ -106,6 +115,10 @@ impl Ahead {
         let subdirs = children.iter().rev().filter(|c| c.kind == Kind::Dir);
         for c in subdirs {
             self.upcoming.push_front(dir.join(&c.name));
+        }
+        self.width += (children.len() as f32 - self.width) / 8.0;
+        if self.width < WIDE {
+            return;
         }
         let Some(todo) = &self.todo else { return };
         while self.out < AHEAD
