@@ -23,30 +23,14 @@ impl Stream {
     where
         F: FnMut(Option<&[u8]>, bool) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
-        let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<Record>, StoreError>>(4);
         let from = from.map(<[u8]>::to_vec);
-        std::thread::spawn(move || {
-            let mut inclusive = from.is_some();
-            let mut last: Option<Vec<u8>> = from;
-            loop {
-                let got = page(last.as_deref(), inclusive);
-                inclusive = false;
-                match got {
-                    Ok(records) if records.is_empty() => return,
-                    Ok(records) => {
-                        last = records.last().map(|r| r.path.clone());
-                        if tx.send(Ok(records)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                }
-            }
+        let mut first = true;
+        let pages = read_ahead(4, move |after: Option<&Record>| {
+            // The first page starts at `from` itself; the others after the last record.
+            let inclusive = std::mem::take(&mut first) && from.is_some();
+            page(after.map_or(from.as_deref(), |r| Some(r.path.as_slice())), inclusive)
         });
-        Stream { pages: rx, page: VecDeque::new(), error: None }
+        Stream { pages, page: VecDeque::new(), error: None }
     }
 
     fn peek(&mut self) -> Option<&Record> {
@@ -95,6 +79,32 @@ impl Records for Stream {
     }
 }
 
+/// Pages read ahead by a thread of their own, at most `depth` waiting: `page(after)` is
+/// the page after the last record of the one before (`None` for the first). The end (an
+/// empty page, or an error) is sent too; then the thread ends, as it does when the
+/// receiver is dropped (the run stopped reading).
+fn read_ahead<F>(
+    depth: usize,
+    mut page: F,
+) -> crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>
+where
+    F: FnMut(Option<&Record>) -> Result<Vec<Record>, StoreError> + Send + 'static,
+{
+    let (tx, pages) = crossbeam_channel::bounded(depth);
+    std::thread::spawn(move || {
+        let mut after: Option<Record> = None;
+        loop {
+            let got = page(after.as_ref());
+            let last = got.as_ref().ok().and_then(|p| p.last().cloned());
+            if tx.send(got).is_err() || last.is_none() {
+                return;
+            }
+            after = last;
+        }
+    });
+    pages
+}
+
 /// Rows in a page of stale records read ahead.
 const STALE_PAGE: usize = 2048;
 
@@ -114,23 +124,7 @@ impl StaleStream {
     where
         F: FnMut(Option<&Record>, usize) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
-        let (tx, pages) = crossbeam_channel::bounded(2);
-        std::thread::spawn(move || {
-            let mut after: Option<Record> = None;
-            loop {
-                let got = page(after.as_ref(), STALE_PAGE);
-                let last = match &got {
-                    Ok(p) => p.last().cloned(),
-                    Err(_) => None,
-                };
-                // The end (an empty page, or an error) is sent too; then the thread ends,
-                // as it does when the run stops reading.
-                if tx.send(got).is_err() || last.is_none() {
-                    return;
-                }
-                after = last;
-            }
-        });
+        let pages = read_ahead(2, move |after: Option<&Record>| page(after, STALE_PAGE));
         StaleStream { pages, page: VecDeque::new() }
     }
 }

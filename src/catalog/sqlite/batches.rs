@@ -230,8 +230,9 @@ impl Batches {
         Ok(cat)
     }
 
-    /// The catalog as it is, without waiting (its path, algorithm, version: what never
-    /// changes), when no batch holds it; else after waiting.
+    /// The catalog as it is, for what held writes do not change (its version, whether
+    /// its file is in place, a new read connection): waits only while the committer
+    /// holds it, and writes nothing held.
     pub(super) fn with<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
         f(&self.lock())
     }
