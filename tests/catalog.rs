@@ -157,11 +157,11 @@ mod sqlite {
     super::catalog_cases!(Some(super::Cat::Sqlite));
 }
 
-fn set_mtime(p: &Path, t: SystemTime) {
+pub(crate) fn set_mtime(p: &Path, t: SystemTime) {
     std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
 }
 
-fn mtime(p: &Path) -> SystemTime {
+pub(crate) fn mtime(p: &Path) -> SystemTime {
     std::fs::metadata(p).unwrap().modified().unwrap()
 }
 

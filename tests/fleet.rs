@@ -2,7 +2,7 @@
 //! hosts and processes scanning into one database, kill -9 mid-scan, the fleet's status,
 //! export equal to SQLite's, the run lock, and connection errors.
 
-use crate::catalog::{Cat, all_records, many_files};
+use crate::catalog::{Cat, all_records, many_files, mtime, set_mtime};
 use crate::util::pg::{self, Database};
 use crate::util::{fixity, tempdir, write};
 use fixity::catalog::postgres::PgSpec;
@@ -805,8 +805,8 @@ fn a_batch_failing_while_the_next_fills_loses_no_finding_and_tells_none_twice() 
     let t = d.path().join("t");
     many_files(&t, 300);
     let (mut c, tree) = empty_tree_of_k(d.path(), &db);
-    // Batches of 7: about 23 are committed (sent while the next ones fill) before the one
-    // that holds d20/f00100 waits for the test's row; its connection is then ended.
+    // Batches of 7: the one that holds d20/f00100 waits for the test's row, while those
+    // after it go on the other connection; its connection is then ended.
     let out = scan_cut_at_held_row(&db, d.path(), &mut c, tree, &["-j", "1"], Some("7"));
     let (found, code) = reported(&out);
     assert_eq!(code, Some(2), "{}", text(&out.stderr));
@@ -816,10 +816,11 @@ fn a_batch_failing_while_the_next_fills_loses_no_finding_and_tells_none_twice() 
     let kept: std::collections::BTreeSet<String> = rows.iter().map(|r| text(&r.path)).collect();
     assert!(
         kept.len() >= 150 && kept.len() < 300,
-        "the batches before the held row: {}",
+        "every batch but the failed one and the one filling: {}",
         kept.len()
     );
-    assert!(kept.iter().all(|p| p.as_str() < "d20/f00100"), "nothing after the failed batch");
+    assert!(!kept.contains("d20/f00100") && told.contains("d20/f00100"), "{told:?}");
+    assert!(told.len() <= 14, "the failed batch and the one filling: {told:?}");
     assert!(told.is_disjoint(&kept), "a committed finding is not told as unrecorded");
     let all: std::collections::BTreeSet<String> = told.union(&kept).cloned().collect();
     assert_eq!(all, many_paths(300), "each new file is kept or told");
@@ -876,4 +877,97 @@ fn a_run_killed_with_batches_on_their_way_leaves_whole_batches_and_converges() {
         .unwrap()
         .get(0);
     assert_eq!(stale, 0, "the last verify looked at every file");
+}
+
+#[test]
+fn a_whole_pass_reads_by_the_key_and_ok_rows_stay_out_of_the_index_by_check_time() {
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    for i in 0..40 {
+        write(d.path(), format!("t/d{}/f{i:02}", i % 4), format!("file {i}").as_bytes());
+    }
+    let run = |cmd: &str| {
+        on_host(d.path(), "k", &[cmd, "-q", "--catalog", &db.url, "t"]).output().unwrap()
+    };
+    assert!(run("scan").status.success());
+    let rot = d.path().join("t/d1/f05");
+    let before = mtime(&rot);
+    std::fs::write(&rot, b"FILE 5").unwrap();
+    set_mtime(&rot, before);
+    let out = run("verify");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("CORRUPT     d1/f05"), "{}", text(&out.stdout));
+    let mut c = db.client();
+    // The index by check time holds the findings alone (a verify's update of an ok row
+    // makes no entry in it)...
+    let def: String = c
+        .query_one("SELECT pg_get_indexdef('fixity.files_by_checked'::regclass)", &[])
+        .unwrap()
+        .get(0);
+    assert!(def.contains("WHERE (last_result <> 'ok'::text)"), "{def}");
+    let plan = |c: &mut postgres::Client, sql: &str| -> String {
+        let mut tx = c.transaction().unwrap();
+        tx.batch_execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+            .unwrap();
+        let rows = tx.query(&format!("EXPLAIN {sql}"), &[]).unwrap();
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    };
+    // ... and still finds a run's findings.
+    let p = plan(
+        &mut c,
+        "SELECT path FROM fixity.files WHERE tree = 1 AND last_checked = 5
+           AND last_result != 'ok'",
+    );
+    assert!(p.contains("files_by_checked"), "{p}");
+    // A whole pass reads what it has not looked at in the primary key's order.
+    let p = plan(
+        &mut c,
+        "SELECT path FROM fixity.files WHERE tree = 1 AND path > 'a' AND missing_since IS NULL
+           AND last_checked < 5 ORDER BY path LIMIT 4096",
+    );
+    assert!(p.contains("Index Scan using files_pkey"), "{p}");
+    assert!(!p.contains("Sort"), "{p}");
+    // A second whole pass sees every file once more: the corrupt file again.
+    let out = run("verify");
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    assert_eq!(shown.matches("d1/f05").count(), 1, "{shown}");
+}
+
+#[test]
+fn writes_to_one_path_in_batches_on_their_way_at_once_land_in_order() {
+    use fixity::catalog::{Class, Found};
+    use fixity::device::Stamp;
+    use fixity::digest::Digest;
+    // Batches of one row, two on their way at once: each path is written in one batch
+    // and again in the next (recorded new, then checked), and a later batch must not
+    // overtake the earlier one (its update would find no row yet).
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let mut spec = PgSpec::new(&db.secret, Some("h"), &t);
+    spec.batch_rows = Some(1);
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut s = open_store(&StoreSpec::Postgres(spec), &how).unwrap();
+    let found = Found {
+        digest: Digest::new(&[7; 32]),
+        stamp: Stamp { size: 10, mtime_ns: 1 },
+        file_id: None,
+    };
+    s.record_new(b"f000", &found, 100).unwrap();
+    let model = s.lookup(b"f000").unwrap().expect("a read sees the write");
+    for i in 1..200 {
+        let path = format!("f{i:03}").into_bytes();
+        s.record_new(&path, &found, 100).unwrap();
+        let rec = Record { path, ..model.clone() };
+        s.record_check(&rec, Class::Corrupt, None, Some("later"), 200).unwrap();
+    }
+    s.commit().unwrap();
+    drop(s);
+    let rows = records(&db.secret, "h", &t);
+    assert_eq!(rows.len(), 200);
+    for r in &rows[1..] {
+        assert_eq!(r.last_result, Class::Corrupt, "{}", text(&r.path));
+    }
 }

@@ -321,12 +321,12 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
         "a host making the schema",
         &[&format!("role \"{}\" may not create or migrate the catalog's schema", roles.a), "owner"],
     );
-    // A schema one step behind (as a newer fixity finds it): the host's role is refused,
-    // the owner migrates, and the table the step makes gets the policies.
+    // A schema from before the proofs (as a newer fixity finds it): the host's role is
+    // refused, the owner migrates, and the table the step makes gets the policies.
     let mut c = db.client();
     c.batch_execute(
         "DROP TABLE fixity.proofs;
-         UPDATE fixity.meta SET value = (value::integer - 1)::text WHERE key = 'schema_version'",
+         UPDATE fixity.meta SET value = '4' WHERE key = 'schema_version'",
     )
     .unwrap();
     let out = as_role(&db, &roles.a, "hostA", d.path(), &["scan", "--catalog", "CATALOG", "ta"]);

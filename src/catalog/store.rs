@@ -382,6 +382,12 @@ pub trait Store {
             false => u64::MAX,
         }
     }
+    /// Whether the batch numbered `batch` is committed, once no batch is on its way
+    /// (after [`Store::abandon`]): a store with several batches on their way at once
+    /// may have committed one after a batch that failed.
+    fn committed(&self, batch: u64) -> bool {
+        batch < self.committed_below()
+    }
     /// Gives up the open records after a failure.
     fn abandon(&mut self) {}
     /// Fails when the store was deleted or replaced under the run (a store that is not

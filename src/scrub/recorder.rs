@@ -118,12 +118,15 @@ impl Recorder<'_> {
         let _ = self.write(notice, None, |s| s.commit());
     }
 
-    /// Marks the store failed (keeping the first error) and reports the open batch.
+    /// Marks the store failed (keeping the first error) and reports the findings of
+    /// every batch that was not committed.
     pub(super) fn fail(&mut self, e: StoreError, notice: &mut dyn FnMut(Notice)) {
         self.store.abandon();
         self.failed.get_or_insert(e);
-        for (_, f) in self.batch.drain(..) {
-            notice(Notice::Unrecorded(f));
+        for (n, f) in std::mem::take(&mut self.batch) {
+            if !self.store.committed(n) {
+                notice(Notice::Unrecorded(f));
+            }
         }
     }
 

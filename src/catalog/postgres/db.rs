@@ -37,9 +37,37 @@ pub(super) struct Db {
 /// The lowest key of a page read from the start: no path is empty.
 const START: &[u8] = b"";
 
+/// What a connection to a tree is made of: another like it is made from this.
+#[derive(Clone)]
+pub(super) struct Recipe {
+    pub(super) target: Target,
+    pub(super) tree: i32,
+    pub(super) algo: &'static Algorithm,
+    pub(super) before_imports: bool,
+}
+
+impl Recipe {
+    /// A new connection to the catalog, for the same tree.
+    pub(super) fn connect(&self) -> Result<Db, PgError> {
+        let mut db = Db::new(self.target.connect()?, self.target.clone(), self.tree, self.algo);
+        db.before_imports = self.before_imports;
+        Ok(db)
+    }
+}
+
 impl Db {
     pub(super) fn new(client: Client, target: Target, tree: i32, algo: &'static Algorithm) -> Db {
         Db { client, target, tree, algo, statements: HashMap::new(), before_imports: false }
+    }
+
+    /// What makes another connection like this one.
+    pub(super) fn recipe(&self) -> Recipe {
+        Recipe {
+            target: self.target.clone(),
+            tree: self.tree,
+            algo: self.algo,
+            before_imports: self.before_imports,
+        }
     }
 
     /// A statement's error as the catalog's.
@@ -173,6 +201,25 @@ impl Db {
              ORDER BY last_verified, path LIMIT $5"
             ),
             &[&pass_start, &t, &p, &(limit as i64)],
+        )?;
+        Ok(self.records(rows))
+    }
+
+    /// The records [`Db::stale`] gives, in path order: up to `limit` after the path
+    /// `after` (the primary key read in its order, as a whole pass needs no other).
+    pub(super) fn stale_by_path(
+        &mut self,
+        pass_start: i64,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Record>, PgError> {
+        let rows = self.query(
+            select_records!(
+                "FROM fixity.files
+             WHERE tree = $1 AND path > $2 AND missing_since IS NULL AND last_checked < $3
+             ORDER BY path LIMIT $4"
+            ),
+            &[&after.unwrap_or(START), &pass_start, &(limit as i64)],
         )?;
         Ok(self.records(rows))
     }

@@ -49,6 +49,10 @@ pub struct PgSpec {
     pub host: String,
     /// The tree's root: an absolute path, raw bytes.
     pub tree: Vec<u8>,
+    /// Rows in a batch, at most, in place of the usual (for tests; as is
+    /// `FIXITY_PG_BATCH`).
+    #[doc(hidden)]
+    pub batch_rows: Option<usize>,
 }
 
 impl PgSpec {
@@ -63,6 +67,7 @@ impl PgSpec {
             url: url.to_string(),
             host: host.map_or_else(this_host, str::to_string),
             tree: tree.as_os_str().as_bytes().to_vec(),
+            batch_rows: None,
         }
     }
 }

@@ -105,6 +105,27 @@ impl Rows {
         self.groups.clear();
     }
 
+    /// Whether a write held here is to one of `paths`.
+    pub(super) fn touches(&self, paths: &HashSet<Vec<u8>>) -> bool {
+        self.groups.iter().any(|g| {
+            let (small, large) = match g.paths.len() <= paths.len() {
+                true => (&g.paths, paths),
+                false => (paths, &g.paths),
+            };
+            small.iter().any(|p| large.contains(p))
+        })
+    }
+
+    /// The paths the held writes are to.
+    pub(super) fn paths(&self) -> HashSet<Vec<u8>> {
+        let mut groups = self.groups.iter();
+        let mut all = groups.next().map(|g| g.paths.clone()).unwrap_or_default();
+        for g in groups {
+            all.extend(g.paths.iter().cloned());
+        }
+        all
+    }
+
     /// The group a write to `paths` goes in: the open one, unless it touches one of them.
     fn group(&mut self, paths: &[&[u8]]) -> &mut Group {
         let fits = self.groups.last().is_some_and(|g| paths.iter().all(|p| !g.paths.contains(*p)));
@@ -316,7 +337,13 @@ mod tests {
         rows.missing(b"y", 5);
         rows.present(b"x");
         assert_eq!(rows.group_count(), 3, "the move's source again");
+        let held = rows.paths();
+        let names = |n: &[&str]| n.iter().map(|p| p.as_bytes().to_vec()).collect::<HashSet<_>>();
+        assert_eq!(held, names(&["a", "b", "c", "e", "x", "y"]));
+        assert!(rows.touches(&names(&["zz", "y"])) && !rows.touches(&names(&["zz", "d"])));
+        assert!(!rows.touches(&HashSet::new()));
         rows.clear();
         assert!(rows.is_empty());
+        assert!(rows.paths().is_empty());
     }
 }

@@ -130,7 +130,7 @@ impl PgStore {
         let mut db = Db::new(client, target.clone(), tree.id, tree.algo);
         db.before_imports = before_imports;
         Ok(PgStore {
-            conn: RefCell::new(Conn::new(db)),
+            conn: RefCell::new(Conn::new(db, spec.batch_rows)),
             target,
             tree: tree.id,
             algo: tree.algo,
@@ -325,6 +325,10 @@ impl Store for PgStore {
         self.conn.borrow().committed_below()
     }
 
+    fn committed(&self, batch: u64) -> bool {
+        self.conn.borrow().committed(batch)
+    }
+
     fn abandon(&mut self) {
         let _ = self.writer(|w| {
             w.abandon();
@@ -371,6 +375,13 @@ impl Store for PgStore {
         Ok(Box::new(StaleStream::spawn(move |after, limit| {
             let key = after.map(|r| (r.last_verified, r.path.as_slice()));
             db.stale(since, key, limit).map_err(pg)
+        })))
+    }
+
+    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+        let mut db = self.second()?;
+        Ok(Box::new(StaleStream::spawn(move |after, limit| {
+            db.stale_by_path(since, after.map(|r| r.path.as_slice()), limit).map_err(pg)
         })))
     }
 

@@ -1,48 +1,74 @@
 //! Batched writes: a run's writes are held in the open batch and sent a few statements
 //! at a time (`rows.rs`: one statement over arrays per kind of write), in transactions
 //! of a few thousand rows (or one second), each committed whole, as in the SQLite
-//! catalog. A full batch is sent and committed by a thread of its own (the sender) while
-//! the run fills the next one: at most one batch is on its way, so the run waits only
-//! when the server takes longer over a batch than the run takes to fill the next.
-//! Batches are numbered: [`Conn::committed_below`] tells which are committed, so the
-//! run knows which of its findings are kept (`scrub::recorder`). A batch that fails on
-//! its way is a catalog error at the next write, commit or read.
+//! catalog. A full batch is sent and committed by a thread of its own (a sender) while
+//! the run fills the next one. Up to [`WRITERS`] batches are on their way at once, each
+//! on a connection of its own (a server process of its own: the server's work per row
+//! of a verify is more than the run's, issue 27), unless a batch writes a path one on
+//! its way writes, or rows it does not name: then it waits for that one, so the later
+//! write to a path lands last. The run waits only when every sender is busy.
+//! Batches are numbered: [`Conn::committed_below`] tells which are committed (every
+//! batch below the oldest on its way), so the run knows which of its findings are kept
+//! (`scrub::recorder`). A batch that fails on its way is a catalog error at the next
+//! write, commit or read.
 //!
-//! Reads on the writing connection wait for the batch on its way and send what is held
-//! first, so they see every write made before them. A run killed at any moment leaves
-//! the rows of the committed batches; PostgreSQL rolls back the open one (and the one on
-//! its way, if its commit had not ended) when the connection goes.
+//! Reads on the writing connection wait for the batches on their way and send what is
+//! held first, so they see every write made before them. A run killed at any moment
+//! leaves the rows of the committed batches; PostgreSQL rolls back the open one (and
+//! those on their way, if their commit had not ended) when the connections go.
 
 use super::PgError;
-use super::db::Db;
+use super::db::{Db, Recipe};
 use super::rows::{Content, Rows};
 use crate::catalog::{Class, below};
 use crossbeam_channel::{Receiver, Sender};
+use std::collections::{BTreeSet, HashSet};
 use std::time::{Duration, Instant};
 
 /// Rows in a batch, at most (`FIXITY_PG_BATCH` sets another number, for tests).
 const BATCH_ROWS: usize = 4096;
 
-/// A batch handed to the sender: the connection (its transaction begun when `open`) and
-/// the rows to send before the commit.
-type Job = (Db, Rows, bool);
+/// Batches on their way at once, at most: each has a connection and a sender thread.
+const WRITERS: usize = 2;
 
-/// The connection handed back by the sender, and how its batch went.
-type Done = (Db, Result<(), PgError>);
+/// A batch handed to a sender: its number, the connection (its transaction begun when
+/// `open`) and the rows to send before the commit.
+type Job = (u64, Db, Rows, bool);
 
-/// The writing connection and the open batch.
+/// The connection handed back by a sender, and how its batch went.
+type Done = (u64, Db, Result<(), PgError>);
+
+/// A batch on its way: its number and the paths it writes (`None`: rows it does not
+/// name, such as every missing file below a directory).
+struct OnItsWay {
+    number: u64,
+    paths: Option<HashSet<Vec<u8>>>,
+}
+
+/// The writing connections and the open batch.
 pub(super) struct Conn {
-    /// The connection: away (with the sender) while a batch is on its way.
+    /// The open batch's connection (holding its transaction when `open`): `None` while
+    /// every connection is away with a sender.
     db: Option<Db>,
-    /// The batch on its way (its number), if one is.
-    sending: Option<u64>,
-    /// The sender thread, started with the first batch handed to it.
+    /// Connections back from the senders, beside `db`.
+    spare: Vec<Db>,
+    /// Connections made, the first included.
+    made: usize,
+    /// What another connection is made from.
+    recipe: Recipe,
+    /// The batches on their way, oldest first.
+    sending: Vec<OnItsWay>,
+    /// The batches that failed or were given up (never committed).
+    lost: BTreeSet<u64>,
+    /// The senders' queue and their answers, made with the first batch handed off.
     sender: Option<(Sender<Job>, Receiver<Done>)>,
     /// Writes in the open batch (held or sent).
     pending: usize,
     since: Option<Instant>,
     /// The open batch's transaction has begun on the server.
     open: bool,
+    /// The open batch writes rows it does not name.
+    wide: bool,
     rows: Rows,
     limit: usize,
     /// The open batch's number (from 1).
@@ -73,17 +99,46 @@ fn send_and_commit(db: &mut Db, mut rows: Rows, open: bool) -> Result<(), PgErro
     sent
 }
 
+/// The senders: `WRITERS` threads taking batches from one queue (none when no thread
+/// can start: the batches are then sent by the run itself).
+fn senders() -> Option<(Sender<Job>, Receiver<Done>)> {
+    let (jobs, todo) = crossbeam_channel::bounded::<Job>(WRITERS);
+    let (back, done) = crossbeam_channel::bounded::<Done>(WRITERS);
+    let mut started = 0;
+    for _ in 0..WRITERS {
+        let (todo, back) = (todo.clone(), back.clone());
+        let spawned = std::thread::Builder::new().name("fixity-pg-send".into()).spawn(move || {
+            for (number, mut db, rows, open) in todo {
+                let sent = send_and_commit(&mut db, rows, open);
+                if back.send((number, db, sent)).is_err() {
+                    return;
+                }
+            }
+        });
+        started += usize::from(spawned.is_ok());
+    }
+    (started > 0).then_some((jobs, done))
+}
+
 impl Conn {
-    pub(super) fn new(db: Db) -> Conn {
-        let limit = std::env::var("FIXITY_PG_BATCH").ok().and_then(|n| n.parse().ok());
+    /// The writer on `db`, in batches of `limit` rows (`None`: `FIXITY_PG_BATCH`, else
+    /// [`BATCH_ROWS`]).
+    pub(super) fn new(db: Db, limit: Option<usize>) -> Conn {
+        let set = || std::env::var("FIXITY_PG_BATCH").ok().and_then(|n| n.parse().ok());
+        let limit = limit.or_else(set);
         Conn {
             shown: db.target.shown.clone(),
+            recipe: db.recipe(),
             db: Some(db),
-            sending: None,
+            spare: Vec::new(),
+            made: 1,
+            sending: Vec::new(),
+            lost: BTreeSet::new(),
             sender: None,
             pending: 0,
             since: None,
             open: false,
+            wide: false,
             rows: Rows::default(),
             limit: limit.filter(|&n| n > 0).unwrap_or(BATCH_ROWS),
             number: 1,
@@ -94,7 +149,7 @@ impl Conn {
     /// Whether writes are not committed yet: held, sent in the open transaction, or on
     /// their way.
     pub(super) fn uncommitted(&self) -> bool {
-        self.pending > 0 || self.sending.is_some()
+        self.pending > 0 || !self.sending.is_empty()
     }
 
     /// The number of the batch the last write went into.
@@ -102,15 +157,27 @@ impl Conn {
         self.last
     }
 
-    /// Every batch numbered below this one is committed.
+    /// Every batch numbered below this one is committed; after a batch failed, it
+    /// stays below that one.
     pub(super) fn committed_below(&self) -> u64 {
-        self.sending.unwrap_or(self.number)
+        let first_lost = self.lost.first().copied().unwrap_or(u64::MAX);
+        self.sending.first().map_or(self.number, |s| s.number).min(first_lost)
     }
 
-    /// The connection, once the batch on its way is committed: its failure, if it
-    /// failed (said once).
+    /// Whether the batch `number` is committed (a batch after one that failed may be).
+    pub(super) fn committed(&self, number: u64) -> bool {
+        number < self.number
+            && !self.lost.contains(&number)
+            && !self.sending.iter().any(|s| s.number == number)
+    }
+
+    /// The connection, once every batch on its way is committed: the failure of one,
+    /// if one failed (said once).
     pub(super) fn db(&mut self) -> Result<&mut Db, PgError> {
         self.wait(true)?;
+        if self.db.is_none() {
+            self.db = self.spare.pop();
+        }
         let shown = &self.shown;
         self.db.as_mut().ok_or_else(|| PgError::Query {
             catalog: shown.clone(),
@@ -118,63 +185,130 @@ impl Conn {
         })
     }
 
-    /// Takes the batch on its way back, when it is done (or waiting for it with `block`).
-    fn wait(&mut self, block: bool) -> Result<(), PgError> {
-        let (Some(_), Some((_, done))) = (self.sending, &self.sender) else { return Ok(()) };
-        let back = match block {
-            true => done.recv().ok(),
-            false => match done.try_recv() {
-                Ok(back) => Some(back),
-                Err(crossbeam_channel::TryRecvError::Empty) => return Ok(()),
-                Err(crossbeam_channel::TryRecvError::Disconnected) => None,
-            },
+    /// Takes back a batch a sender is done with.
+    fn back(&mut self, (number, db, sent): Done) -> Result<(), PgError> {
+        self.sending.retain(|s| s.number != number);
+        self.spare.push(db);
+        if sent.is_err() {
+            self.lost.insert(number);
+        }
+        sent
+    }
+
+    /// Takes back one batch on its way, waiting for it; with none on its way, nothing.
+    fn wait_one(&mut self) -> Result<(), PgError> {
+        let (false, Some((_, done))) = (self.sending.is_empty(), &self.sender) else {
+            return Ok(());
         };
-        self.sending = None;
-        match back {
-            Some((db, sent)) => {
-                self.db = Some(db);
-                sent
+        match done.recv() {
+            Ok(back) => self.back(back),
+            // The senders hand back every connection they are given, unless they
+            // panicked: what is on its way is lost.
+            Err(_) => {
+                self.lost.extend(self.sending.drain(..).map(|s| s.number));
+                self.db().map(drop)
             }
-            // The sender hands back every connection it is given, unless it panicked.
-            None => self.db().map(drop),
         }
     }
 
-    /// Hands the open batch to the sender, to be sent and committed while the next one
-    /// fills (after the one before it is committed); sent here when no thread can start.
-    fn hand_off(&mut self) -> Result<(), PgError> {
-        self.db()?;
-        if self.sender.is_none() {
-            let (jobs, todo) = crossbeam_channel::bounded::<Job>(1);
-            let (back, done) = crossbeam_channel::bounded::<Done>(1);
-            let started =
-                std::thread::Builder::new().name("fixity-pg-send".into()).spawn(move || {
-                    for (mut db, rows, open) in todo {
-                        let sent = send_and_commit(&mut db, rows, open);
-                        if back.send((db, sent)).is_err() {
-                            return;
-                        }
+    /// Takes back the batches that are done (waiting for every one with `block`); the
+    /// first failure among them is the answer.
+    fn wait(&mut self, block: bool) -> Result<(), PgError> {
+        let mut first = Ok(());
+        while !self.sending.is_empty() {
+            let got = match block {
+                true => self.wait_one(),
+                false => {
+                    let Some((_, done)) = &self.sender else { break };
+                    match done.try_recv() {
+                        Ok(back) => self.back(back),
+                        Err(crossbeam_channel::TryRecvError::Empty) => break,
+                        Err(crossbeam_channel::TryRecvError::Disconnected) => self.wait_one(),
                     }
-                });
-            if started.is_ok() {
-                self.sender = Some((jobs, done));
+                }
+            };
+            if first.is_ok() {
+                first = got;
             }
         }
+        first
+    }
+
+    /// A connection for a batch not begun on the server: one back from the senders, a
+    /// new one while fewer than `WRITERS` are made (none made: the run goes on with
+    /// those it has), or the first one a sender hands back.
+    fn free_connection(&mut self) -> Result<Db, PgError> {
+        loop {
+            if let Some(db) = self.db.take().or_else(|| self.spare.pop()) {
+                return Ok(db);
+            }
+            if self.made < WRITERS {
+                match self.recipe.connect() {
+                    Ok(db) => {
+                        self.made += 1;
+                        return Ok(db);
+                    }
+                    // Not made (the server's connection limit, say): the run goes on
+                    // with the connections it has.
+                    Err(_) => self.made = WRITERS,
+                }
+            }
+            if self.sending.is_empty() {
+                // Every connection is away and none is on its way back.
+                return Err(PgError::Query {
+                    catalog: self.shown.clone(),
+                    cause: "the connection was lost with the thread sending a batch".into(),
+                });
+            }
+            self.wait_one()?;
+        }
+    }
+
+    /// Hands the open batch to a sender, to be sent and committed while the next one
+    /// fills; sent here when no thread can start. It goes once fewer than `WRITERS` are
+    /// on their way and none of them writes a path it writes.
+    fn hand_off(&mut self) -> Result<(), PgError> {
+        loop {
+            let clash = self.sending.iter().any(|s| match &s.paths {
+                None => true,
+                Some(p) => self.wide || self.rows.touches(p),
+            });
+            if !clash && self.sending.len() < WRITERS {
+                break;
+            }
+            self.wait_one()?;
+        }
+        if self.sender.is_none() {
+            self.sender = senders();
+        }
+        let db = match self.open {
+            // Its transaction has begun there (everything on its way came back first).
+            true => {
+                self.db()?;
+                self.db.take().expect("the connection is here")
+            }
+            false => self.free_connection()?,
+        };
+        let paths = (!self.wide).then(|| self.rows.paths());
         let rows = std::mem::take(&mut self.rows);
         let open = std::mem::replace(&mut self.open, false);
-        let db = self.db.take().expect("the connection is here");
+        self.wide = false;
         let number = self.number;
         self.number += 1;
         self.pending = 0;
         match &self.sender {
             Some((jobs, _)) => {
-                jobs.send((db, rows, open)).expect("the sender takes jobs while it runs");
-                self.sending = Some(number);
+                jobs.send((number, db, rows, open)).expect("the senders take jobs while they run");
+                self.sending.push(OnItsWay { number, paths });
                 Ok(())
             }
             None => {
                 let db = self.db.insert(db);
-                send_and_commit(db, rows, open)
+                let sent = send_and_commit(db, rows, open);
+                if sent.is_err() {
+                    self.lost.insert(number);
+                }
+                sent
             }
         }
     }
@@ -196,7 +330,7 @@ impl Conn {
     }
 
     /// Sends the held writes, in the batch's transaction (begun here if need be), after
-    /// the batch on its way.
+    /// the batches on their way.
     pub(super) fn flush(&mut self) -> Result<(), PgError> {
         self.wait(true)?;
         if self.rows.is_empty() {
@@ -217,7 +351,7 @@ impl Conn {
         Ok(())
     }
 
-    /// Sends what is held and commits the open batch, after the one on its way: every
+    /// Sends what is held and commits the open batch, after those on their way: every
     /// write made so far is committed when this returns `Ok`.
     pub(super) fn commit(&mut self) -> Result<(), PgError> {
         self.flush()?;
@@ -227,15 +361,19 @@ impl Conn {
             db.client.batch_execute("COMMIT").map_err(|e| db.err(e))?;
         }
         self.pending = 0;
+        self.wide = false;
         self.number += 1;
         Ok(())
     }
 
-    /// Gives up the open batch (after a failed write); one on its way is waited for.
+    /// Gives up the open batch (after a failed write); those on their way are waited
+    /// for.
     pub(super) fn abandon(&mut self) {
         let _ = self.wait(true);
+        self.lost.insert(self.number);
         self.rows.clear();
         self.pending = 0;
+        self.wide = false;
         self.number += 1;
         if self.open {
             self.open = false;
@@ -317,6 +455,7 @@ impl Conn {
         self.flush()?;
         self.begin()?;
         let (lo, hi) = below(rel);
+        self.wide = true;
         let n = self.db()?.execute(
             "DELETE FROM fixity.files WHERE tree = $1 AND missing_since IS NOT NULL
                AND ($2::bytea IS NULL OR path = $3 OR (path > $2 AND path < $4))",
@@ -328,8 +467,8 @@ impl Conn {
 }
 
 impl Drop for Conn {
-    /// Takes back the connection from the sender (a batch on its way ends first), so
-    /// that the sender thread ends.
+    /// Takes back the connections from the senders (the batches on their way end
+    /// first), so that the sender threads end.
     fn drop(&mut self) {
         let _ = self.wait(true);
     }
