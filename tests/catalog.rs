@@ -135,6 +135,7 @@ macro_rules! catalog_cases {
             a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted,
             a_missing_file_stays_missing_until_back_or_forgotten,
             a_file_missing_for_several_runs_is_still_found_moved,
+            a_whole_verify_reads_each_file_once,
             health_checks_follow_the_runs
         );
     };
@@ -776,6 +777,42 @@ pub(crate) fn a_missing_file_stays_missing_until_back_or_forgotten(cat: &Cat) {
     assert_eq!(text(&out.stdout), "forgot      t/sub: 2 missing files\n", "{}", text(&out.stderr));
     let (found, _, code) = cat.classify(d.path(), &["verify", "t"]);
     assert_eq!((found.len(), code), (0, 0), "{found:?}");
+}
+
+/// A verify without a budget reads every file in its walk (the reader's stat tells a
+/// changed file) and then what the walk did not meet: each file once, a file that is
+/// back marked present, a standing finding read again, an excluded file still verified.
+pub(crate) fn a_whole_verify_reads_each_file_once(cat: &Cat) {
+    let d = tempdir();
+    write(d.path(), "t/keep", b"keep");
+    write(d.path(), "t/edit", b"first");
+    let b = write(d.path(), "t/b", b"bravo");
+    write(d.path(), "t/sub/c", b"charlie");
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
+    let b_time = mtime(&b);
+    std::fs::remove_file(&b).unwrap();
+    let (found, s, code) = cat.classify(d.path(), &["verify", "t"]);
+    assert_eq!((found, code), (map(&[("b", "missing")]), 1));
+    assert_eq!((s["files_read"].as_u64(), s["complete"].as_bool()), (Some(3), Some(true)));
+    // b is back as it was, keep rots, edit is edited: each file read once.
+    std::fs::write(&b, b"bravo").unwrap();
+    set_mtime(&b, b_time);
+    rot(&d.path().join("t/keep"), b"KEEP");
+    std::fs::write(d.path().join("t/edit"), b"second version").unwrap();
+    let (found, s, code) = cat.classify(d.path(), &["verify", "t"]);
+    assert_eq!((found, code), (map(&[("edit", "modified"), ("keep", "corrupt")]), 1));
+    assert_eq!(s["files_read"].as_u64(), Some(4), "{s}");
+    assert_eq!(s["counts"]["ok"].as_u64(), Some(2), "{s}");
+    assert_eq!((s["remaining_files"].as_u64(), s["complete"].as_bool()), (Some(0), Some(true)));
+    let back = cat.record(&d.path().join("t"), b"b").unwrap();
+    assert_eq!(back.missing_since, None, "b is present again");
+    let status = text(&cat.run(d.path(), &["status", "t"]).stdout);
+    assert!(status.contains(", 0 missing"), "{status}");
+    // The standing finding is read again; the excluded file is read after the walk.
+    let (found, s, code) = cat.classify(d.path(), &["verify", "--exclude", "sub", "t"]);
+    assert_eq!((found, code), (map(&[("keep", "corrupt")]), 1));
+    assert_eq!(s["files_read"].as_u64(), Some(4), "{s}");
+    assert_eq!((s["remaining_files"].as_u64(), s["complete"].as_bool()), (Some(0), Some(true)));
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The scan/verify engine over a [`Store`]: phase one walks the tree beside the store's
 //! records; then moves are paired and wholly missing directories found (stores that
 //! remember gone files); phase two (verify, [`PassOrder::Stale`]) re-reads unchanged
-//! files least recently verified first. With [`PassOrder::Walk`] the re-reading happens
-//! during the walk instead, in path order after the cursor an earlier slice left. A run
+//! files least recently verified first. A verify without a budget reads every file in
+//! phase one instead (the walk takes no stat: the reader's tells a changed file), and
+//! phase two reads only the records the walk did not meet. With [`PassOrder::Walk`] the
+//! re-reading happens during the walk, in path order after the cursor an earlier slice
+//! left. A run
 //! over one part of a tree ([`run_part`]) takes the part's list for the walk and the
 //! part's range of records, and a verify of a part reads its files during that walk.
 
@@ -86,6 +89,11 @@ fn run_in(
         part,
         ..Default::default()
     };
+    // A whole verification pass (no budget) reads every file the walk meets, beside the
+    // store's records: the reader's own `fstat` tells a changed file from an unchanged
+    // one, so the walk takes no stat, and phase two finds nothing left to read but the
+    // records the walk did not meet (under an exclusion; issue 27).
+    let whole = verify && !sliced && !in_part && order == PassOrder::Stale;
     // A pass in walk order is joined before the walk, which does its reading; a part's
     // verify reads all its files in that walk, in a pass of its own.
     let walk_pass = match verify && (order == PassOrder::Walk || in_part) {
@@ -100,8 +108,9 @@ fn run_in(
         rec.fail(e, notice);
     }
     let mut records = rec.store.records(bounds.from.as_deref())?;
-    // With no record at all, no file is compared by its stat: the walk takes none.
-    let stat = !records.none();
+    // With no record at all, or every file read, no file is compared by its stat: the
+    // walk takes none.
+    let stat = !records.none() && !whole;
     let window = opts.modify_window_ns;
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
@@ -182,7 +191,7 @@ fn run_in(
         };
         end?;
     } else if verify {
-        stale_pass(root, &mut rec, &mut report, opts, (now, started, sliced), notice)?;
+        stale_pass(root, &mut rec, &mut report, opts, (now, started, sliced, whole), notice)?;
     }
     rec.commit(notice);
     report.seconds = started.elapsed().as_secs_f64();
@@ -389,13 +398,14 @@ impl Walker<'_> {
 
 /// Phase two with [`PassOrder::Stale`]: re-read unchanged files, least recently verified
 /// first. A run without a budget is a whole pass by itself; slices share a pass the store
-/// remembers, which ends when every file has been looked at since it began.
+/// remembers, which ends when every file has been looked at since it began. After a
+/// walk that read every file it met (`walked`), only what it did not meet is left.
 fn stale_pass(
     root: &Path,
     rec: &mut Recorder<'_>,
     report: &mut Report,
     opts: &Options,
-    (now, started, sliced): (i64, Instant, bool),
+    (now, started, sliced, walked): (i64, Instant, bool, bool),
     notice: &mut dyn FnMut(Notice),
 ) -> Result<(), ScrubError> {
     let pass = match rec.store.pass(sliced, now) {
@@ -411,6 +421,19 @@ fn stale_pass(
         rec.fail(e, notice);
     }
     report.pass_started_ms = pass.since;
+    if walked {
+        // A store that failed cannot tell what the walk read: nothing is read twice (nor
+        // told twice), and the pass stays open.
+        if !rec.ok() {
+            report.complete = false;
+            return Ok(());
+        }
+        let left = rec.store.stale_count(pass.since);
+        if matches!(left, Ok((0, _))) {
+            end_pass(rec, report, (pass.since, now), Some(left), notice);
+            return Ok(());
+        }
+    }
     // A slice takes the least recently verified first; a whole pass reads them all, in
     // the catalog's own order.
     let mut pages = match sliced {
@@ -467,7 +490,24 @@ fn stale_pass(
     if let Some(e) = read_error {
         rec.fail(e, notice);
     }
-    let (files, bytes) = match rec.store.stale_count(pass.since) {
+    if let Some(why) = stopped {
+        report.stopped_by = Some(why);
+    }
+    end_pass(rec, report, (pass.since, now), None, notice);
+    Ok(())
+}
+
+/// Ends the verification pass begun at `since` if every present file has been looked at
+/// since (the files left are in the report, counted unless `left` holds the count),
+/// else leaves it under way.
+fn end_pass(
+    rec: &mut Recorder<'_>,
+    report: &mut Report,
+    (since, now): (i64, i64),
+    left: Option<Result<(u64, u64), StoreError>>,
+    notice: &mut dyn FnMut(Notice),
+) {
+    let (files, bytes) = match left.unwrap_or_else(|| rec.store.stale_count(since)) {
         Ok(n) => n,
         Err(e) => {
             rec.fail(e, notice);
@@ -476,9 +516,6 @@ fn stale_pass(
     };
     report.remaining_files = files;
     report.remaining_bytes = bytes;
-    if let Some(why) = stopped {
-        report.stopped_by = Some(why);
-    }
     if files == 0 && rec.ok() {
         if let Err(e) = rec.store.pass_end(None, now) {
             rec.fail(e, notice);
@@ -486,5 +523,4 @@ fn stale_pass(
     } else {
         report.complete = false;
     }
-    Ok(())
 }

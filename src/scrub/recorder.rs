@@ -205,6 +205,14 @@ fn record_content(
     let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
     let found = Found { digest: h.digests[0], stamp, file_id: h.file_id };
     let class = classify(known, Seen::Content(&found), window);
+    // A file recorded missing that is back and read: present again, then checked (new
+    // and changed content is recorded whole, which marks it present too).
+    if let Some(r) = known
+        && r.missing_since.is_some()
+        && !matches!(class, Class::New | Class::Modified)
+    {
+        let _ = rec.write(notice, None, |s| s.record_present(rel));
+    }
     match (class, known) {
         (Class::New, _) | (_, None) => {
             rec.settle(report, notice, rel, (Class::New, None), |s| s.record_new(rel, &found, now));
