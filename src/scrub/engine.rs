@@ -5,9 +5,9 @@
 //! phase one instead (the walk takes no stat: the reader's tells a changed file), and
 //! phase two reads only the records the walk did not meet. With [`PassOrder::Walk`] the
 //! re-reading happens during the walk, in path order after the cursor an earlier slice
-//! left. A run
-//! over one part of a tree ([`run_part`]) takes the part's list for the walk and the
-//! part's range of records, and a verify of a part reads its files during that walk.
+//! left. A run over one part of a tree ([`run_part`]) takes the part's list for the walk
+//! and the part's range of records, and a verify of a part reads its files during that
+//! walk.
 
 use super::moves::{find_vanished, pair_moves};
 use super::recorder::{Item, Recorder, sink};

@@ -2,7 +2,7 @@
 //! advisory lock, batched writes on one connection, and the streams a run reads (records
 //! in path order, stale records) on connections of their own.
 
-use super::db::Db;
+use super::db::{Db, Recipe};
 use super::writer::Conn;
 use super::{PgError, PgSpec, Target, roles, schema};
 use crate::algo::Algorithm;
@@ -164,10 +164,13 @@ impl PgStore {
 
     /// A connection of its own to the same tree, for a stream read by another thread.
     fn second(&self) -> Result<Db, StoreError> {
-        let client = self.target.connect().map_err(pg)?;
-        let mut second = Db::new(client, self.target.clone(), self.tree, self.algo);
-        second.before_imports = self.before_imports;
-        Ok(second)
+        let recipe = Recipe {
+            target: self.target.clone(),
+            tree: self.tree,
+            algo: self.algo,
+            before_imports: self.before_imports,
+        };
+        recipe.connect().map_err(pg)
     }
 
     /// Refuses a schema older than the chain (read where it is, not migrated).
