@@ -651,23 +651,36 @@ fn runs_of_more_rows_than_a_batch_record_every_row_exactly() {
     }
 }
 
+/// The tree `t` (made) of host `h` in `db`, opened to write through the library, in
+/// batches of `batch_rows` (`None`: the usual).
+fn store_of_h(
+    db: &Database,
+    t: &Path,
+    batch_rows: Option<usize>,
+) -> Box<dyn fixity::catalog::Store> {
+    std::fs::create_dir_all(t).unwrap();
+    let mut spec = PgSpec::new(&db.secret, Some("h"), t);
+    spec.batch_rows = batch_rows;
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    open_store(&StoreSpec::Postgres(spec), &how).unwrap()
+}
+
+/// A 10-byte file's content, its digest and inode `b`.
+fn found(b: u8) -> fixity::catalog::Found {
+    fixity::catalog::Found {
+        digest: fixity::digest::Digest::new(&[b; 32]),
+        stamp: fixity::device::Stamp { size: 10, mtime_ns: 1 },
+        file_id: Some((1, u64::from(b))),
+    }
+}
+
 #[test]
 fn later_writes_to_a_path_in_one_batch_win_and_reads_see_them() {
-    use fixity::catalog::{Class, Found, StoreError};
-    use fixity::device::Stamp;
-    use fixity::digest::Digest;
+    use fixity::catalog::{Class, StoreError};
     let Some(db) = pg::database() else { return };
     let d = tempdir();
     let t = d.path().join("t");
-    std::fs::create_dir_all(&t).unwrap();
-    let spec = StoreSpec::Postgres(PgSpec::new(&db.secret, Some("h"), &t));
-    let how = OpenOptions { create: true, ..OpenOptions::default() };
-    let mut s = open_store(&spec, &how).unwrap();
-    let found = |b: u8| Found {
-        digest: Digest::new(&[b; 32]),
-        stamp: Stamp { size: 10, mtime_ns: 1 },
-        file_id: Some((1, u64::from(b))),
-    };
+    let mut s = store_of_h(&db, &t, None);
     let lookup = |s: &dyn fixity::catalog::Store, p: &str| s.lookup(p.as_bytes()).unwrap();
     s.record_new(b"old", &found(1), 100).unwrap();
     s.commit().unwrap();
@@ -944,25 +957,15 @@ fn a_whole_pass_reads_by_the_key_and_ok_rows_stay_out_of_the_index_by_check_time
 
 #[test]
 fn writes_to_one_path_in_batches_on_their_way_at_once_land_in_order() {
-    use fixity::catalog::{Class, Found};
-    use fixity::device::Stamp;
-    use fixity::digest::Digest;
+    use fixity::catalog::Class;
     // Batches of one row, two on their way at once: each path is written in one batch
     // and again in the next (recorded new, then checked), and a later batch must not
     // overtake the earlier one (its update would find no row yet).
     let Some(db) = pg::database() else { return };
     let d = tempdir();
     let t = d.path().join("t");
-    std::fs::create_dir_all(&t).unwrap();
-    let mut spec = PgSpec::new(&db.secret, Some("h"), &t);
-    spec.batch_rows = Some(1);
-    let how = OpenOptions { create: true, ..OpenOptions::default() };
-    let mut s = open_store(&StoreSpec::Postgres(spec), &how).unwrap();
-    let found = Found {
-        digest: Digest::new(&[7; 32]),
-        stamp: Stamp { size: 10, mtime_ns: 1 },
-        file_id: None,
-    };
+    let mut s = store_of_h(&db, &t, Some(1));
+    let found = found(7);
     s.record_new(b"f000", &found, 100).unwrap();
     let model = s.lookup(b"f000").unwrap().expect("a read sees the write");
     for i in 1..200 {

@@ -14,6 +14,7 @@
 mod error;
 mod extra;
 pub mod lock;
+mod numbers;
 pub mod postgres;
 mod proofs;
 pub mod sqlite;

@@ -34,8 +34,6 @@ type Listing = io::Result<Vec<Child>>;
 pub(super) struct Ahead {
     todo: Option<crossbeam_channel::Sender<PathBuf>>,
     done: crossbeam_channel::Receiver<(PathBuf, Listing)>,
-    /// Directories sent and not taken yet (their listings back or still coming).
-    out: usize,
     /// Listings back and not taken yet.
     ready: HashMap<PathBuf, Listing>,
     /// Directories sent whose listings have not come back.
@@ -69,7 +67,6 @@ impl Ahead {
         Some(Ahead {
             todo: Some(todo),
             done,
-            out: 0,
             ready: HashMap::new(),
             sent: Vec::new(),
             upcoming: VecDeque::new(),
@@ -81,7 +78,6 @@ impl Ahead {
     /// listed); `None` when the walk lists it itself.
     pub(super) fn take(&mut self, dir: &Path) -> Option<Listing> {
         if let Some(l) = self.ready.remove(dir) {
-            self.out -= 1;
             return Some(l);
         }
         if !self.sent.iter().any(|d| d == dir) {
@@ -96,13 +92,11 @@ impl Ahead {
             let Ok((d, listing)) = self.done.recv() else {
                 // The lister is gone: the walk lists from now on.
                 self.sent.clear();
-                self.out = 0;
                 self.todo = None;
                 return None;
             };
             self.sent.retain(|s| *s != d);
             if d == dir {
-                self.out -= 1;
                 return Some(listing);
             }
             self.ready.insert(d, listing);
@@ -121,7 +115,8 @@ impl Ahead {
             return;
         }
         let Some(todo) = &self.todo else { return };
-        while self.out < AHEAD
+        // Sent and not taken yet: listings back, or still coming.
+        while self.ready.len() + self.sent.len() < AHEAD
             && let Some(next) = self.upcoming.pop_front()
         {
             if todo.send(next.clone()).is_err() {
@@ -129,7 +124,6 @@ impl Ahead {
                 return;
             }
             self.sent.push(next);
-            self.out += 1;
         }
     }
 }

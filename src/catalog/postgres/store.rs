@@ -321,15 +321,15 @@ impl Store for PgStore {
     }
 
     fn last_batch(&self) -> u64 {
-        self.conn.borrow().last_batch()
+        self.conn.borrow().batches().last()
     }
 
     fn committed_below(&self) -> u64 {
-        self.conn.borrow().committed_below()
+        self.conn.borrow().batches().committed_below()
     }
 
     fn committed(&self, batch: u64) -> bool {
-        self.conn.borrow().committed(batch)
+        self.conn.borrow().batches().committed(batch)
     }
 
     fn abandon(&mut self) {

@@ -7,8 +7,8 @@
 //! of a verify is more than the run's, issue 27), unless a batch writes a path one on
 //! its way writes, or rows it does not name: then it waits for that one, so the later
 //! write to a path lands last. The run waits only when every sender is busy.
-//! Batches are numbered: [`Conn::committed_below`] tells which are committed (every
-//! batch below the oldest on its way), so the run knows which of its findings are kept
+//! Batches are numbered ([`BatchNumbers`], as the SQLite catalog's): the store tells
+//! which are committed, so the run knows which of its findings are kept
 //! (`scrub::recorder`). A batch that fails on its way is a catalog error at the next
 //! write, commit or read.
 //!
@@ -20,9 +20,10 @@
 use super::PgError;
 use super::db::{Db, Recipe};
 use super::rows::{Content, Rows};
+use crate::catalog::numbers::BatchNumbers;
 use crate::catalog::{Class, below};
 use crossbeam_channel::{Receiver, Sender};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Rows in a batch, at most (`FIXITY_PG_BATCH` sets another number, for tests).
@@ -38,12 +39,9 @@ type Job = (u64, Db, Rows, bool);
 /// The connection handed back by a sender, and how its batch went.
 type Done = (u64, Db, Result<(), PgError>);
 
-/// A batch on its way: its number and the paths it writes (`None`: rows it does not
+/// What is kept of a batch on its way: the paths it writes (`None`: rows it does not
 /// name, such as every missing file below a directory).
-struct OnItsWay {
-    number: u64,
-    paths: Option<HashSet<Vec<u8>>>,
-}
+type Paths = Option<HashSet<Vec<u8>>>;
 
 /// The writing connections and the open batch.
 pub(super) struct Conn {
@@ -56,10 +54,8 @@ pub(super) struct Conn {
     made: usize,
     /// What another connection is made from.
     recipe: Recipe,
-    /// The batches on their way, oldest first.
-    sending: Vec<OnItsWay>,
-    /// The batches that failed or were given up (never committed).
-    lost: BTreeSet<u64>,
+    /// The batches' numbers; those on their way with their paths.
+    batches: BatchNumbers<Paths>,
     /// The senders' queue and their answers, made with the first batch handed off.
     sender: Option<(Sender<Job>, Receiver<Done>)>,
     /// Writes in the open batch (held or sent).
@@ -71,10 +67,6 @@ pub(super) struct Conn {
     wide: bool,
     rows: Rows,
     limit: usize,
-    /// The open batch's number (from 1).
-    number: u64,
-    /// The batch the last write went into.
-    last: u64,
     /// The catalog as messages name it (for a connection lost with its sender).
     shown: String,
 }
@@ -132,8 +124,7 @@ impl Conn {
             db: Some(db),
             spare: Vec::new(),
             made: 1,
-            sending: Vec::new(),
-            lost: BTreeSet::new(),
+            batches: BatchNumbers::default(),
             sender: None,
             pending: 0,
             since: None,
@@ -141,34 +132,18 @@ impl Conn {
             wide: false,
             rows: Rows::default(),
             limit: limit.filter(|&n| n > 0).unwrap_or(BATCH_ROWS),
-            number: 1,
-            last: 0,
         }
     }
 
     /// Whether writes are not committed yet: held, sent in the open transaction, or on
     /// their way.
     pub(super) fn uncommitted(&self) -> bool {
-        self.pending > 0 || !self.sending.is_empty()
+        self.pending > 0 || !self.batches.on_way().is_empty()
     }
 
-    /// The number of the batch the last write went into.
-    pub(super) fn last_batch(&self) -> u64 {
-        self.last
-    }
-
-    /// Every batch numbered below this one is committed; after a batch failed, it
-    /// stays below that one.
-    pub(super) fn committed_below(&self) -> u64 {
-        let first_lost = self.lost.first().copied().unwrap_or(u64::MAX);
-        self.sending.first().map_or(self.number, |s| s.number).min(first_lost)
-    }
-
-    /// Whether the batch `number` is committed (a batch after one that failed may be).
-    pub(super) fn committed(&self, number: u64) -> bool {
-        number < self.number
-            && !self.lost.contains(&number)
-            && !self.sending.iter().any(|s| s.number == number)
+    /// The batches' numbers.
+    pub(super) fn batches(&self) -> &BatchNumbers<Paths> {
+        &self.batches
     }
 
     /// The connection, once every batch on its way is committed: the failure of one,
@@ -187,17 +162,14 @@ impl Conn {
 
     /// Takes back a batch a sender is done with.
     fn back(&mut self, (number, db, sent): Done) -> Result<(), PgError> {
-        self.sending.retain(|s| s.number != number);
         self.spare.push(db);
-        if sent.is_err() {
-            self.lost.insert(number);
-        }
+        self.batches.back(number, sent.is_ok());
         sent
     }
 
     /// Takes back one batch on its way, waiting for it; with none on its way, nothing.
     fn wait_one(&mut self) -> Result<(), PgError> {
-        let (false, Some((_, done))) = (self.sending.is_empty(), &self.sender) else {
+        let (false, Some((_, done))) = (self.batches.on_way().is_empty(), &self.sender) else {
             return Ok(());
         };
         match done.recv() {
@@ -205,7 +177,7 @@ impl Conn {
             // The senders hand back every connection they are given, unless they
             // panicked: what is on its way is lost.
             Err(_) => {
-                self.lost.extend(self.sending.drain(..).map(|s| s.number));
+                self.batches.lose_on_way();
                 self.db().map(drop)
             }
         }
@@ -215,7 +187,7 @@ impl Conn {
     /// first failure among them is the answer.
     fn wait(&mut self, block: bool) -> Result<(), PgError> {
         let mut first = Ok(());
-        while !self.sending.is_empty() {
+        while !self.batches.on_way().is_empty() {
             let got = match block {
                 true => self.wait_one(),
                 false => {
@@ -253,7 +225,7 @@ impl Conn {
                     Err(_) => self.made = WRITERS,
                 }
             }
-            if self.sending.is_empty() {
+            if self.batches.on_way().is_empty() {
                 // Every connection is away and none is on its way back.
                 return Err(PgError::Query {
                     catalog: self.shown.clone(),
@@ -269,11 +241,12 @@ impl Conn {
     /// on their way and none of them writes a path it writes.
     fn hand_off(&mut self) -> Result<(), PgError> {
         loop {
-            let clash = self.sending.iter().any(|s| match &s.paths {
+            let on_way = self.batches.on_way();
+            let clash = on_way.iter().any(|(_, paths)| match paths {
                 None => true,
                 Some(p) => self.wide || self.rows.touches(p),
             });
-            if !clash && self.sending.len() < WRITERS {
+            if !clash && on_way.len() < WRITERS {
                 break;
             }
             self.wait_one()?;
@@ -293,20 +266,19 @@ impl Conn {
         let rows = std::mem::take(&mut self.rows);
         let open = std::mem::replace(&mut self.open, false);
         self.wide = false;
-        let number = self.number;
-        self.number += 1;
         self.pending = 0;
         match &self.sender {
             Some((jobs, _)) => {
+                let number = self.batches.send(paths);
                 jobs.send((number, db, rows, open)).expect("the senders take jobs while they run");
-                self.sending.push(OnItsWay { number, paths });
                 Ok(())
             }
             None => {
+                let number = self.batches.close();
                 let db = self.db.insert(db);
                 let sent = send_and_commit(db, rows, open);
                 if sent.is_err() {
-                    self.lost.insert(number);
+                    self.batches.lose(number);
                 }
                 sent
             }
@@ -321,7 +293,7 @@ impl Conn {
             self.since = Some(Instant::now());
         }
         self.pending += 1;
-        self.last = self.number;
+        self.batches.wrote();
         let old = self.since.is_some_and(|s| s.elapsed() > Duration::from_secs(1));
         if self.pending >= self.limit || old {
             self.hand_off()?;
@@ -362,7 +334,7 @@ impl Conn {
         }
         self.pending = 0;
         self.wide = false;
-        self.number += 1;
+        self.batches.close();
         Ok(())
     }
 
@@ -370,11 +342,10 @@ impl Conn {
     /// for.
     pub(super) fn abandon(&mut self) {
         let _ = self.wait(true);
-        self.lost.insert(self.number);
+        self.batches.abandon();
         self.rows.clear();
         self.pending = 0;
         self.wide = false;
-        self.number += 1;
         if self.open {
             self.open = false;
             if let Some(db) = self.db.as_mut() {

@@ -7,9 +7,8 @@
 //! index entries a file) was a third of the run's own thread, the one that walks and
 //! merges; now it runs beside it.
 //!
-//! Batches are numbered, as the PostgreSQL catalog's are: [`Batches::committed_below`]
-//! tells which are committed, so the run knows which findings are kept
-//! (`scrub::recorder`). A batch that fails on its way is told at the next write, commit
+//! Batches are numbered ([`BatchNumbers`], as the PostgreSQL catalog's): the store tells
+//! which are committed, so the run knows which findings are kept (`scrub::recorder`). A batch that fails on its way is told at the next write, commit
 //! or read. Any other use of the catalog ([`Batches::get`]) waits for the batch on its
 //! way and writes what is held first (in the open transaction), so it sees every write
 //! made before it. A run killed at any moment leaves the committed batches; SQLite rolls
@@ -18,6 +17,7 @@
 
 use super::{Catalog, CatalogError, Result, Writer};
 use crate::catalog::Class;
+use crate::catalog::numbers::BatchNumbers;
 use crate::device::Stamp;
 use crate::digest::Digest;
 use crossbeam_channel::{Receiver, Sender};
@@ -123,14 +123,8 @@ struct Held {
     /// The vector of the last batch committed, emptied, for the next one.
     spare: Vec<Op>,
     since: Option<Instant>,
-    /// The open batch's number (from 1).
-    number: u64,
-    /// The batch the last write went into.
-    last: u64,
-    /// The batch on its way, if one is.
-    sending: Option<u64>,
-    /// The first batch that failed: it and every later one are never committed.
-    lost_from: Option<u64>,
+    /// The batches' numbers (one on its way at most).
+    numbers: BatchNumbers,
     /// Held writes were written into the open transaction (by [`Batches::get`]) and not
     /// committed yet.
     written: bool,
@@ -151,7 +145,7 @@ impl Batches {
     pub(super) fn new(cat: Catalog) -> Batches {
         Batches {
             cat: Arc::new(Mutex::new(cat)),
-            held: RefCell::new(Held { number: 1, ..Held::default() }),
+            held: RefCell::new(Held::default()),
             committer: RefCell::new(None),
             failed: RefCell::new(None),
             limit: Cell::new(BATCH_ROWS),
@@ -174,9 +168,7 @@ impl Batches {
     /// is kept to be told.
     fn collect(&self, block: bool) {
         let mut held = self.held.borrow_mut();
-        if held.sending.is_none() {
-            return;
-        }
+        let Some(&(number, ())) = held.numbers.on_way().first() else { return };
         let committer = self.committer.borrow();
         let Some(c) = committer.as_ref() else { return };
         let back = match block {
@@ -187,10 +179,10 @@ impl Batches {
                 Err(crossbeam_channel::TryRecvError::Disconnected) => None,
             },
         };
-        let number = held.sending.take();
         let failure = match back {
             Some((Ok(()), spare)) => {
                 held.spare = spare;
+                held.numbers.back(number, true);
                 return;
             }
             Some((Err(e), _)) => e,
@@ -199,7 +191,7 @@ impl Batches {
                 std::io::Error::other("the thread committing the catalog's writes ended"),
             ),
         };
-        held.lost_from = held.lost_from.or(number);
+        held.numbers.lose(number);
         self.failed.borrow_mut().get_or_insert(failure);
     }
 
@@ -248,7 +240,7 @@ impl Batches {
                 held.since = Some(Instant::now());
             }
             held.ops.push(op);
-            held.last = held.number;
+            held.numbers.wrote();
             held.ops.len() >= self.limit.get()
                 || held.since.is_some_and(|s| s.elapsed() > Duration::from_secs(1))
         };
@@ -283,32 +275,33 @@ impl Batches {
         let mut held = self.held.borrow_mut();
         let next = std::mem::take(&mut held.spare);
         let mut ops = std::mem::replace(&mut held.ops, next);
-        let number = held.number;
-        held.number += 1;
         held.written = false;
         held.since = None;
         match self.committer.borrow().as_ref().and_then(|c| c.jobs.as_ref()) {
             Some(jobs) => {
                 jobs.send(ops).expect("the committer takes jobs while it runs");
-                held.sending = Some(number);
+                held.numbers.send(());
                 Ok(())
             }
             None => {
+                let number = held.numbers.close();
                 drop(held);
                 let done = write_and_commit(&self.lock(), &mut ops);
                 if done.is_err() {
-                    self.held.borrow_mut().lost_from.get_or_insert(number);
+                    self.held.borrow_mut().numbers.lose(number);
                 }
                 done
             }
         }
     }
 
-    /// The open batch failed: it is never committed.
+    /// The open batch failed (rolled back): it is never committed, and later writes go
+    /// in the next one.
     fn lost(&self) {
         let mut held = self.held.borrow_mut();
-        let n = held.number;
-        held.lost_from.get_or_insert(n);
+        held.written = false;
+        held.since = None;
+        held.numbers.abandon();
     }
 
     /// Writes what is held and commits the open batch, after the one on its way: every
@@ -322,7 +315,7 @@ impl Batches {
         let mut held = self.held.borrow_mut();
         held.written = false;
         held.since = None;
-        held.number += 1;
+        held.numbers.close();
         Ok(())
     }
 
@@ -330,18 +323,12 @@ impl Batches {
     /// on their way.
     pub(super) fn uncommitted(&self) -> bool {
         let held = self.held.borrow();
-        !held.ops.is_empty() || held.written || held.sending.is_some()
+        !held.ops.is_empty() || held.written || !held.numbers.on_way().is_empty()
     }
 
-    /// The number of the batch the last write went into.
-    pub(super) fn last_batch(&self) -> u64 {
-        self.held.borrow().last
-    }
-
-    /// Every batch numbered below this one is committed.
-    pub(super) fn committed_below(&self) -> u64 {
-        let held = self.held.borrow();
-        held.lost_from.into_iter().chain(held.sending).min().unwrap_or(held.number)
+    /// The batches' numbers.
+    pub(super) fn numbers(&self) -> std::cell::Ref<'_, BatchNumbers> {
+        std::cell::Ref::map(self.held.borrow(), |h| &h.numbers)
     }
 
     /// Gives up the open batch (after a failed write); the one on its way is waited for.
@@ -353,7 +340,7 @@ impl Batches {
             held.ops.clear();
             held.written = false;
             held.since = None;
-            held.number += 1;
+            held.numbers.abandon();
         }
         self.lock().writer().abandon();
     }

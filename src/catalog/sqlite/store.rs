@@ -147,6 +147,18 @@ fn record_of(row: Row, algo: &'static Algorithm) -> Record {
     }
 }
 
+/// A page of rows as records; a failed read as the catalog's (at `path`) error.
+fn records_of(
+    rows: rusqlite::Result<Vec<Row>>,
+    path: &Path,
+    algo: &'static Algorithm,
+) -> Result<Vec<Record>, StoreError> {
+    match rows {
+        Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
+        Err(e) => Err(CatalogError::Sqlite(path.to_path_buf(), e).into()),
+    }
+}
+
 impl Store for SqliteStore {
     fn location(&self) -> &Path {
         &self.path
@@ -194,12 +206,9 @@ impl Store for SqliteStore {
     }
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
-        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algorithm());
+        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
         Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
-            match reader.by_path(after, inclusive, 2048) {
-                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
-                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
-            }
+            records_of(reader.by_path(after, inclusive, 2048), &path, algo)
         })))
     }
 
@@ -271,11 +280,15 @@ impl Store for SqliteStore {
     }
 
     fn last_batch(&self) -> u64 {
-        self.cat.last_batch()
+        self.cat.numbers().last()
     }
 
     fn committed_below(&self) -> u64 {
-        self.cat.committed_below()
+        self.cat.numbers().committed_below()
+    }
+
+    fn committed(&self, batch: u64) -> bool {
+        self.cat.numbers().committed(batch)
     }
 
     fn abandon(&mut self) {
@@ -331,20 +344,15 @@ impl Store for SqliteStore {
         let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
         Ok(Box::new(StaleStream::spawn(move |after, limit| {
             let key = after.map(|r| (r.last_verified, r.path.as_slice()));
-            match reader.stale(since, key, limit) {
-                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
-                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
-            }
+            records_of(reader.stale(since, key, limit), &path, algo)
         })))
     }
 
     fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
         let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
         Ok(Box::new(StaleStream::spawn(move |after, limit| {
-            match reader.stale_by_path(since, after.map(|r| r.path.as_slice()), limit) {
-                Ok(rows) => Ok(rows.into_iter().map(|r| record_of(r, algo)).collect()),
-                Err(e) => Err(CatalogError::Sqlite(path.clone(), e).into()),
-            }
+            let after = after.map(|r| r.path.as_slice());
+            records_of(reader.stale_by_path(since, after, limit), &path, algo)
         })))
     }
 
@@ -357,8 +365,9 @@ impl Store for SqliteStore {
             // Unfinished: the pass's start stays recorded, and with it what is left.
             return Ok(());
         }
-        self.cat()?.set_meta(PASS_KEY, None)?;
-        Ok(self.cat()?.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
+        let cat = self.cat()?;
+        cat.set_meta(PASS_KEY, None)?;
+        Ok(cat.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
     }
 
     fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError> {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::catalog::store::{Found, OpenOptions, Store};
 
 fn stamp(size: u64, mtime_ns: i128) -> Stamp {
     Stamp { size, mtime_ns }
@@ -399,17 +400,22 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     assert!(!c.digest_index_out() && has_digest_index(&c));
 }
 
+/// A new catalog at `p` in batches of `limit` writes, a scan begun (at 1000), and the
+/// content of a file of `size` bytes it records.
+fn batched(p: &Path, limit: usize) -> (SqliteStore, impl Fn(u64) -> Found) {
+    let how = OpenOptions { create: true, ..OpenOptions::default() };
+    let mut store = SqliteStore::open(p, &how).unwrap();
+    store.set_batch_limit(limit);
+    store.start_run("scan", 1_000).unwrap();
+    let digest = crate::digest::Digest::new(&[5; 32]);
+    (store, move |size| Found { digest, stamp: stamp(size, 7), file_id: None })
+}
+
 #[test]
 fn batches_are_committed_beside_the_run_and_a_read_sees_every_write() {
-    use crate::catalog::store::{Found, OpenOptions, Store};
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("c.db");
-    let how = OpenOptions { create: true, ..OpenOptions::default() };
-    let mut store = SqliteStore::open(&p, &how).unwrap();
-    store.set_batch_limit(3);
-    let digest = crate::digest::Digest::new(&[5; 32]);
-    let found = |size| Found { digest, stamp: stamp(size, 7), file_id: None };
-    store.start_run("scan", 1_000).unwrap();
+    let (mut store, found) = batched(&p, 3);
     // Batch 1 (three writes) goes to the committer; the fourth write opens batch 2.
     for i in 0..4u64 {
         store.record_new(format!("f{i}").as_bytes(), &found(i), 1_000).unwrap();
@@ -441,15 +447,10 @@ fn batches_are_committed_beside_the_run_and_a_read_sees_every_write() {
 
 #[test]
 fn a_batch_failing_on_its_way_is_told_at_the_next_write_and_rolled_back_whole() {
-    use crate::catalog::store::{Found, OpenOptions, Store};
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("c.db");
-    let how = OpenOptions { create: true, ..OpenOptions::default() };
-    let mut store = SqliteStore::open(&p, &how).unwrap();
-    store.set_batch_limit(2);
-    let digest = crate::digest::Digest::new(&[5; 32]);
-    let found = Found { digest, stamp: stamp(1, 7), file_id: None };
-    store.start_run("scan", 1_000).unwrap();
+    let (mut store, found) = batched(&p, 2);
+    let found = found(1);
     store.record_new(b"a", &found, 1_000).unwrap();
     store.commit().unwrap();
     // A batch whose second write fails (an import of a path already recorded).
