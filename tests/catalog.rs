@@ -383,6 +383,70 @@ fn status_summarizes_the_catalog() {
     assert_eq!(json["algorithm"], "blake3");
 }
 
+/// A catalog records the tree its paths are relative to. A run over a directory inside
+/// that tree, or around it, while the tree is still there, is refused before anything is
+/// written (its files would be recorded moved, missing and new under other paths); a
+/// tree that moved, even below where it was, is the catalog's tree from then on.
+#[test]
+fn a_run_over_part_of_the_catalogs_tree_is_refused_and_a_moved_tree_is_taken() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    write(d.path(), "t/a/x", b"1");
+    write(d.path(), "t/b/y", b"2");
+    let cat = d.path().join("c.db");
+    let c = cat.to_str().unwrap();
+    assert!(cmd_in(d.path(), &["scan", "-q", "--catalog", c, "t"]).status.success());
+    let recorded = rows(&cat);
+    assert_eq!(recorded.len(), 2);
+    for (args, how) in [
+        (["verify", "t/a"], "is inside"),
+        (["scan", "t/b"], "is inside"),
+        (["verify", "."], "holds"),
+    ] {
+        let out = cmd_in(d.path(), &[args[0], "--catalog", c, args[1]]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+        assert!(err.contains(how) && err.contains("/t, the tree whose files catalog"), "{err}");
+        assert!(err.contains("run over") && err.contains("--catalog"), "{err}");
+    }
+    // Nothing was written: every record present and as it was.
+    assert_eq!(rows(&cat), recorded);
+    let (found, summary, code) = classify(d.path(), &["verify", "--catalog", c, "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?}");
+    assert_eq!(summary["counts"]["ok"], 2);
+
+    // The tree moved into a directory of its own (a name that is not UTF-8): its files'
+    // old paths are gone, so that directory is the tree now, and the old place (around
+    // it) is refused in turn.
+    let moved = d.path().join("t").join(std::ffi::OsStr::from_bytes(b"mov\xffed"));
+    std::fs::create_dir(&moved).unwrap();
+    for name in ["a", "b"] {
+        std::fs::rename(d.path().join("t").join(name), moved.join(name)).unwrap();
+    }
+    let out = fixity(d.path()).args(["verify", "--json", "--catalog", c]).arg(&moved).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["summary"]["counts"]["ok"], 2, "{summary}");
+    assert_eq!(rows(&cat), recorded);
+    let out = cmd_in(d.path(), &["verify", "--catalog", c, "t"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("holds"), "{}", text(&out.stderr));
+    // A copy beside the tree (neither inside it nor around it) is compared with the
+    // catalog, as a copy is.
+    let copy = d.path().join("copy");
+    std::fs::create_dir_all(copy.join("a")).unwrap();
+    std::fs::create_dir_all(copy.join("b")).unwrap();
+    std::fs::write(copy.join("a/x"), b"1").unwrap();
+    std::fs::write(copy.join("b/y"), b"2").unwrap();
+    // (Its files' mtimes are the copy's: they are told modified, none missing or new.)
+    let (found, _, code) = classify(d.path(), &["verify", "--catalog", c, "copy"]);
+    assert_eq!(code, 0);
+    assert_eq!(found, map(&[("a/x", "modified"), ("b/y", "modified")]));
+}
+
 #[test]
 fn excluded_and_ignored_paths_are_neither_recorded_nor_missing() {
     let d = tempdir();

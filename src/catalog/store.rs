@@ -301,6 +301,17 @@ pub trait Store {
     fn lists_findings(&self) -> bool;
     /// How a verification pass goes over unchanged files.
     fn pass_order(&self) -> PassOrder;
+    /// Checks that a run over the whole tree at `root` is a run over the tree whose
+    /// records this store holds, before anything is written. A store that records its
+    /// tree (the SQLite catalog: its records' paths are relative to it) refuses a run
+    /// over a directory inside that tree or around it, whose relative paths are not its
+    /// records' (every file would be missing, moved or new, and recorded so); a tree that
+    /// moved (another mount point, a copy checked against the original's catalog) is its
+    /// tree from then on. Stores that keep a tree per key, or records in the files, take
+    /// any root.
+    fn claim_tree(&mut self, _root: &Path) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// The run's time (ms since the epoch), strictly after any earlier run's start.
     fn clock(&self) -> Result<i64, StoreError>;

@@ -82,6 +82,11 @@ fn run_in(
     };
     let (part, listed_ms) = part.unzip();
     let in_part = listed.is_some();
+    // A run over the whole tree at `root`: the store's tree, or refused before anything
+    // is written (a part's root is the plan's, checked when the plan was made).
+    if !in_part {
+        store.claim_tree(root)?;
+    }
     let mut report = Report {
         command: opts.mode.name(),
         started_ms: now,

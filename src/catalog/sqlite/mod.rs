@@ -557,6 +557,7 @@ mod proofs;
 mod reader;
 mod remote;
 mod store;
+mod tree;
 mod writer;
 
 use super::below;

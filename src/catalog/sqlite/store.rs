@@ -184,6 +184,11 @@ impl Store for SqliteStore {
         PassOrder::Stale
     }
 
+    fn claim_tree(&mut self, root: &Path) -> Result<(), StoreError> {
+        let write = self.read_only_reason.is_none();
+        super::tree::claim(&*self.cat()?, &self.path, root, write)
+    }
+
     fn clock(&self) -> Result<i64, StoreError> {
         Ok(now_ms().max(self.cat()?.last_run_start()? + 1))
     }
