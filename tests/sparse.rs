@@ -215,6 +215,43 @@ fn reading_a_cold_sparse_file_does_not_fill_the_page_cache() {
     }
 }
 
+/// A sparse file split across a plan's parts (a VM image larger than a part's share):
+/// each part reads its pieces' data and gives their holes as zeros, cold or not, and the
+/// merge writes what one run writes.
+#[test]
+fn a_sparse_file_split_across_parts_leaves_its_holes_unread() {
+    let d = tempdir();
+    if !holes_reported(d.path()) {
+        return;
+    }
+    let size = 64 * M + 5;
+    let p = sparse(
+        &d.path().join("t/image"),
+        size,
+        &[(0, &bytes(3, 70_000)), (17 * M + 3, b"mid"), (64 * M, b"tail!")],
+    );
+    sparse(&d.path().join("t/small"), 2 * M, &[(M, b"x")]);
+    let out = run(d.path(), ["plan", "t", "--parts", "4", "--piece-size", "1048576", "-o", "p"]);
+    ok(out);
+    let lists: String = (0..4)
+        .map(|i| std::fs::read_to_string(d.path().join(format!("p/list-{i}"))).unwrap())
+        .collect();
+    assert!(lists.lines().filter(|l| l.starts_with("P ")).count() >= 4, "{lists}");
+    for i in 0..4 {
+        evict(&p);
+        let part = i.to_string();
+        ok(run(d.path(), ["hash", "--plan", "p", "--part", &part, "-a", "blake3,crc32c"]));
+        let (cached, pages) = resident(&p);
+        assert!(cached * 20 < pages, "part {i}: {cached} of {pages} pages cached");
+    }
+    let merged = ok(run(d.path(), ["merge", "p", "--format", "bsd"]));
+    let single = ok(run(d.path(), ["hash", "-a", "blake3,crc32c", "--format", "bsd", "t"]));
+    assert_eq!(merged, single);
+    // And the digests are those of the bytes.
+    let want = lookup("blake3").unwrap().digest(&std::fs::read(&p).unwrap()).to_string();
+    assert!(merged.contains(&want), "{merged}");
+}
+
 fn set_mtime(p: &Path, t: std::time::SystemTime) {
     std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
 }

@@ -1,12 +1,12 @@
 //! One piece of a file split across parts (a list's `P` entry): its byte range read with
-//! `pread` and fed to each algorithm's piece hasher ([`crate::algo::Combine`]), with the
+//! `pread` (a sparse file's holes given as zeros, not read: [`Zeroed`]) and fed to each algorithm's piece hasher ([`crate::algo::Combine`]), with the
 //! stat before the read compared with the plan's and the stat after with the one before,
 //! as a whole file's read is. The merge joins the pieces' states into the file's digest.
 
 use super::Piece;
 use crate::algo::Algorithm;
-use crate::read::{Admitted, OnChange, OpenMode, ReadError, ReadOptions};
-use std::os::unix::fs::FileExt;
+use crate::read::{Admitted, OnChange, OpenMode, ReadError, ReadOptions, Zeroed};
+use std::io::Read;
 
 /// What reading one piece gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,10 +74,12 @@ pub(crate) fn hash(
         .map(|c| c.piece(piece.unit, piece.start))
         .collect();
     let mut buf = vec![0u8; READ.min(piece.len()) as usize];
+    // A sparse file's holes (a VM image's) as zeros, not read into the page cache.
+    let mut src = Zeroed::new(&file, &before, piece.start);
     let mut at = piece.start;
     while at < piece.end {
         let n = (piece.end - at).min(READ) as usize;
-        match file.read_exact_at(&mut buf[..n], at) {
+        match src.read_exact(&mut buf[..n]) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 return unreadable(ReadError::Changed);
