@@ -144,6 +144,20 @@ impl AtomicFile {
         }
     }
 
+    /// Moves the write position `n` bytes on without writing: a hole of zeros in the
+    /// file (its length set by [`AtomicFile::set_len`] when nothing is written after it).
+    pub(crate) fn skip(&mut self, n: u64) -> io::Result<()> {
+        use std::io::Seek;
+        let n = i64::try_from(n).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let file = self.file.as_mut().expect("live file");
+        file.seek(io::SeekFrom::Current(n)).map(drop)
+    }
+
+    /// Sets the file's length (a hole at its end is not written).
+    pub(crate) fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.as_ref().expect("live file").set_len(len)
+    }
+
     /// Flushes, syncs and renames the file into place, then syncs the directory.
     pub fn commit(mut self) -> io::Result<()> {
         let mut file = self.file.take().expect("not committed twice");

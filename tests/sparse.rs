@@ -7,7 +7,7 @@
 use crate::util::{missing, run, tempdir};
 use fixity::algo::lookup;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -280,6 +280,9 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
     sparse(&t.join("data"), 6 * M + 11, &[(0, &bytes(1, 5000)), (3 * M, &bytes(2, 8192))]);
     sparse(&t.join("holes"), 5 * M, &[(5 * M - 1, b"z")]);
     std::fs::write(t.join("plain"), bytes(3, 100_000)).unwrap();
+    // Intact beside the damaged ones: a repair reads its slices of the recovery set,
+    // holes given as zeros.
+    let image = sparse(&t.join("image"), 32 * M, &[(M, &bytes(4, 9000)), (20 * M, b"i")]);
     let o = run(d.path(), ["scan", "t"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let want = |name: &str| {
@@ -305,10 +308,21 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         assert!(out.contains(l), "{l}\n{out}");
     }
     assert!(!out.contains("CORRUPT     plain"), "{out}");
+    evict(&image);
     let o = run(d.path(), ["repair", "t"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let (cached, pages) = resident(&image);
+    assert!(cached * 20 < pages, "repair: {cached} of {pages} pages of the intact image cached");
     for (n, b) in ["data", "holes"].iter().zip(&before) {
         assert!(std::fs::read(t.join(n)).unwrap() == *b, "{n} restored");
+        // Rebuilt sparse, as it was: its holes not written.
+        let m = std::fs::metadata(t.join(n)).unwrap();
+        assert!(
+            m.blocks() * 512 + M <= m.len(),
+            "{n}: {} blocks for {} bytes",
+            m.blocks(),
+            m.len()
+        );
     }
     ok(run(d.path(), ["verify", "t"]));
 }

@@ -12,6 +12,7 @@ use super::encode::{invert, lost_matrix, mul_add_parallel};
 use super::gf16;
 use super::packet::{FileDesc, Id};
 use super::set::{Set, State, open_member, read_full};
+use crate::read::{Extents, Zeroed, is_sparse};
 use md5::{Digest as _, Md5};
 use std::collections::HashMap;
 use std::fs::File;
@@ -115,7 +116,9 @@ pub(crate) fn solve(
         rhs.push(set.recovery_data(e).map_err(|e| Unrepairable::Io(e.to_string()))?);
     }
     let per_batch = (BATCH_BYTES / s).max(1);
-    let mut opened: HashMap<*const FileDesc, File> = HashMap::new();
+    // Each member opened once, with its extents when it is sparse (its holes given as
+    // zeros, not read).
+    let mut opened: HashMap<*const FileDesc, (File, Option<Extents>)> = HashMap::new();
     for chunk in present.chunks(per_batch) {
         let mut buf = vec![0u8; chunk.len() * s];
         let mut indices = Vec::with_capacity(chunk.len());
@@ -124,11 +127,13 @@ pub(crate) fn solve(
             if let std::collections::hash_map::Entry::Vacant(slot) = opened.entry(key) {
                 let f = open_member(base, &p.desc.name)
                     .map_err(|st| Unrepairable::Io(format!("cannot reopen: {st:?}")))?;
-                slot.insert(f);
+                let meta = f.metadata().map_err(|e| Unrepairable::Io(e.to_string()))?;
+                slot.insert((f, is_sparse(&meta).then(|| Extents::new(meta.len()))));
             }
             let start = *j as u64 * s as u64;
             let n = (p.desc.length - start).min(s as u64) as usize;
-            let got = opened[&key].read_at(&mut dst[..n], start);
+            let (f, extents) = opened.get_mut(&key).expect("opened above");
+            let got = read_slice(f, extents.as_mut(), &mut dst[..n], start);
             if got.map_err(|e| Unrepairable::Io(e.to_string()))? != n {
                 return Err(Unrepairable::Io("a file shrank during repair".into()));
             }
@@ -191,11 +196,12 @@ impl Solution {
         let s = self.slice as u64;
         let n = p.desc.length.div_ceil(s) as usize;
         let usable = p.state.usable(n);
+        // The file as it is now, and its stat (a sparse file's holes are read as zeros).
         let current = if usable.iter().any(|&u| u) {
-            Some(
-                open_member(base, &p.desc.name)
-                    .map_err(|st| io::Error::other(format!("{st:?}")))?,
-            )
+            let f = open_member(base, &p.desc.name)
+                .map_err(|st| io::Error::other(format!("{st:?}")))?;
+            let meta = f.metadata()?;
+            Some((f, meta))
         } else {
             None
         };
@@ -205,8 +211,8 @@ impl Solution {
             let start = j as u64 * s;
             let len = (p.desc.length - start).min(s) as usize;
             let data: &[u8] = match (intact, &current) {
-                (true, Some(f)) => {
-                    let mut r = ReadAt { f, at: start };
+                (true, Some((f, meta))) => {
+                    let mut r = Zeroed::new(f, meta, start);
                     if read_full(&mut r, &mut buf[..len])? != len {
                         return Err(io::Error::other("the file shrank during repair"));
                     }
@@ -224,16 +230,25 @@ impl Solution {
     }
 }
 
-/// Reads a file from an offset on, with `pread`.
-struct ReadAt<'a> {
-    f: &'a File,
+/// Reads `buf.len()` bytes of `f` at `at`, fewer at its end; a sparse file's holes (by
+/// its `extents`) as zeros, not read.
+fn read_slice(
+    f: &File,
+    mut extents: Option<&mut Extents>,
+    buf: &mut [u8],
     at: u64,
-}
-
-impl io::Read for ReadAt<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.f.read_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
+) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        let off = at + n as u64;
+        let k = match extents.as_deref_mut() {
+            Some(x) => x.read_at(f, &mut buf[n..], off)?,
+            None => f.read_at(&mut buf[n..], off)?,
+        };
+        if k == 0 {
+            break;
+        }
+        n += k;
     }
+    Ok(n)
 }

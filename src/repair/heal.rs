@@ -163,8 +163,11 @@ pub fn repair(
                 left.push(rec);
                 continue;
             };
-            let copied =
-                install(root, &rec, keep, &mut |w| io::copy(&mut File::open(&from)?, w).map(drop));
+            let copied = install(root, &rec, keep, &mut |w| {
+                // A sparse replica's holes as zeros, not read.
+                let f = File::open(&from)?;
+                io::copy(&mut crate::read::Zeroed::new(&f, &f.metadata()?, 0), w).map(drop)
+            });
             match copied {
                 Ok(()) => {
                     done(store, &rec, format!("repaired from replica {}", from.display()))?;

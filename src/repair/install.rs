@@ -13,20 +13,56 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The blocks a rebuilt sparse file's holes are made of: a block of zeros at a multiple
+/// of it is skipped, not written.
+const HOLE_BLOCK: usize = 4096;
+
 /// Writes through to the file and the catalog's hasher.
 struct Tee<'a> {
     file: &'a mut AtomicFile,
     hasher: &'a mut dyn Hasher,
+    /// Leave whole blocks of zeros as holes (the file replaced is sparse, as `cp
+    /// --sparse=auto` decides): a VM image is rebuilt at the size of its data, not of its
+    /// length. A file that was not sparse is written whole (space an application set
+    /// aside stays set aside).
+    holes: bool,
+    /// Bytes given so far.
+    pos: u64,
 }
 
 impl Write for Tee<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
+        let n = if self.holes { self.write_holes(buf)? } else { self.file.write(buf)? };
         self.hasher.update(&buf[..n]);
+        self.pos += n as u64;
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
+    }
+}
+
+impl Tee<'_> {
+    /// Takes the first bytes of `buf`: up to the next block boundary, written; or a run of
+    /// whole blocks of zeros, skipped; or a run of whole blocks that are not, written.
+    fn write_holes(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let head = (HOLE_BLOCK - (self.pos % HOLE_BLOCK as u64) as usize) % HOLE_BLOCK;
+        if head > 0 {
+            return self.file.write(&buf[..head.min(buf.len())]);
+        }
+        if buf.len() < HOLE_BLOCK {
+            return self.file.write(buf);
+        }
+        let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
+        let blocks = buf.as_chunks::<HOLE_BLOCK>().0;
+        let hole = zero(&blocks[0]);
+        let run = blocks.iter().take_while(|b| zero(&b[..]) == hole).count() * HOLE_BLOCK;
+        if hole {
+            self.file.skip(run as u64)?;
+            Ok(run)
+        } else {
+            self.file.write(&buf[..run])
+        }
     }
 }
 
@@ -80,8 +116,13 @@ pub(crate) fn install(
     let target = place(root, &rec.path)?;
     let mut file = AtomicFile::create(&target).map_err(|e| crate::read::io_message(&e))?;
     let mut hasher = rec.algo.hasher();
-    fill(&mut Tee { file: &mut file, hasher: hasher.as_mut() })
-        .map_err(|e| crate::read::io_message(&e))?;
+    let holes = std::fs::metadata(&target).is_ok_and(|m| crate::read::is_sparse(&m));
+    let mut tee = Tee { file: &mut file, hasher: hasher.as_mut(), holes, pos: 0 };
+    fill(&mut tee).map_err(|e| crate::read::io_message(&e))?;
+    let len = tee.pos;
+    if holes {
+        file.set_len(len).map_err(|e| crate::read::io_message(&e))?;
+    }
     if !hasher.finish().ct_eq(&rec.digest) {
         // Dropped uncommitted: the temporary file goes, the damaged file stays.
         return Err("the rebuilt content does not have the recorded digest".into());
@@ -97,4 +138,39 @@ pub(crate) fn install(
         .map_err(|e| format!("cannot keep the damaged copy: {}", crate::read::io_message(&e)))?;
     }
     file.commit().map_err(|e| crate::read::io_message(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// Whatever the pieces it is given in, a sparse file's rebuild holds exactly its bytes,
+    /// and its blocks of zeros (not a zero byte more) are holes, a trailing one too.
+    #[test]
+    fn a_sparse_rebuild_has_its_bytes_and_leaves_blocks_of_zeros_as_holes() {
+        let d = tempfile::tempdir().unwrap();
+        let mut want = vec![0u8; 3 << 20];
+        want[..5000].fill(7); // data over the first block boundary
+        want[1 << 20] = 1; // one byte in a block of zeros
+        want[(2 << 20) + 4095..(2 << 20) + 4097].fill(9); // across a boundary
+        for (k, piece) in [1usize, 1000, 4096, 4097, 65536, 1 << 22].into_iter().enumerate() {
+            let target = d.path().join(format!("f{k}"));
+            let mut file = AtomicFile::create(&target).unwrap();
+            let mut hasher = crate::algo::lookup("md5").unwrap().hasher();
+            let mut tee = Tee { file: &mut file, hasher: hasher.as_mut(), holes: true, pos: 0 };
+            for chunk in want.chunks(piece) {
+                tee.write_all(chunk).unwrap();
+            }
+            assert_eq!(tee.pos, want.len() as u64);
+            file.set_len(want.len() as u64).unwrap();
+            file.commit().unwrap();
+            assert!(std::fs::read(&target).unwrap() == want, "pieces of {piece}");
+            let m = std::fs::metadata(&target).unwrap();
+            // Data in 5 blocks (2 + 1 + 2): at most those, if the file system makes holes.
+            let holes_made = m.blocks() * 512 < m.len();
+            assert!(!holes_made || m.blocks() * 512 <= 5 * 4096 + 4096, "{} blocks", m.blocks());
+            assert!(hasher.finish() == crate::algo::lookup("md5").unwrap().digest(&want));
+        }
+    }
 }
