@@ -402,6 +402,9 @@ fn a_run_over_part_of_the_catalogs_tree_is_refused_and_a_moved_tree_is_taken() {
         (["verify", "t/a"], "is inside"),
         (["scan", "t/b"], "is inside"),
         (["verify", "."], "holds"),
+        // A repair would write rebuilt files beneath the wrong directory.
+        (["protect", "t/a"], "is inside"),
+        (["repair", "t/a"], "is inside"),
     ] {
         let out = cmd_in(d.path(), &[args[0], "--catalog", c, args[1]]);
         let err = text(&out.stderr);

@@ -301,8 +301,8 @@ pub trait Store {
     fn lists_findings(&self) -> bool;
     /// How a verification pass goes over unchanged files.
     fn pass_order(&self) -> PassOrder;
-    /// Checks that a run over the whole tree at `root` is a run over the tree whose
-    /// records this store holds, before anything is written. A store that records its
+    /// Checks that a run over the whole tree at `root` (scan, verify, protect, repair) is
+    /// a run over the tree whose records this store holds, before anything is written. A store that records its
     /// tree (the SQLite catalog: its records' paths are relative to it) refuses a run
     /// over a directory inside that tree or around it, whose relative paths are not its
     /// records' (every file would be missing, moved or new, and recorded so); a tree that

@@ -95,6 +95,9 @@ pub fn repair(
     opts: &RepairOptions,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<RepairReport, RepairError> {
+    // The catalog's tree, or refused before a file is written beneath a directory its
+    // records' paths are not relative to (see `Store::claim_tree`).
+    store.claim_tree(root)?;
     let now = store.clock()?;
     store.start_run("repair", now)?;
     let mut report = RepairReport::default();

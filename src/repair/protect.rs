@@ -64,6 +64,8 @@ pub fn protect(
     opts: &ProtectOptions,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<ProtectReport, RepairError> {
+    // The catalog's tree, or refused before anything is made (see `Store::claim_tree`).
+    store.claim_tree(root)?;
     let existed = opts.par2_dir.exists();
     std::fs::create_dir_all(&opts.par2_dir)
         .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
