@@ -325,4 +325,19 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         );
     }
     ok(run(d.path(), ["verify", "t"]));
+
+    // Gone from the tree, back from a sparse replica: copied sparse, holes not read.
+    let replica = d.path().join("r/holes");
+    sparse(&replica, 5 * M, &[(5 * M - 1, b"z")]);
+    std::fs::remove_file(t.join("holes")).unwrap();
+    assert_eq!(run(d.path(), ["verify", "-q", "t"]).status.code(), Some(1));
+    evict(&replica);
+    let o = run(d.path(), ["repair", "--from", "r", "t"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("holes (from r/holes)"), "{}", text(&o.stdout));
+    assert!(std::fs::read(t.join("holes")).unwrap() == before[1], "holes restored");
+    let m = std::fs::metadata(t.join("holes")).unwrap();
+    assert!(m.blocks() * 512 + M <= m.len(), "holes: {} blocks", m.blocks());
+    let (cached, pages) = resident(&replica);
+    assert!(cached * 20 < pages, "replica: {cached} of {pages} pages cached");
 }

@@ -166,8 +166,9 @@ pub fn repair(
                 left.push(rec);
                 continue;
             };
-            let copied = install(root, &rec, keep, &mut |w| {
-                // A sparse replica's holes as zeros, not read.
+            // A sparse replica is copied sparse, its holes as zeros, not read.
+            let sparse = std::fs::metadata(&from).is_ok_and(|m| crate::read::is_sparse(&m));
+            let copied = install(root, &rec, keep, sparse, &mut |w| {
                 let f = File::open(&from)?;
                 io::copy(&mut crate::read::Zeroed::new(&f, &f.metadata()?, 0), w).map(drop)
             });
@@ -358,7 +359,7 @@ fn from_set(
         .iter()
         .map(|rec| {
             if rec.size == Some(0) {
-                return install(root, rec, keep, &mut |_| Ok(()));
+                return install(root, rec, keep, false, &mut |_| Ok(()));
             }
             let Some(p) = placed.iter().find(|p| p.desc.name == rec.path) else {
                 return Err("its recovery set does not describe it".into());
@@ -367,7 +368,7 @@ fn from_set(
                 Ok(s) => s,
                 Err(e) => return Err(e.to_string()),
             };
-            install(root, rec, keep, &mut |w| {
+            install(root, rec, keep, false, &mut |w| {
                 let md5 = solution.write_file(base, p, w)?;
                 if md5 != p.desc.md5 {
                     return Err(io::Error::other("the rebuilt file's MD5 is not the set's"));

@@ -105,18 +105,21 @@ fn place(root: &Path, rel: &[u8]) -> Result<PathBuf, String> {
 }
 
 /// Replaces the file of `rec` beneath `root` with what `fill` writes, if that has the
-/// recorded digest. `keep` names the run (ms) under which the damaged copy is kept
+/// recorded digest. Blocks of zeros are left as holes when the file in place is sparse,
+/// or `sparse_source` (what `fill` copies is). `keep` names the run (ms) under which the damaged copy is kept
 /// aside, in `TREE/.fixity/damaged/`.
 pub(crate) fn install(
     root: &Path,
     rec: &Record,
     keep: Option<i64>,
+    sparse_source: bool,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), String> {
     let target = place(root, &rec.path)?;
     let mut file = AtomicFile::create(&target).map_err(|e| crate::read::io_message(&e))?;
     let mut hasher = rec.algo.hasher();
-    let holes = std::fs::metadata(&target).is_ok_and(|m| crate::read::is_sparse(&m));
+    let holes =
+        sparse_source || std::fs::metadata(&target).is_ok_and(|m| crate::read::is_sparse(&m));
     let mut tee = Tee { file: &mut file, hasher: hasher.as_mut(), holes, pos: 0 };
     fill(&mut tee).map_err(|e| crate::read::io_message(&e))?;
     let len = tee.pos;
