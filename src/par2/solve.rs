@@ -12,12 +12,11 @@ use super::encode::{invert, lost_matrix, mul_add_parallel};
 use super::gf16;
 use super::packet::{FileDesc, Id};
 use super::set::{Set, State, open_member, read_full};
-use crate::read::{Extents, Zeroed, is_sparse};
+use crate::read::Zeroed;
 use md5::{Digest as _, Md5};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 
 /// Other choices of recovery slices tried when one does not invert.
 const TRIES: usize = 64;
@@ -116,9 +115,8 @@ pub(crate) fn solve(
         rhs.push(set.recovery_data(e).map_err(|e| Unrepairable::Io(e.to_string()))?);
     }
     let per_batch = (BATCH_BYTES / s).max(1);
-    // Each member opened once, with its extents when it is sparse (its holes given as
-    // zeros, not read).
-    let mut opened: HashMap<*const FileDesc, (File, Option<Extents>)> = HashMap::new();
+    // Each member opened once, with its stat (a sparse one's holes are read as zeros).
+    let mut opened: HashMap<*const FileDesc, (File, std::fs::Metadata)> = HashMap::new();
     for chunk in present.chunks(per_batch) {
         let mut buf = vec![0u8; chunk.len() * s];
         let mut indices = Vec::with_capacity(chunk.len());
@@ -128,12 +126,12 @@ pub(crate) fn solve(
                 let f = open_member(base, &p.desc.name)
                     .map_err(|st| Unrepairable::Io(format!("cannot reopen: {st:?}")))?;
                 let meta = f.metadata().map_err(|e| Unrepairable::Io(e.to_string()))?;
-                slot.insert((f, is_sparse(&meta).then(|| Extents::new(meta.len()))));
+                slot.insert((f, meta));
             }
             let start = *j as u64 * s as u64;
             let n = (p.desc.length - start).min(s as u64) as usize;
-            let (f, extents) = opened.get_mut(&key).expect("opened above");
-            let got = read_slice(f, extents.as_mut(), &mut dst[..n], start);
+            let (f, meta) = &opened[&key];
+            let got = read_full(&mut Zeroed::new(f, meta, start), &mut dst[..n]);
             if got.map_err(|e| Unrepairable::Io(e.to_string()))? != n {
                 return Err(Unrepairable::Io("a file shrank during repair".into()));
             }
@@ -228,27 +226,4 @@ impl Solution {
         }
         Ok(md5.finalize().into())
     }
-}
-
-/// Reads `buf.len()` bytes of `f` at `at`, fewer at its end; a sparse file's holes (by
-/// its `extents`) as zeros, not read.
-fn read_slice(
-    f: &File,
-    mut extents: Option<&mut Extents>,
-    buf: &mut [u8],
-    at: u64,
-) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let off = at + n as u64;
-        let k = match extents.as_deref_mut() {
-            Some(x) => x.read_at(f, &mut buf[n..], off)?,
-            None => f.read_at(&mut buf[n..], off)?,
-        };
-        if k == 0 {
-            break;
-        }
-        n += k;
-    }
-    Ok(n)
 }
