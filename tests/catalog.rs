@@ -128,6 +128,7 @@ macro_rules! catalog_cases {
             every_class_is_found_on_a_real_tree,
             a_rescan_of_an_unchanged_tree_reads_nothing,
             slices_resume_and_cover_every_file_once,
+            slices_go_on_in_path_order_and_come_round_for_what_is_left,
             a_duration_budget_stops_a_slice,
             modify_window_tolerates_coarse_mtimes,
             non_utf8_and_newline_names_round_trip_through_the_catalog,
@@ -288,6 +289,45 @@ pub(crate) fn slices_resume_and_cover_every_file_once(cat: &Cat) {
     let status = text(&cat.run(d.path(), &["status", "t"]).stdout);
     assert!(status.contains("pass:      in progress since"), "{status}");
     assert!(status.contains("18 files"), "{status}");
+}
+
+pub(crate) fn slices_go_on_in_path_order_and_come_round_for_what_is_left(cat: &Cat) {
+    let d = tempdir();
+    for i in 0..9 {
+        write(d.path(), format!("t/f{i}"), &[i as u8; 1000]);
+    }
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
+    let tree = d.path().join("t");
+    // Each slice reads up to 3,000 bytes: three of these files.
+    let slice = |before: &mut BTreeMap<Vec<u8>, i64>, want: &[&str], complete: bool| {
+        let (found, s, code) = cat.classify(d.path(), &["verify", "--max-bytes", "3000", "t"]);
+        assert_eq!((found.len(), code), (0, 0), "{found:?}");
+        let after = cat.verified_times(&tree);
+        let touched: Vec<String> = after
+            .iter()
+            .filter(|(p, t)| before.get(*p) != Some(t))
+            .map(|(p, _)| String::from_utf8(p.clone()).unwrap())
+            .collect();
+        assert_eq!(touched, want, "each slice goes on where the last one stopped");
+        assert_eq!(s["complete"], complete, "{s}");
+        *before = after;
+    };
+    let mut before = cat.verified_times(&tree);
+    slice(&mut before, &["f0", "f1", "f2"], false);
+    slice(&mut before, &["f3", "f4", "f5"], false);
+    // A digest imported meanwhile for a file before the place the slices reached (never
+    // verified): taken when the pass comes round to the start, before it ends.
+    write(d.path(), "t/a", b"alpha");
+    let out = fixity(d.path()).args(["hash", "-a", "blake3", "a"]).current_dir(&tree).output();
+    std::fs::write(d.path().join("m.b3"), out.unwrap().stdout).unwrap();
+    let import = ["import", "--from", "manifest", "--source", "m.b3", "t"];
+    let out = cat.run(d.path(), &import);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    before = cat.verified_times(&tree);
+    slice(&mut before, &["f6", "f7", "f8"], false);
+    slice(&mut before, &["a"], true);
+    // The next pass starts from the beginning.
+    slice(&mut before, &["a", "f0", "f1", "f2"], false);
 }
 
 pub(crate) fn a_duration_budget_stops_a_slice(cat: &Cat) {

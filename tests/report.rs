@@ -179,6 +179,7 @@ fn downgrade(cat: &Cat, dir: &Path) {
                  ALTER TABLE files DROP COLUMN found_digest;
                  ALTER TABLE files DROP COLUMN imported;
                  DROP TABLE digests; DROP TABLE remote_checks; DROP TABLE proofs;
+                 CREATE INDEX files_by_verified ON files (last_verified, path);
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -189,6 +190,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
                 "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest,
                      DROP COLUMN imported;
                  DROP TABLE fixity.digests, fixity.remote_checks, fixity.proofs;
+                 CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
+                 ALTER TABLE fixity.trees DROP COLUMN pass_after;
                  UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version';",
             )
             .unwrap();

@@ -326,6 +326,8 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
     let mut c = db.client();
     c.batch_execute(
         "DROP TABLE fixity.proofs;
+         CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
+         ALTER TABLE fixity.trees DROP COLUMN pass_after;
          UPDATE fixity.meta SET value = '4' WHERE key = 'schema_version'",
     )
     .unwrap();

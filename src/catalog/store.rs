@@ -105,8 +105,10 @@ pub enum PassOrder {
     /// During the walk, in path order, continuing after where the last slice stopped
     /// (a store without an index of its records: the records are in the files).
     Walk,
-    /// After the walk, least recently verified first, every file not looked at since the
-    /// pass began (a store with an index: the catalog).
+    /// After the walk, every file not looked at since the pass began, read from the
+    /// catalog in path order; a slice goes on after the path where the last one stopped
+    /// and wraps to the start for what is left (a store that keeps its records: the
+    /// catalog).
     Stale,
 }
 
@@ -115,20 +117,19 @@ pub enum PassOrder {
 pub struct Pass {
     /// When the pass began (ms); 0 when the store does not keep it.
     pub since: i64,
-    /// ([`PassOrder::Walk`]) the last path an earlier slice took: this run goes on after it.
+    /// The last path an earlier slice of the pass took: this run goes on after it.
     pub after: Option<Vec<u8>>,
 }
 
 impl Pass {
     /// The pass a run takes part in, for a store that keeps the start of the pass
-    /// under way (`stored`): a slice (`sliced`) joins it; a run without a budget is a
-    /// pass of its own, begun `now`.
-    pub(crate) fn joined(stored: Option<i64>, sliced: bool, now: i64) -> Pass {
-        let since = match stored {
-            Some(p) if sliced => p,
-            _ => now,
-        };
-        Pass { since, after: None }
+    /// under way (`stored`, with where its last slice stopped): a slice (`sliced`) joins
+    /// it; a run without a budget is a pass of its own, begun `now`.
+    pub(crate) fn joined(stored: Option<(i64, Option<Vec<u8>>)>, sliced: bool, now: i64) -> Pass {
+        match stored {
+            Some((since, after)) if sliced => Pass { since, after },
+            _ => Pass { since: now, after: None },
+        }
     }
 }
 
@@ -433,19 +434,15 @@ pub trait Store {
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError>;
     /// Remembers that the pass begun at `since` is under way.
     fn pass_begun(&mut self, since: i64) -> Result<(), StoreError>;
-    /// ([`PassOrder::Stale`]) the present records not looked at since `since`, least
-    /// recently verified first, in pages.
-    fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError>;
-    /// The same records in path order: for a pass that reads them all in one run, where
-    /// the order does not matter and the catalog's own order costs no index look-up
-    /// per record (a store with no cheaper order gives [`Store::stale`]'s).
-    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        self.stale(since)
-    }
+    /// ([`PassOrder::Stale`]) the present records not looked at since `since`, in pages,
+    /// in path order: after the path `from` to the end, then from the start to `from`
+    /// (a slice going on where the last one stopped); all of them with `None`. The
+    /// catalog's own order: no index look-up per record, and no index to keep by time.
+    fn stale(&self, since: i64, from: Option<&[u8]>) -> Result<Box<dyn Pages>, StoreError>;
     /// ([`PassOrder::Stale`]) present files (and bytes) not looked at since `since`.
     fn stale_count(&self, since: i64) -> Result<(u64, u64), StoreError>;
-    /// Ends this run's part of the pass: `resume_after` is where the next slice goes on
-    /// ([`PassOrder::Walk`]), `None` when the pass is complete.
+    /// Ends this run's part of the pass: `resume_after` is where the next slice goes on,
+    /// `None` when the pass is complete.
     fn pass_end(&mut self, resume_after: Option<&[u8]>, now: i64) -> Result<(), StoreError>;
 
     /// Calls `each` with every file run `run_start` found not ok, in path order.

@@ -108,23 +108,45 @@ where
 /// Rows in a page of stale records read ahead.
 const STALE_PAGE: usize = 2048;
 
-/// A verification pass's stale records, least recently verified first, read ahead (two
-/// pages at most) by a thread of their own on a connection of their own: the run reads
-/// files while the next page comes, and the catalog's index search is off its thread.
+/// A verification pass's stale records in path order, read ahead (two pages at most) by
+/// a thread of their own on a connection of their own: the run reads files while the
+/// next page comes, and the catalog's search is off its thread.
 pub(crate) struct StaleStream {
     pages: crossbeam_channel::Receiver<Result<Vec<Record>, StoreError>>,
     page: VecDeque<Record>,
 }
 
 impl StaleStream {
-    /// Streams the pages `page` gives: `page(after, limit)` is up to `limit` records
-    /// after the record given (from the start with `None`) in the pass's order; an
-    /// empty page is the end.
-    pub(crate) fn spawn<F>(mut page: F) -> StaleStream
+    /// Streams the pages `page` gives, from after the path `from` to the end and then
+    /// from the start up to `from` (from the start to the end with `None`):
+    /// `page(after, upto, limit)` is up to `limit` records with paths after `after` (from
+    /// the start with `None`) and not after `upto` (to the end with `None`), in path
+    /// order; an empty page is the end of the range.
+    pub(crate) fn spawn<F>(from: Option<&[u8]>, mut page: F) -> StaleStream
     where
-        F: FnMut(Option<&Record>, usize) -> Result<Vec<Record>, StoreError> + Send + 'static,
+        F: FnMut(Option<&[u8]>, Option<&[u8]>, usize) -> Result<Vec<Record>, StoreError>
+            + Send
+            + 'static,
     {
-        let pages = read_ahead(2, move |after: Option<&Record>| page(after, STALE_PAGE));
+        let from = from.map(<[u8]>::to_vec);
+        // The first range ends at the end; the second (after a cursor) at the cursor. A
+        // record read in the first is not read again in the second, even before its
+        // check is committed.
+        let mut wrapped = from.is_none();
+        let pages = read_ahead(2, move |after: Option<&Record>| {
+            let after = after.map(|r| r.path.as_slice());
+            if !wrapped {
+                let got = page(after.or(from.as_deref()), None, STALE_PAGE)?;
+                if !got.is_empty() {
+                    return Ok(got);
+                }
+                wrapped = true;
+                return page(None, from.as_deref(), STALE_PAGE);
+            }
+            // In the second range `after` is one of its own records (the first page of a
+            // range starts from `None`, and so does the only range of a whole pass).
+            page(after, from.as_deref(), STALE_PAGE)
+        });
         StaleStream { pages, page: VecDeque::new() }
     }
 }
@@ -139,5 +161,66 @@ impl Pages for StaleStream {
         }
         let n = limit.max(1).min(self.page.len());
         Ok(self.page.drain(..n).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Class;
+    use crate::digest::Digest;
+
+    fn record(path: &[u8]) -> Record {
+        Record {
+            path: path.to_vec(),
+            algo: crate::algo::lookup("sha256").unwrap(),
+            digest: Digest::new(&[0; 32]),
+            size: Some(1),
+            mtime_ns: 0,
+            precision: 9,
+            last_result: Class::Ok,
+            missing_since: None,
+            last_verified: 0,
+            foreign: false,
+            imported: false,
+        }
+    }
+
+    /// The paths a stale stream from `from` gives over `paths`, in pages of `limit`.
+    fn streamed(paths: &[&str], from: Option<&str>, limit: usize) -> Vec<String> {
+        let rows: Vec<Vec<u8>> = paths.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let mut pages = StaleStream::spawn(from.map(str::as_bytes), move |after, upto, n| {
+            Ok(rows
+                .iter()
+                .filter(|p| after.is_none_or(|a| p.as_slice() > a))
+                .filter(|p| upto.is_none_or(|u| p.as_slice() <= u))
+                .take(n.min(limit))
+                .map(|p| record(p))
+                .collect())
+        });
+        let mut got = Vec::new();
+        loop {
+            let page = pages.next_page(1000).unwrap();
+            if page.is_empty() {
+                return got;
+            }
+            got.extend(page.into_iter().map(|r| String::from_utf8(r.path).unwrap()));
+        }
+    }
+
+    #[test]
+    fn a_stale_stream_goes_on_after_its_cursor_and_wraps_to_it_once() {
+        let paths = ["a", "b", "c", "d", "e"];
+        for limit in [1, 2, 10] {
+            assert_eq!(streamed(&paths, None, limit), paths, "pages of {limit}");
+            assert_eq!(streamed(&paths, Some("b"), limit), ["c", "d", "e", "a", "b"]);
+            // A cursor between records, before the first, at the last.
+            assert_eq!(streamed(&paths, Some("bb"), limit), ["c", "d", "e", "a", "b"]);
+            assert_eq!(streamed(&paths, Some(""), limit), paths);
+            assert_eq!(streamed(&paths, Some("e"), limit), paths);
+            assert_eq!(streamed(&paths, Some("z"), limit), paths);
+        }
+        assert!(streamed(&[], Some("b"), 2).is_empty());
+        assert!(streamed(&[], None, 2).is_empty());
     }
 }

@@ -508,7 +508,7 @@ impl Store for XattrStore {
         Ok(())
     }
 
-    fn stale(&self, _since: i64) -> Result<Box<dyn Pages>, StoreError> {
+    fn stale(&self, _since: i64, _from: Option<&[u8]>) -> Result<Box<dyn Pages>, StoreError> {
         Err(self.no_index("ordering files by verification time"))
     }
 

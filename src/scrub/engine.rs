@@ -401,10 +401,12 @@ impl Walker<'_> {
     }
 }
 
-/// Phase two with [`PassOrder::Stale`]: re-read unchanged files, least recently verified
-/// first. A run without a budget is a whole pass by itself; slices share a pass the store
-/// remembers, which ends when every file has been looked at since it began. After a
-/// walk that read every file it met (`walked`), only what it did not meet is left.
+/// Phase two with [`PassOrder::Stale`]: re-read unchanged files not looked at since the
+/// pass began, in path order. A run without a budget is a whole pass by itself; slices
+/// share a pass the store remembers, each going on after the last file the one before
+/// took (and round to the start for what is left), which ends when every file has been
+/// looked at since it began. After a walk that read every file it met (`walked`), only
+/// what it did not meet is left.
 fn stale_pass(
     root: &Path,
     rec: &mut Recorder<'_>,
@@ -435,18 +437,16 @@ fn stale_pass(
         }
         let left = rec.store.stale_count(pass.since);
         if matches!(left, Ok((0, _))) {
-            end_pass(rec, report, (pass.since, now), Some(left), notice);
+            end_pass(rec, report, (pass.since, now), Some(left), None, notice);
             return Ok(());
         }
     }
-    // A slice takes the least recently verified first; a whole pass reads them all, in
-    // the catalog's own order.
-    let mut pages = match sliced {
-        true => rec.store.stale(pass.since)?,
-        false => rec.store.stale_by_path(pass.since)?,
-    };
+    let mut pages = rec.store.stale(pass.since, pass.after.as_deref())?;
+    // The last file this run took: where the next slice goes on.
+    let mut took: Option<Vec<u8>> = None;
     let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
     let window = opts.modify_window_ns;
+    let took_ref = &mut took;
     let remembers_gone = rec.store.remembers_gone();
     let mut budget_used = report.bytes_read;
     let mut stopped: Option<&'static str> = None;
@@ -476,6 +476,7 @@ fn stale_pass(
                         return;
                     }
                     budget_used += r.size.unwrap_or(0);
+                    *took_ref = Some(r.path.clone());
                     let path = super::full_path(root, &r.path);
                     let work =
                         Work { path, mode: OpenMode::Walked { follow }, algos: algos.clone() };
@@ -498,18 +499,19 @@ fn stale_pass(
     if let Some(why) = stopped {
         report.stopped_by = Some(why);
     }
-    end_pass(rec, report, (pass.since, now), None, notice);
+    end_pass(rec, report, (pass.since, now), None, took.as_deref(), notice);
     Ok(())
 }
 
 /// Ends the verification pass begun at `since` if every present file has been looked at
 /// since (the files left are in the report, counted unless `left` holds the count),
-/// else leaves it under way.
+/// else leaves it under way, to go on after `took` (the last file this run took).
 fn end_pass(
     rec: &mut Recorder<'_>,
     report: &mut Report,
     (since, now): (i64, i64),
     left: Option<Result<(u64, u64), StoreError>>,
+    took: Option<&[u8]>,
     notice: &mut dyn FnMut(Notice),
 ) {
     let (files, bytes) = match left.unwrap_or_else(|| rec.store.stale_count(since)) {
@@ -525,7 +527,13 @@ fn end_pass(
         if let Err(e) = rec.store.pass_end(None, now) {
             rec.fail(e, notice);
         }
-    } else {
-        report.complete = false;
+        return;
+    }
+    report.complete = false;
+    if let Some(took) = took
+        && rec.ok()
+        && let Err(e) = rec.store.pass_end(Some(took), now)
+    {
+        rec.fail(e, notice);
     }
 }

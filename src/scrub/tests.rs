@@ -200,7 +200,7 @@ impl Store for MemStore {
     fn pass_begun(&mut self, _: i64) -> Result<(), StoreError> {
         Ok(())
     }
-    fn stale(&self, _: i64) -> Result<Box<dyn Pages>, StoreError> {
+    fn stale(&self, _: i64, _: Option<&[u8]>) -> Result<Box<dyn Pages>, StoreError> {
         Err(refused())
     }
     fn stale_count(&self, _: i64) -> Result<(u64, u64), StoreError> {

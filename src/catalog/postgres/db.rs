@@ -184,43 +184,33 @@ impl Db {
         self.records_after(sql, after, limit)
     }
 
-    /// Up to `limit` present records not looked at since `pass_start`, least recently
-    /// verified first (ties by path), after the key `after`: the order of a slice.
+    /// Up to `limit` present records not looked at since `pass_start`, in path order,
+    /// after the path `after` (from the start with `None`) and not after `upto` (to the
+    /// end with `None`): the primary key read in its order from where the last page ended.
     pub(super) fn stale(
         &mut self,
         pass_start: i64,
-        after: Option<(i64, &[u8])>,
+        (after, upto): (Option<&[u8]>, Option<&[u8]>),
         limit: usize,
     ) -> Result<Vec<Record>, PgError> {
-        let (t, p) = after.unwrap_or((i64::MIN, START));
-        let rows = self.query(
-            select_records!(
-                "FROM fixity.files
-             WHERE tree = $1 AND missing_since IS NULL AND last_checked < $2
-               AND (last_verified, path) > ($3, $4)
-             ORDER BY last_verified, path LIMIT $5"
-            ),
-            &[&pass_start, &t, &p, &(limit as i64)],
-        )?;
-        Ok(self.records(rows))
-    }
-
-    /// The records [`Db::stale`] gives, in path order: up to `limit` after the path
-    /// `after` (the primary key read in its order, as a whole pass needs no other).
-    pub(super) fn stale_by_path(
-        &mut self,
-        pass_start: i64,
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<Record>, PgError> {
-        let rows = self.query(
-            select_records!(
+        let sql = match upto {
+            None => select_records!(
                 "FROM fixity.files
              WHERE tree = $1 AND path > $2 AND missing_since IS NULL AND last_checked < $3
              ORDER BY path LIMIT $4"
             ),
-            &[&after.unwrap_or(START), &pass_start, &(limit as i64)],
-        )?;
+            Some(_) => select_records!(
+                "FROM fixity.files
+             WHERE tree = $1 AND path > $2 AND path <= $5 AND missing_since IS NULL
+               AND last_checked < $3
+             ORDER BY path LIMIT $4"
+            ),
+        };
+        let (after, limit) = (after.unwrap_or(START), limit as i64);
+        let rows = match upto {
+            None => self.query(sql, &[&after, &pass_start, &limit])?,
+            Some(upto) => self.query(sql, &[&after, &pass_start, &limit, &upto])?,
+        };
         Ok(self.records(rows))
     }
 

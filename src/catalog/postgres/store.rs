@@ -181,18 +181,18 @@ impl PgStore {
         }
     }
 
-    /// Sets the tree's pass times.
+    /// Sets the tree's pass times: the start of the pass under way (`None`: none) and,
+    /// with `completed`, when the last one ended. A pass that is not the one recorded
+    /// starts from the beginning (no slice's cursor).
     fn set_pass(&mut self, started: Option<i64>, completed: Option<i64>) -> Result<(), StoreError> {
-        let sql = match completed {
-            None => "UPDATE fixity.trees SET pass_started = $2 WHERE id = $1",
-            Some(_) => {
-                "UPDATE fixity.trees SET pass_started = $2, last_pass_completed = $3
-                        WHERE id = $1"
-            }
-        };
-        self.read(|db| match completed {
-            None => db.execute(sql, &[&started]),
-            Some(c) => db.execute(sql, &[&started, &c]),
+        self.read(|db| {
+            db.execute(
+                "UPDATE fixity.trees SET pass_started = $2,
+                    last_pass_completed = coalesce($3, last_pass_completed),
+                    pass_after = CASE WHEN pass_started = $2 THEN pass_after END
+                 WHERE id = $1",
+                &[&started, &completed],
+            )
         })
         .map(drop)
     }
@@ -365,7 +365,13 @@ impl Store for PgStore {
     }
 
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
-        let (stored, _) = self.read(|db| db.pass_times())?;
+        let stored = self.read(|db| {
+            let (started, _) = db.pass_times()?;
+            match started {
+                Some(since) => Ok(Some((since, db.pass_after()?))),
+                None => Ok(None),
+            }
+        })?;
         Ok(Pass::joined(stored, sliced, now))
     }
 
@@ -373,18 +379,10 @@ impl Store for PgStore {
         self.set_pass(Some(since), None)
     }
 
-    fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+    fn stale(&self, since: i64, from: Option<&[u8]>) -> Result<Box<dyn Pages>, StoreError> {
         let mut db = self.second()?;
-        Ok(Box::new(StaleStream::spawn(move |after, limit| {
-            let key = after.map(|r| (r.last_verified, r.path.as_slice()));
-            db.stale(since, key, limit).map_err(pg)
-        })))
-    }
-
-    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        let mut db = self.second()?;
-        Ok(Box::new(StaleStream::spawn(move |after, limit| {
-            db.stale_by_path(since, after.map(|r| r.path.as_slice()), limit).map_err(pg)
+        Ok(Box::new(StaleStream::spawn(from, move |after, upto, limit| {
+            db.stale(since, (after, upto), limit).map_err(pg)
         })))
     }
 
@@ -393,9 +391,14 @@ impl Store for PgStore {
     }
 
     fn pass_end(&mut self, resume_after: Option<&[u8]>, _now: i64) -> Result<(), StoreError> {
-        if resume_after.is_some() {
-            // Unfinished: the pass's start stays recorded, and with it what is left.
-            return Ok(());
+        if let Some(after) = resume_after {
+            // Unfinished: the pass's start stays recorded, and with it what is left; the
+            // next slice goes on after the last file this one took.
+            return self
+                .read(|db| {
+                    db.execute("UPDATE fixity.trees SET pass_after = $2 WHERE id = $1", &[&after])
+                })
+                .map(drop);
         }
         self.set_pass(None, Some(now_ms()))
     }

@@ -81,6 +81,11 @@ impl Db {
         Ok((r.get(0), r.get(1)))
     }
 
+    /// Where the last slice of the pass under way stopped (schema 7 on).
+    pub(super) fn pass_after(&mut self) -> Result<Option<Vec<u8>>, PgError> {
+        Ok(self.one("SELECT pass_after FROM fixity.trees WHERE id = $1", &[])?.get(0))
+    }
+
     fn pass_state(&mut self) -> Result<PassState, PgError> {
         let (started, completed) = self.pass_times()?;
         let under_way = match started {

@@ -78,11 +78,18 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 6: rows found ok stay out of the index by check time (it finds a run's findings).
     "DROP INDEX files_by_checked;
      CREATE INDEX files_by_checked ON files (last_checked) WHERE last_result != 'ok';",
+    // 7: no index by last verification: a verification pass reads the table in path
+    // order from a cursor, and a verify's update of a row moves no index entry.
+    "DROP INDEX files_by_verified;",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
 /// through.
 pub(crate) const PASS_KEY: &str = "pass_started";
+
+/// The `meta` key holding the path where the last slice of the pass under way stopped
+/// (bytes): the next slice goes on after it.
+pub(crate) const PASS_AFTER_KEY: &str = "pass_after";
 
 /// The `meta` key holding when the last verification pass completed.
 pub(crate) const PASS_COMPLETED_KEY: &str = "last_pass_completed";
@@ -383,33 +390,31 @@ impl Catalog {
             .map_err(e)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(e)?;
-        let oldest_verified = c
+        // One pass over the table (there is no index by verification time): the least
+        // recently verified file (of those with the oldest time, the first in path order,
+        // the table's), how many were verified within 1, 7 and 30 days, and how many
+        // imported digests no verification has confirmed yet.
+        let day = |n: i64| now - n * 86_400_000;
+        let (oldest_verified, within, imported) = c
             .query_row(
-                "SELECT path, last_verified FROM files WHERE missing_since IS NULL
-                 ORDER BY last_verified, path LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                "SELECT min(last_verified), path,
+                        count(*) FILTER (WHERE last_verified >= ?1),
+                        count(*) FILTER (WHERE last_verified >= ?2),
+                        count(*) FILTER (WHERE last_verified >= ?3),
+                        count(*) FILTER (WHERE imported IS NOT NULL)
+                 FROM files WHERE missing_since IS NULL",
+                [day(1), day(7), day(30)],
+                |r| {
+                    let oldest = match r.get::<_, Option<i64>>(0)? {
+                        Some(t) => Some((r.get(1)?, t)),
+                        None => None,
+                    };
+                    let n = |i| r.get::<_, i64>(i).map(|n| n as u64);
+                    Ok((oldest, [n(2)?, n(3)?, n(4)?], n(5)?))
+                },
             )
-            .optional()
             .map_err(e)?;
-        let imported: i64 = c
-            .query_row(
-                "SELECT count(*) FROM files WHERE missing_since IS NULL AND imported IS NOT NULL",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(e)?;
-        let mut verified_within = [(1u32, 0u64), (7, 0), (30, 0)];
-        for (days, n) in verified_within.iter_mut() {
-            let since = now - i64::from(*days) * 86_400_000;
-            *n = c
-                .query_row(
-                    "SELECT count(*) FROM files WHERE missing_since IS NULL AND last_verified >= ?1",
-                    [since],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(e)? as u64;
-        }
+        let verified_within = [(1u32, within[0]), (7, within[1]), (30, within[2])];
         let mut st = c
             .prepare(
                 "SELECT path, last_result FROM files
@@ -441,7 +446,7 @@ impl Catalog {
             by_result,
             oldest_verified,
             verified_within,
-            imported: imported as u64,
+            imported,
             problems,
             runs,
             pass: self.pass_state()?,
@@ -520,6 +525,28 @@ impl Catalog {
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
             .map_err(|e| self.err(e))
+    }
+
+    /// A `meta` value kept as bytes (a path).
+    pub(crate) fn meta_blob(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Sets (or with `None` removes) a `meta` value kept as bytes.
+    pub(crate) fn set_meta_blob(&self, key: &str, value: Option<&[u8]>) -> Result<()> {
+        match value {
+            Some(v) => self.conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = ?2",
+                params![key, v],
+            ),
+            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
+        }
+        .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Sets (or with `None` removes) a `meta` value.

@@ -54,46 +54,23 @@ impl Reader {
     }
 
     /// Up to `limit` present rows not looked at since `pass_start` (the start of the
-    /// current verification pass), least recently verified first (ties by path), after
-    /// the key `after`: the order of a scrub slice.
+    /// current verification pass), in path order, after the path `after` (from the start
+    /// with `None`) and not after `upto` (to the end with `None`): the table read in its
+    /// own order from where the last page ended.
     pub(crate) fn stale(
         &self,
         pass_start: i64,
-        after: Option<(i64, &[u8])>,
+        (after, upto): (Option<&[u8]>, Option<&[u8]>),
         limit: usize,
     ) -> rusqlite::Result<Vec<Row>> {
-        let from = match after {
-            None => "?2 IS NULL AND ?3 IS NULL",
-            Some(_) => "(last_verified, path) > (?2, ?3)",
-        };
+        let upto_clause = if upto.is_some() { "path <= ?4" } else { "?4 IS NULL" };
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT {ROW_COLUMNS} FROM files
-             WHERE missing_since IS NULL AND last_checked < ?1 AND {from}
-             ORDER BY last_verified, path LIMIT ?4"
-        ))?;
-        let (t, p) = match after {
-            Some((t, p)) => (Some(t), Some(p)),
-            None => (None, None),
-        };
-        let rows = st.query_map(params![pass_start, t, p, limit as i64], row_of)?;
-        rows.collect()
-    }
-
-    /// The rows [`Reader::stale`] gives, in path order: up to `limit` after the path
-    /// `after` (the table read in its own order, no look-up by an index per row).
-    pub(crate) fn stale_by_path(
-        &self,
-        pass_start: i64,
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> rusqlite::Result<Vec<Row>> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {ROW_COLUMNS} FROM files
-             WHERE {} AND missing_since IS NULL AND last_checked < ?2
+             WHERE {} AND {upto_clause} AND missing_since IS NULL AND last_checked < ?2
              ORDER BY path LIMIT ?3",
             after_clause(after)
         ))?;
-        let rows = st.query_map(params![after, pass_start, limit as i64], row_of)?;
+        let rows = st.query_map(params![after, pass_start, limit as i64, upto], row_of)?;
         rows.collect()
     }
 

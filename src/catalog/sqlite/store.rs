@@ -3,7 +3,7 @@
 
 use super::Catalog;
 use super::batches::{Batches, Op};
-use super::{CatalogError, PASS_COMPLETED_KEY, PASS_KEY, Reader, Row};
+use super::{CatalogError, PASS_AFTER_KEY, PASS_COMPLETED_KEY, PASS_KEY, Reader, Row};
 use crate::algo::Algorithm;
 use crate::catalog::lock::{RunLock, lock_path};
 use crate::catalog::store::{
@@ -337,27 +337,29 @@ impl Store for SqliteStore {
     }
 
     fn pass(&self, sliced: bool, now: i64) -> Result<Pass, StoreError> {
-        let stored = self.cat()?.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok());
+        let cat = self.cat()?;
+        let stored = match cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok()) {
+            Some(since) => Some((since, cat.meta_blob(PASS_AFTER_KEY)?)),
+            None => None,
+        };
         Ok(Pass::joined(stored, sliced, now))
     }
 
     fn pass_begun(&mut self, since: i64) -> Result<(), StoreError> {
-        Ok(self.cat()?.set_meta(PASS_KEY, Some(&since.to_string()))?)
+        let cat = self.cat()?;
+        let stored = cat.meta(PASS_KEY)?.and_then(|v| v.parse::<i64>().ok());
+        if stored != Some(since) {
+            // A new pass starts from the beginning.
+            cat.set_meta_blob(PASS_AFTER_KEY, None)?;
+            cat.set_meta(PASS_KEY, Some(&since.to_string()))?;
+        }
+        Ok(())
     }
 
-    fn stale(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
+    fn stale(&self, since: i64, from: Option<&[u8]>) -> Result<Box<dyn Pages>, StoreError> {
         let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
-        Ok(Box::new(StaleStream::spawn(move |after, limit| {
-            let key = after.map(|r| (r.last_verified, r.path.as_slice()));
-            records_of(reader.stale(since, key, limit), &path, algo)
-        })))
-    }
-
-    fn stale_by_path(&self, since: i64) -> Result<Box<dyn Pages>, StoreError> {
-        let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
-        Ok(Box::new(StaleStream::spawn(move |after, limit| {
-            let after = after.map(|r| r.path.as_slice());
-            records_of(reader.stale_by_path(since, after, limit), &path, algo)
+        Ok(Box::new(StaleStream::spawn(from, move |after, upto, limit| {
+            records_of(reader.stale(since, (after, upto), limit), &path, algo)
         })))
     }
 
@@ -366,11 +368,13 @@ impl Store for SqliteStore {
     }
 
     fn pass_end(&mut self, resume_after: Option<&[u8]>, _now: i64) -> Result<(), StoreError> {
-        if resume_after.is_some() {
-            // Unfinished: the pass's start stays recorded, and with it what is left.
-            return Ok(());
-        }
         let cat = self.cat()?;
+        if resume_after.is_some() {
+            // Unfinished: the pass's start stays recorded, and with it what is left; the
+            // next slice goes on after the last file this one took.
+            return Ok(cat.set_meta_blob(PASS_AFTER_KEY, resume_after)?);
+        }
+        cat.set_meta_blob(PASS_AFTER_KEY, None)?;
         cat.set_meta(PASS_KEY, None)?;
         Ok(cat.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
     }

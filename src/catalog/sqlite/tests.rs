@@ -83,7 +83,7 @@ fn newer_schema_is_refused() {
 }
 
 #[test]
-fn rows_stream_in_byte_order_and_stale_order() {
+fn rows_stream_in_byte_order_stale_ones_too() {
     let d = tempfile::tempdir().unwrap();
     let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
     let mut w = c.writer();
@@ -98,15 +98,18 @@ fn rows_stream_in_byte_order_and_stale_order() {
     let page: Vec<_> =
         r.by_path(Some(b"a.txt"), false, 1).unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(page, vec![b"a/b".to_vec()]);
-    // Stale order: least recently verified first; rows checked in this run are left out.
+    // Stale rows: in path order; rows checked in this run are left out; from a cursor to
+    // the end, or from the start to a cursor.
     let mut w = c.writer();
     w.checked(b"a/b", Class::Ok, 5000, (None, None)).unwrap();
     w.commit().unwrap();
-    let stale: Vec<_> = r.stale(5000, None, 100).unwrap().into_iter().map(|r| r.path).collect();
-    assert_eq!(stale, vec![b"a.txt".to_vec(), b"\xff\xfe".to_vec(), b"B".to_vec()]);
-    let rest: Vec<_> =
-        r.stale(5000, Some((1001, b"a.txt")), 100).unwrap().into_iter().map(|r| r.path).collect();
-    assert_eq!(rest, vec![b"\xff\xfe".to_vec(), b"B".to_vec()]);
+    let stale = |after: Option<&[u8]>, upto: Option<&[u8]>| -> Vec<Vec<u8>> {
+        r.stale(5000, (after, upto), 100).unwrap().into_iter().map(|r| r.path).collect()
+    };
+    assert_eq!(stale(None, None), [b"B".to_vec(), b"a.txt".to_vec(), b"\xff\xfe".to_vec()]);
+    assert_eq!(stale(Some(b"a.txt"), None), [b"\xff\xfe".to_vec()]);
+    assert_eq!(stale(None, Some(b"a.txt")), [b"B".to_vec(), b"a.txt".to_vec()]);
+    assert_eq!(stale(Some(b"B"), Some(b"a/b")), [b"a.txt".to_vec()]);
 }
 
 #[test]
@@ -298,10 +301,6 @@ fn paged_reads_search_from_where_the_last_page_ended() {
         let p = plan(&c, &sql, params![after, 10]);
         assert!(p.contains("SEARCH files USING PRIMARY KEY (path>?)"), "{sql}: {p}");
     }
-    let sql = "SELECT path FROM files WHERE missing_since IS NULL AND last_checked < ?1
-               AND (last_verified, path) > (?2, ?3) ORDER BY last_verified, path LIMIT ?4";
-    let p = plan(&c, sql, params![1, 2, after, 10]);
-    assert!(p.contains("SEARCH files USING INDEX files_by_verified"), "{p}");
     // A run's findings are found by the time of the check, in an index ok rows stay out of.
     let sql = "SELECT path FROM files WHERE last_checked = ?1 AND last_result != 'ok'";
     let p = plan(&c, sql, params![5]);
@@ -325,20 +324,25 @@ fn paged_reads_search_from_where_the_last_page_ended() {
     assert_eq!(paths(r.by_path(Some(b"a/c"), false, 9).unwrap()), [&b"a0"[..], b"b"]);
     assert_eq!(paths(r.missing(None, 9).unwrap()), [&b"a/c"[..]]);
     assert!(r.missing(Some(b"a/c"), 9).unwrap().is_empty());
-    // A whole pass reads the rows not looked at since it began in the table's own order,
-    // searching the key from the last page's end.
-    let sql = format!(
-        "SELECT path FROM files WHERE {} AND missing_since IS NULL AND last_checked < ?2
-         ORDER BY path LIMIT ?3",
-        reader::after_clause(after)
-    );
-    let p = plan(&c, &sql, params![after, 25, 10]);
-    assert!(p.contains("SEARCH files USING PRIMARY KEY (path>?)"), "{p}");
+    // A pass reads the rows not looked at since it began in the table's own order,
+    // searching the key from the last page's end (and to a slice's cursor).
+    for upto in [None, Some(&b"a0"[..])] {
+        let sql = format!(
+            "SELECT path FROM files WHERE {} AND {} AND missing_since IS NULL
+             AND last_checked < ?2 ORDER BY path LIMIT ?3",
+            reader::after_clause(after),
+            if upto.is_some() { "path <= ?4" } else { "?4 IS NULL" }
+        );
+        let p = plan(&c, &sql, params![after, 25, 10, upto]);
+        let key = if upto.is_some() { "(path>? AND path<?)" } else { "(path>?)" };
+        assert!(p.contains(&format!("SEARCH files USING PRIMARY KEY {key}")), "{p}");
+    }
     let mut w = c.writer();
     w.checked(b"a0", Class::Ok, 30, (None, None)).unwrap();
     w.commit().unwrap();
-    assert_eq!(paths(r.stale_by_path(25, None, 9).unwrap()), [&b"a"[..], b"a/b", b"b"]);
-    assert_eq!(paths(r.stale_by_path(25, Some(b"a/b"), 1).unwrap()), [&b"b"[..]]);
+    assert_eq!(paths(r.stale(25, (None, None), 9).unwrap()), [&b"a"[..], b"a/b", b"b"]);
+    assert_eq!(paths(r.stale(25, (Some(b"a/b"), None), 1).unwrap()), [&b"b"[..]]);
+    assert_eq!(paths(r.stale(25, (None, Some(b"a/b")), 9).unwrap()), [&b"a"[..], b"a/b"]);
     let mut w = c.writer();
     assert_eq!(w.forget_missing(b"a").unwrap(), 1);
     w.commit().unwrap();

@@ -9,7 +9,6 @@
 use super::{Catalog, Result};
 use crate::catalog::store::StoreError;
 use crate::pathtext::{bytes_path, path_bytes, quote_env};
-use rusqlite::{OptionalExtension, params};
 use std::path::Path;
 
 /// The `meta` key holding the tree.
@@ -66,22 +65,12 @@ pub(super) fn claim(
 impl Catalog {
     /// The tree the records' paths are relative to, if a run has recorded it.
     fn root(&self) -> Result<Option<Vec<u8>>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [ROOT_KEY], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
+        self.meta_blob(ROOT_KEY)
     }
 
     /// Records the tree the records' paths are relative to.
     fn set_root(&self, root: &[u8]) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = ?2",
-                params![ROOT_KEY, root],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(())
+        self.set_meta_blob(ROOT_KEY, Some(root))
     }
 
     /// Up to `n` paths of files on record as present, in path order.
