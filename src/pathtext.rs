@@ -54,6 +54,32 @@ pub fn path_bytes(path: &Path) -> &[u8] {
     path.as_os_str().as_bytes()
 }
 
+/// `full` relative to `root`, as [`Path::strip_prefix`] gives it, but for the usual case
+/// (`full` made by joining names to `root`) by comparing bytes instead of parsing both
+/// into components: a walk asks this for every entry.
+pub(crate) fn strip_root<'a>(root: &Path, full: &'a Path) -> Option<&'a Path> {
+    let (r, f) = (path_bytes(root), path_bytes(full));
+    if let Some(rest) = f.strip_prefix(r).filter(|_| !r.is_empty()) {
+        let rest = match rest {
+            [] => Some(rest),
+            [b'/', tail @ ..] if !r.ends_with(b"/") => Some(tail),
+            _ if r.ends_with(b"/") => Some(rest),
+            _ => None,
+        };
+        // Components as they are (none empty, none `.`): nothing to normalise.
+        let plain =
+            |t: &&[u8]| t.is_empty() || t.split(|&b| b == b'/').all(|c| !c.is_empty() && c != b".");
+        if let Some(rest) = rest.filter(plain) {
+            return Some(bytes_path_ref(rest));
+        }
+    }
+    full.strip_prefix(root).ok()
+}
+
+fn bytes_path_ref(bytes: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(bytes))
+}
+
 /// A path from bytes.
 pub fn bytes_path(bytes: &[u8]) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(bytes))
@@ -204,6 +230,24 @@ pub fn text_or_percent(name: &[u8]) -> (String, bool) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn strip_root_is_strip_prefix_on_joined_paths() {
+        let roots = ["t", "t/", "/", ".", "./t", "/a/b", "t//", "a/./b", ""];
+        let names = ["x", "x/y", "", ".", "..", "x/", "x//y", "./x", "é\n"];
+        for root in roots {
+            for name in names {
+                let (root, full) = (Path::new(root), Path::new(root).join(name));
+                let want = full.strip_prefix(root).ok().map(path_bytes);
+                assert_eq!(strip_root(root, &full).map(path_bytes), want, "{full:?} - {root:?}");
+            }
+            for other in ["u/x", "tt/x", "/t/x", "x"] {
+                let (root, full) = (Path::new(root), Path::new(other));
+                let want = full.strip_prefix(root).ok().map(path_bytes);
+                assert_eq!(strip_root(root, full).map(path_bytes), want, "{full:?} - {root:?}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

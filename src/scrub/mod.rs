@@ -196,9 +196,9 @@ impl From<StoreError> for ScrubError {
 
 /// The relative path of `full` under `root`, as bytes.
 pub(crate) fn rel_of<'a>(root: &Path, full: &'a Path) -> &'a [u8] {
-    match full.strip_prefix(root) {
-        Ok(r) => path_bytes(r),
-        Err(_) => path_bytes(full),
+    match crate::pathtext::strip_root(root, full) {
+        Some(r) => path_bytes(r),
+        None => path_bytes(full),
     }
 }
 

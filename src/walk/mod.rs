@@ -270,6 +270,10 @@ fn list_sorted(dir: &Path, opts: &WalkOptions, root: &Path, pace: &Pace) -> io::
     let mut children = Vec::new();
     let started = Instant::now();
     let mut seen = 0usize;
+    // The directory below the root, once; each entry's path below the root is made in
+    // `rel` for the exclusions.
+    let dir_rel = crate::pathtext::strip_root(root, dir).unwrap_or(dir);
+    let mut rel = PathBuf::new();
     for entry in std::fs::read_dir(dir)? {
         seen += 1;
         let entry = entry?;
@@ -285,9 +289,10 @@ fn list_sorted(dir: &Path, opts: &WalkOptions, root: &Path, pace: &Pace) -> io::
             continue;
         }
         if !opts.exclude.is_empty() {
-            let path = dir.join(&name);
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            if opts.exclude.matches(Path::new(&name), rel) {
+            rel.as_mut_os_string().clear();
+            rel.push(dir_rel);
+            rel.push(&name);
+            if opts.exclude.matches(Path::new(&name), &rel) {
                 continue;
             }
         }

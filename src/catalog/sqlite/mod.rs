@@ -335,7 +335,7 @@ impl Catalog {
     /// A batching writer: statements go into transactions of a few thousand rows (or
     /// one second), each committed whole.
     pub(crate) fn writer(&self) -> Writer<'_> {
-        Writer { cat: self }
+        Writer::new(self)
     }
 
     /// Rows recorded as missing, with the time they went missing.

@@ -376,6 +376,7 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     let found = c.move_candidates(1, &[7; 4], 10).unwrap();
     assert_eq!(found.iter().map(|r| r.path.clone()).collect::<Vec<_>>(), [name(99_999)]);
     assert!(!c.digest_index_out() && has_digest_index(&c));
+    drop(w);
 
     // A run killed while the index was out: reopened to write, the catalog has it again.
     let mut w = c.writer();
@@ -384,6 +385,7 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     }
     assert!(c.digest_index_out());
     w.commit().unwrap();
+    drop(w);
     drop(c);
     let c = Catalog::open(&p, false, None).unwrap();
     assert!(has_digest_index(&c));
