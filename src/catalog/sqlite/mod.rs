@@ -222,8 +222,7 @@ impl Catalog {
             }
             conn.execute_batch("COMMIT").map_err(sql)?;
         }
-        // A run killed while loading many rows left the digest index out.
-        conn.execute_batch(bulk::DIGEST_INDEX).map_err(sql)?;
+        let indexed = bulk::has_digest_index(&conn).map_err(sql)?;
         let algo = stored_algorithm(&conn, path, algo)?;
         let identity = file_identity(path);
         Ok(Catalog {
@@ -235,7 +234,7 @@ impl Catalog {
             identity,
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
-            bulk: bulk::Bulk::default(),
+            bulk: bulk::Bulk::opened(indexed),
         })
     }
 

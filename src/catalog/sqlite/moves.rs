@@ -8,7 +8,7 @@ impl Catalog {
     /// Present files recorded as new since `since` (ms) with this size and digest: where
     /// a missing file may have moved to.
     pub(crate) fn move_candidates(&self, size: u64, digest: &[u8], since: i64) -> Result<Vec<Row>> {
-        self.restore_indexes()?;
+        self.digest_index()?;
         let mut st = self
             .conn
             .prepare_cached(&format!(

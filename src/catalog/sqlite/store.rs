@@ -203,9 +203,7 @@ impl Store for SqliteStore {
         if let Some(id) = self.run_id {
             // The run's changes first: the chain's entry is of what they left.
             self.cat.commit()?;
-            let cat = self.cat()?;
-            cat.restore_indexes()?;
-            cat.finish_proved(id, complete, summary)?;
+            self.cat()?.finish_proved(id, complete, summary)?;
         }
         Ok(())
     }
@@ -276,8 +274,7 @@ impl Store for SqliteStore {
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.cat.commit()?;
-        Ok(self.cat()?.restore_indexes()?)
+        Ok(self.cat.commit()?)
     }
 
     fn uncommitted(&self) -> bool {

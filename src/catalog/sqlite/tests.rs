@@ -349,18 +349,11 @@ fn paged_reads_search_from_where_the_last_page_ended() {
 }
 
 fn has_digest_index(c: &Catalog) -> bool {
-    c.conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'files_by_digest'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .unwrap()
-        == 1
+    bulk::has_digest_index(&c.conn).unwrap()
 }
 
 #[test]
-fn many_inserts_leave_the_digest_index_out_until_their_end() {
+fn many_inserts_leave_the_digest_index_out_until_a_digest_is_looked_up() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("c.db");
     let c = Catalog::open(&p, true, None).unwrap();
@@ -378,7 +371,8 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     assert!(!c.digest_index_out() && has_digest_index(&c));
     drop(w);
 
-    // A run killed while the index was out: reopened to write, the catalog has it again.
+    // A run that ends with the index out leaves it out (no sort at its end); reopened,
+    // the catalog knows it is out, and makes it for the first look-up by digest.
     let mut w = c.writer();
     for i in 0..bulk::FIRST_LOOK as u32 {
         w.insert(&name(200_000 + i), stamp(1, 1), None, &[8; 4], 20).unwrap();
@@ -388,15 +382,17 @@ fn many_inserts_leave_the_digest_index_out_until_their_end() {
     drop(w);
     drop(c);
     let c = Catalog::open(&p, false, None).unwrap();
-    assert!(has_digest_index(&c));
+    assert!(c.digest_index_out() && !has_digest_index(&c));
     assert_eq!(c.integrity_check().unwrap(), "ok");
+    assert_eq!(c.move_candidates(1, &[8; 4], 20).unwrap().len(), bulk::FIRST_LOOK as usize);
+    assert!(!c.digest_index_out() && has_digest_index(&c));
 
     // A run adding a few rows to a large catalog keeps the index: they are no share of it.
     let mut w = c.writer();
     for i in 0..8 * bulk::FIRST_LOOK as u32 {
         w.insert(&name(300_000 + i), stamp(1, 1), None, &[9; 4], 30).unwrap();
     }
-    c.restore_indexes().unwrap();
+    c.digest_index().unwrap();
     assert!(has_digest_index(&c));
     let mut w = c.writer();
     for i in 0..bulk::FIRST_LOOK as u32 {
