@@ -84,7 +84,8 @@ impl Catalog {
         Ok(())
     }
 
-    /// Whether the digest index is out.
+    /// Whether the digest index is out (tests).
+    #[cfg(test)]
     pub(super) fn digest_index_out(&self) -> bool {
         self.bulk.dropped.get()
     }
