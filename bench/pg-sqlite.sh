@@ -17,5 +17,7 @@ for r in $(seq $R); do
     echo "$n pg     rescan $(t $F scan -q --catalog $U $D)"
     echo "$n sqlite verify $(t $F verify -q --catalog /tmp/pgs/sqlite.db $D)"
     echo "$n pg     verify $(t $F verify -q --catalog $U $D)"
+    echo "$n sqlite verify2 $(t $F verify -q --catalog /tmp/pgs/sqlite.db $D)"
+    echo "$n pg     verify2 $(t $F verify -q --catalog $U $D)"
   done
 done

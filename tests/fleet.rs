@@ -707,12 +707,21 @@ fn later_writes_to_a_path_in_one_batch_win_and_reads_see_them() {
         (again.last_result, again.missing_since, again.last_verified),
         (Class::Ok, None, 300)
     );
-    let mut listed = Vec::new();
-    s.findings(200, &mut |p, class, from, _| {
-        listed.push((text(p), class, from.map(text)));
-    })
-    .unwrap();
-    assert_eq!(listed, [("new".to_string(), Class::Moved, Some("old".to_string()))]);
+    let listed = |s: &dyn fixity::catalog::Store, new: bool| {
+        let mut listed = Vec::new();
+        s.findings(200, new, &mut |p, class, from, _| {
+            listed.push((text(p), class, from.map(text)));
+        })
+        .unwrap();
+        listed
+    };
+    let moved = ("new".to_string(), Class::Moved, Some("old".to_string()));
+    assert_eq!(listed(&*s, true), std::slice::from_ref(&moved));
+    // New files are listed when asked for.
+    s.record_new(b"fresh", &found(6), 200).unwrap();
+    s.commit().unwrap();
+    assert_eq!(listed(&*s, false), std::slice::from_ref(&moved));
+    assert_eq!(listed(&*s, true), [("fresh".to_string(), Class::New, None), moved]);
 
     // An abandoned batch leaves nothing, held or sent.
     s.record_new(b"dropped", &found(3), 400).unwrap();

@@ -445,8 +445,15 @@ pub trait Store {
     /// `None` when the pass is complete.
     fn pass_end(&mut self, resume_after: Option<&[u8]>, now: i64) -> Result<(), StoreError>;
 
-    /// Calls `each` with every file run `run_start` found not ok, in path order.
-    fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError>;
+    /// Calls `each` with every file run `run_start` found not ok, in path order; new
+    /// files only with `new` (a first scan's are every file, and only a listing of new
+    /// files wants them).
+    fn findings(
+        &self,
+        run_start: i64,
+        new: bool,
+        each: &mut ReportFn<'_>,
+    ) -> Result<(), StoreError>;
     /// What `fixity status` shows.
     fn summary(&self, now: i64) -> Result<Summary, StoreError>;
     /// Up to `limit` records (present and missing) with paths after `after`, in path

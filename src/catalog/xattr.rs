@@ -526,7 +526,7 @@ impl Store for XattrStore {
         })
     }
 
-    fn findings(&self, _run_start: i64, _each: &mut ReportFn<'_>) -> Result<(), StoreError> {
+    fn findings(&self, _: i64, _: bool, _each: &mut ReportFn<'_>) -> Result<(), StoreError> {
         // Nothing to list: every finding was handed over as it was found.
         Ok(())
     }

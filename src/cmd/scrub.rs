@@ -195,7 +195,8 @@ pub fn run(
     extra.sort_by(|a, b| a.path.cmp(&b.path));
     let mut extra = extra.into_iter().peekable();
     let mut write_err = None;
-    let listed = store.findings(report.started_ms, &mut |path, class, from, note| {
+    let new = shown(Class::New);
+    let listed = store.findings(report.started_ms, new, &mut |path, class, from, note| {
         // Another part that started in the same millisecond lists its own.
         if !bounds.holds(path) && !from.is_some_and(|f| bounds.holds(f)) {
             return;

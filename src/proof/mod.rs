@@ -92,9 +92,30 @@ impl RootHasher {
         self.files += 1;
     }
 
+    /// Adds `files` records already encoded ([`Leaf::encode`]), in order.
+    pub fn add_encoded(&mut self, bytes: &[u8], files: u64) {
+        self.hash.update(bytes);
+        self.files += files;
+    }
+
     /// The root and how many records it covers.
     pub fn finish(self) -> (Hash, u64) {
         (self.hash.finalize().into(), self.files)
+    }
+}
+
+impl Leaf<'_> {
+    /// Appends to `out` the bytes [`RootHasher::add`] hashes for this record: leaves
+    /// encoded by another thread are hashed in order with [`RootHasher::add_encoded`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.path.len() as u64).to_be_bytes());
+        out.extend_from_slice(self.path);
+        out.extend_from_slice(&self.size.to_be_bytes());
+        out.extend_from_slice(&self.mtime_ns.to_be_bytes());
+        let len = u8::try_from(self.digest.len()).unwrap_or(u8::MAX);
+        out.push(len);
+        out.extend_from_slice(&self.digest[..usize::from(len)]);
+        out.push(self.standing as u8);
     }
 }
 

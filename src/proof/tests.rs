@@ -188,3 +188,22 @@ fn odd_tree_names_survive_the_statement() {
         assert_eq!(Statement::parse(&text).unwrap().tree, tree);
     }
 }
+
+#[test]
+fn leaves_encoded_elsewhere_hash_to_the_same_root() {
+    let (d, long) = ([7u8; 32], [9u8; 300]);
+    let leaves = [
+        leaf(b"a", &d),
+        Leaf { path: b"b\n\xff", size: 0, mtime_ns: -5, digest: &[], standing: Standing::Missing },
+        Leaf { path: b"", size: u64::MAX, mtime_ns: 1, digest: &long, standing: Standing::Corrupt },
+    ];
+    let whole = root_of("blake3", &leaves);
+    for split in 0..=leaves.len() {
+        let mut h = RootHasher::new("blake3");
+        leaves[..split].iter().for_each(|l| h.add(l));
+        let mut bytes = Vec::new();
+        leaves[split..].iter().for_each(|l| l.encode(&mut bytes));
+        h.add_encoded(&bytes, (leaves.len() - split) as u64);
+        assert_eq!(h.finish(), whole, "split at {split}");
+    }
+}

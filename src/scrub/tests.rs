@@ -210,7 +210,7 @@ impl Store for MemStore {
         self.cursor = resume_after.map(<[u8]>::to_vec);
         Ok(())
     }
-    fn findings(&self, _: i64, _: &mut ReportFn<'_>) -> Result<(), StoreError> {
+    fn findings(&self, _: i64, _: bool, _: &mut ReportFn<'_>) -> Result<(), StoreError> {
         Ok(())
     }
     fn summary(&self, _: i64) -> Result<Summary, StoreError> {

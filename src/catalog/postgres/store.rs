@@ -403,7 +403,12 @@ impl Store for PgStore {
         self.set_pass(None, Some(now_ms()))
     }
 
-    fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError> {
+    fn findings(
+        &self,
+        run_start: i64,
+        new: bool,
+        each: &mut ReportFn<'_>,
+    ) -> Result<(), StoreError> {
         // In pages by path, so a report of any size costs bounded memory.
         let mut after: Vec<u8> = Vec::new();
         loop {
@@ -411,8 +416,9 @@ impl Store for PgStore {
                 db.query(
                     "SELECT path, last_result, moved_from, note FROM fixity.files
                      WHERE tree = $1 AND last_checked = $2 AND last_result != 'ok' AND path > $3
+                       AND ($4 OR last_result != 'new')
                      ORDER BY path LIMIT 4096",
-                    &[&run_start, &after],
+                    &[&run_start, &after, &new],
                 )
             })?;
             let Some(last) = rows.last() else { return Ok(()) };

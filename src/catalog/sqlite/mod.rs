@@ -9,7 +9,7 @@
 
 use super::Class;
 pub use super::error::CatalogError;
-use super::store::{PassState, PassUnderWay, ReportFn, RunInfo, Summary};
+use super::store::{ReportFn, RunInfo};
 use crate::algo::{self, Algorithm};
 use crate::device::Stamp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -81,6 +81,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: no index by last verification: a verification pass reads the table in path
     // order from a cursor, and a verify's update of a row moves no index entry.
     "DROP INDEX files_by_verified;",
+    // 8: the index of a run's findings holds their class too: a listing without the new
+    // files (every file, after a first scan) leaves them out without reading the table.
+    "DROP INDEX files_by_checked;
+     CREATE INDEX files_by_checked ON files (last_checked, last_result)
+         WHERE last_result != 'ok';",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -368,113 +373,27 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    /// What `fixity status` shows.
-    pub(crate) fn summary(&self, now: i64) -> Result<Summary> {
-        let e = |e| self.err(e);
-        let c = &self.conn;
-        let (files, bytes) = self.present()?;
-        let missing: i64 = c
-            .query_row("SELECT count(*) FROM files WHERE missing_since IS NOT NULL", [], |r| {
-                r.get(0)
-            })
-            .map_err(e)?;
-        let mut st = c
-            .prepare(
-                "SELECT last_result, count(*) FROM files WHERE missing_since IS NULL
-                 GROUP BY last_result ORDER BY last_result",
-            )
-            .map_err(e)?;
-        let by_result = st
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
-            .map_err(e)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(e)?;
-        // One pass over the table (there is no index by verification time): the least
-        // recently verified file (of those with the oldest time, the first in path order,
-        // the table's), how many were verified within 1, 7 and 30 days, and how many
-        // imported digests no verification has confirmed yet.
-        let day = |n: i64| now - n * 86_400_000;
-        let (oldest_verified, within, imported) = c
-            .query_row(
-                "SELECT min(last_verified), path,
-                        count(*) FILTER (WHERE last_verified >= ?1),
-                        count(*) FILTER (WHERE last_verified >= ?2),
-                        count(*) FILTER (WHERE last_verified >= ?3),
-                        count(*) FILTER (WHERE imported IS NOT NULL)
-                 FROM files WHERE missing_since IS NULL",
-                [day(1), day(7), day(30)],
-                |r| {
-                    let oldest = match r.get::<_, Option<i64>>(0)? {
-                        Some(t) => Some((r.get(1)?, t)),
-                        None => None,
-                    };
-                    let n = |i| r.get::<_, i64>(i).map(|n| n as u64);
-                    Ok((oldest, [n(2)?, n(3)?, n(4)?], n(5)?))
-                },
-            )
-            .map_err(e)?;
-        let verified_within = [(1u32, within[0]), (7, within[1]), (30, within[2])];
-        let mut st = c
-            .prepare(
-                "SELECT path, last_result FROM files
-                 WHERE (last_result IN ('corrupt', 'unreadable') AND missing_since IS NULL)
-                    OR missing_since IS NOT NULL
-                 ORDER BY path LIMIT 100",
-            )
-            .map_err(e)?;
-        let problems = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(e)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(e)?;
-        let mut st = c
-            .prepare(
-                "SELECT command, started, finished, complete, summary FROM runs
-                 ORDER BY id DESC LIMIT 5",
-            )
-            .map_err(e)?;
-        let runs = st
-            .query_map([], run_of)
-            .map_err(e)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(e)?;
-        Ok(Summary {
-            files,
-            bytes,
-            missing: missing as u64,
-            by_result,
-            oldest_verified,
-            verified_within,
-            imported,
-            problems,
-            runs,
-            pass: self.pass_state()?,
-        })
-    }
-
-    /// Where the verification pass stands.
-    fn pass_state(&self) -> Result<PassState> {
-        let time = |key| Ok::<_, CatalogError>(self.meta(key)?.and_then(|v| v.parse::<i64>().ok()));
-        let under_way = match time(PASS_KEY)? {
-            Some(since) => {
-                let (files_left, bytes_left) = self.stale_count(since)?;
-                Some(PassUnderWay { since, files_left, bytes_left })
-            }
-            None => None,
-        };
-        Ok(PassState { under_way, last_completed: time(PASS_COMPLETED_KEY)? })
-    }
-
     /// Calls `each` with every file run `run` (started at `run_start`) found not ok, in
     /// path order: (path, class, moved-from path, note). Streams from the database, so a
     /// report of any size costs no memory.
-    pub(crate) fn report(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<()> {
+    pub(crate) fn report(&self, run_start: i64, new: bool, each: &mut ReportFn<'_>) -> Result<()> {
+        // Without the new files, the index is searched for each other class (a first
+        // scan's new files are every file: neither read nor stepped over).
+        let but_new = match new {
+            true => String::new(),
+            false => {
+                let others =
+                    Class::ALL.into_iter().filter(|c| !matches!(c, Class::Ok | Class::New));
+                let names: Vec<String> = others.map(|c| format!("'{}'", c.name())).collect();
+                format!("AND last_result IN ({})", names.join(", "))
+            }
+        };
         let mut st = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT path, last_result, moved_from, note FROM files
-                 WHERE last_checked = ?1 AND last_result != 'ok' ORDER BY path",
-            )
+                 WHERE last_checked = ?1 AND last_result != 'ok' {but_new} ORDER BY path"
+            ))
             .map_err(|e| self.err(e))?;
         let mut rows = st.query([run_start]).map_err(|e| self.err(e))?;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
@@ -583,6 +502,7 @@ mod proofs;
 mod reader;
 mod remote;
 mod store;
+mod summary;
 mod tree;
 mod writer;
 

@@ -2,6 +2,7 @@
 //! finished, appended in the transaction that records the run's end, after the run's
 //! changes are committed, so the entry's root is of exactly what the run left.
 
+use super::reader::after_clause;
 use super::{Catalog, CatalogError, Result};
 use crate::catalog::Class;
 use crate::catalog::proofs::standing;
@@ -44,6 +45,90 @@ fn bytes(v: rusqlite::types::ValueRef<'_>, i: usize) -> rusqlite::Result<&[u8]> 
     match v {
         rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => Ok(b),
         other => Err(rusqlite::Error::InvalidColumnType(i, "bytes".into(), other.data_type())),
+    }
+}
+
+/// Rows of the state root each connection reads in turn (see [`Catalog::state_root`]).
+const CHUNK: i64 = if cfg!(test) { 3 } else { 32_768 };
+
+/// One chunk as the second connection sends it: the records encoded, how many, the last
+/// one's path.
+type Encoded = rusqlite::Result<(Vec<u8>, i64, Option<Vec<u8>>)>;
+
+/// Reads up to `limit` records after `after` (from the start with `None`) in path order,
+/// each to `each` as the root commits to it; how many, and the last one's path.
+fn read_chunk(
+    conn: &rusqlite::Connection,
+    after: Option<&[u8]>,
+    limit: i64,
+    mut each: impl FnMut(&Leaf<'_>),
+) -> rusqlite::Result<(i64, Option<Vec<u8>>)> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT path, size, mtime_ns, digest, last_result, missing_since IS NOT NULL
+         FROM files WHERE {} ORDER BY path LIMIT ?2",
+        after_clause(after)
+    ))?;
+    let mut rows = st.query(params![after, limit])?;
+    let (mut n, mut last) = (0, None);
+    while let Some(r) = rows.next()? {
+        let result = Class::from_name(r.get_ref(4)?.as_str()?).unwrap_or(Class::Ok);
+        let path = bytes(r.get_ref(0)?, 0)?;
+        each(&Leaf {
+            path,
+            size: r.get::<_, i64>(1)? as u64,
+            mtime_ns: r.get(2)?,
+            digest: bytes(r.get_ref(3)?, 3)?,
+            standing: standing(result, r.get(5)?),
+        });
+        n += 1;
+        if n == limit {
+            last = Some(path.to_vec());
+        }
+    }
+    Ok((n, last))
+}
+
+/// The second connection's part of the state root: chunks 1, 3, 5 ... (stepping over
+/// the ones between, which the first reads), encoded, sent in order. Ends after a short
+/// chunk, at the end of the table, or when the first stops taking them.
+fn odd_chunks(conn: &rusqlite::Connection, tx: &crossbeam_channel::Sender<Encoded>) {
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        // The last path of the chunk before, which the other connection reads.
+        let skipped = conn
+            .query_row(
+                &format!(
+                    "SELECT path FROM files WHERE {} ORDER BY path LIMIT 1 OFFSET ?2",
+                    after_clause(after.as_deref())
+                ),
+                params![after, CHUNK - 1],
+                |r| r.get::<_, Vec<u8>>(0),
+            )
+            .optional();
+        let from = match skipped {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                let _ = tx.send(Ok((Vec::new(), 0, None)));
+                return;
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let mut bytes = Vec::new();
+        let got = read_chunk(conn, Some(&from), CHUNK, |leaf| leaf.encode(&mut bytes));
+        let (n, last) = match got {
+            Ok(got) => got,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        if tx.send(Ok((bytes, n, last.clone()))).is_err() || n < CHUNK {
+            return;
+        }
+        after = last;
     }
 }
 
@@ -93,27 +178,45 @@ impl Catalog {
         }
     }
 
-    /// The root of every record, read in path order on the catalog's own connection
-    /// (inside the caller's transaction): only the columns the root commits to, borrowed
-    /// from the row (no copy per record).
+    /// The root of every record, in path order: only the columns the root commits to,
+    /// borrowed from the row (no copy per record). Read inside the caller's transaction,
+    /// which holds the write lock: a large catalog is read by two connections at once,
+    /// this one and a reader's (whose snapshot is the same: nothing else can commit), in
+    /// chunks of [`CHUNK`] rows taken in turn; the reader encodes its chunks and this
+    /// thread hashes everything in order, so memory stays at two chunks.
     fn state_root(&self) -> rusqlite::Result<(Hash, u64)> {
         let mut root = RootHasher::new(self.algo.name);
-        let mut st = self.conn.prepare(
-            "SELECT path, size, mtime_ns, digest, last_result, missing_since IS NOT NULL
-             FROM files ORDER BY path",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let result = Class::from_name(r.get_ref(4)?.as_str()?).unwrap_or(Class::Ok);
-            root.add(&Leaf {
-                path: bytes(r.get_ref(0)?, 0)?,
-                size: r.get::<_, i64>(1)? as u64,
-                mtime_ns: r.get(2)?,
-                digest: bytes(r.get_ref(3)?, 3)?,
-                standing: standing(result, r.get(5)?),
-            });
-        }
-        Ok(root.finish())
+        let rows: i64 = self.conn.query_row("SELECT count(*) FROM files", [], |r| r.get(0))?;
+        let helper = match rows > 2 * CHUNK {
+            true => self.reader().ok(),
+            false => None,
+        };
+        let Some(helper) = helper else {
+            read_chunk(&self.conn, None, i64::MAX, |leaf| root.add(leaf))?;
+            return Ok(root.finish());
+        };
+        std::thread::scope(|scope| {
+            // Made here, so an early return drops the receiving end before the scope
+            // joins the reader (which then stops at its next send).
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            scope.spawn(move || odd_chunks(&helper.conn, &tx));
+            let mut after: Option<Vec<u8>> = None;
+            loop {
+                let (n, _) = read_chunk(&self.conn, after.as_deref(), CHUNK, |l| root.add(l))?;
+                if n < CHUNK {
+                    break;
+                }
+                // The next chunk, read meanwhile by the other connection.
+                let Ok(next) = rx.recv() else { break };
+                let (bytes, n, last) = next?;
+                root.add_encoded(&bytes, n as u64);
+                if n < CHUNK {
+                    break;
+                }
+                after = last;
+            }
+            Ok(root.finish())
+        })
     }
 
     /// Up to `limit` entries numbered after `after`, in order.

@@ -376,8 +376,13 @@ impl Store for SqliteStore {
         Ok(cat.set_meta(PASS_COMPLETED_KEY, Some(&now_ms().to_string()))?)
     }
 
-    fn findings(&self, run_start: i64, each: &mut ReportFn<'_>) -> Result<(), StoreError> {
-        Ok(self.cat()?.report(run_start, each)?)
+    fn findings(
+        &self,
+        run_start: i64,
+        new: bool,
+        each: &mut ReportFn<'_>,
+    ) -> Result<(), StoreError> {
+        Ok(self.cat()?.report(run_start, new, each)?)
     }
 
     fn summary(&self, now: i64) -> Result<Summary, StoreError> {

@@ -304,7 +304,7 @@ fn paged_reads_search_from_where_the_last_page_ended() {
     // A run's findings are found by the time of the check, in an index ok rows stay out of.
     let sql = "SELECT path FROM files WHERE last_checked = ?1 AND last_result != 'ok'";
     let p = plan(&c, sql, params![5]);
-    assert!(p.contains("USING INDEX files_by_checked"), "{p}");
+    assert!(p.contains("INDEX files_by_checked (last_checked=?)"), "{p}");
     let (lo, hi) = below(b"a");
     let sql = format!("SELECT count(*) FROM files WHERE {}", reader::under_clause(b"a"));
     let p = plan(&c, &sql, params![lo, &b"a"[..], hi]);
@@ -473,4 +473,55 @@ fn a_batch_failing_on_its_way_is_told_at_the_next_write_and_rolled_back_whole() 
     let c = Catalog::open(&p, false, None).unwrap();
     assert!(c.get(b"a").unwrap().is_some());
     assert!(c.get(b"b").unwrap().is_none(), "the failed batch is rolled back whole");
+}
+
+#[test]
+fn a_runs_findings_leave_new_files_out_unless_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    for name in [&b"a"[..], b"b", b"c"] {
+        w.insert(name, stamp(1, 1), None, b"d", 10).unwrap();
+    }
+    w.checked(b"b", Class::Corrupt, 10, (Some("rot"), Some(b"e"))).unwrap();
+    w.commit().unwrap();
+    let listed = |new: bool| {
+        let mut got = Vec::new();
+        c.report(10, new, &mut |p, class, _, _| got.push((p.to_vec(), class))).unwrap();
+        got
+    };
+    assert_eq!(listed(false), [(b"b".to_vec(), Class::Corrupt)]);
+    assert_eq!(
+        listed(true),
+        [(b"a".to_vec(), Class::New), (b"b".to_vec(), Class::Corrupt), (b"c".to_vec(), Class::New)]
+    );
+    // Without the new files, the index is searched for the other classes only.
+    let sql = "SELECT path, note FROM files WHERE last_checked = ?1 AND last_result != 'ok'
+               AND last_result IN ('corrupt', 'missing') ORDER BY path";
+    let p = plan(&c, sql, params![10]);
+    assert!(p.contains("INDEX files_by_checked (last_checked=? AND last_result=?)"), "{p}");
+}
+
+#[test]
+fn the_root_of_a_large_catalog_read_by_two_connections_is_the_root_of_its_records() {
+    use crate::catalog::store::{Found, OpenOptions, Store};
+    // Chunks are 3 rows in tests: 7 rows and more are read by two connections, in
+    // chunks that end before, at and after the end of the table.
+    for rows in [6, 7, 9, 12, 13, 20] {
+        let d = tempfile::tempdir().unwrap();
+        let how = OpenOptions { create: true, ..OpenOptions::default() };
+        let mut store = SqliteStore::open(&d.path().join("c.db"), &how).unwrap();
+        store.start_run("scan", 1_000).unwrap();
+        for i in 0..rows {
+            let digest = crate::digest::Digest::new(&[i as u8; 32]);
+            let found = Found { digest, stamp: stamp(i, 7), file_id: None };
+            store.record_new(format!("f{i:02}").as_bytes(), &found, 1_000).unwrap();
+        }
+        store.record_missing(b"f01", 1_000).unwrap();
+        store.finish_run(true, "{}").unwrap();
+        let last = store.last_proof().unwrap().expect("an entry");
+        let root = crate::catalog::state_root(&store, |_| {}).unwrap();
+        assert_eq!((last.root, last.files), root, "{rows} rows");
+        assert_eq!(last.files, rows);
+    }
 }
