@@ -192,6 +192,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
                  DROP TABLE fixity.digests, fixity.remote_checks, fixity.proofs;
                  CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
                  ALTER TABLE fixity.trees DROP COLUMN pass_after;
+                 DROP INDEX fixity.files_by_listed; ALTER TABLE fixity.files DROP COLUMN listed_at;
+                 CREATE INDEX files_by_checked ON fixity.files (tree, last_checked);
                  UPDATE fixity.meta SET value = '1' WHERE key = 'schema_version';",
             )
             .unwrap();

@@ -415,7 +415,7 @@ impl Store for PgStore {
             let rows = self.read(|db| {
                 db.query(
                     "SELECT path, last_result, moved_from, note FROM fixity.files
-                     WHERE tree = $1 AND last_checked = $2 AND last_result != 'ok' AND path > $3
+                     WHERE tree = $1 AND listed_at = $2 AND path > $3
                        AND ($4 OR last_result != 'new')
                      ORDER BY path LIMIT 4096",
                     &[&run_start, &after, &new],
