@@ -12,6 +12,7 @@ pub use super::error::CatalogError;
 use super::store::{ReportFn, RunInfo};
 use crate::algo::{self, Algorithm};
 use crate::device::Stamp;
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -455,20 +456,15 @@ impl Catalog {
 
     /// Sets (or with `None` removes) a `meta` value kept as bytes.
     pub(crate) fn set_meta_blob(&self, key: &str, value: Option<&[u8]>) -> Result<()> {
-        match value {
-            Some(v) => self.conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = ?2",
-                params![key, v],
-            ),
-            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
-        }
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        self.put_meta(key, value.map(|v| ToSqlOutput::Borrowed(ValueRef::Blob(v))))
     }
 
     /// Sets (or with `None` removes) a `meta` value.
     pub(crate) fn set_meta(&self, key: &str, value: Option<&str>) -> Result<()> {
+        self.put_meta(key, value.map(|v| ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes()))))
+    }
+
+    fn put_meta(&self, key: &str, value: Option<ToSqlOutput<'_>>) -> Result<()> {
         match value {
             Some(v) => self.conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)
