@@ -82,11 +82,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: no index by last verification: a verification pass reads the table in path
     // order from a cursor, and a verify's update of a row moves no index entry.
     "DROP INDEX files_by_verified;",
-    // 8: the index of a run's findings holds their class too: a listing without the new
-    // files (every file, after a first scan) leaves them out without reading the table.
+    // 8: new rows stay out of the index of a run's findings too: a first scan's inserts
+    // and the verify after it (new to ok) make no entry in it; a listing that wants the
+    // new files (-v, --json) reads the table in its order.
     "DROP INDEX files_by_checked;
-     CREATE INDEX files_by_checked ON files (last_checked, last_result)
-         WHERE last_result != 'ok';",
+     CREATE INDEX files_by_checked ON files (last_checked) WHERE last_result NOT IN ('ok', 'new');",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -378,22 +378,17 @@ impl Catalog {
     /// path order: (path, class, moved-from path, note). Streams from the database, so a
     /// report of any size costs no memory.
     pub(crate) fn report(&self, run_start: i64, new: bool, each: &mut ReportFn<'_>) -> Result<()> {
-        // Without the new files, the index is searched for each other class (a first
-        // scan's new files are every file: neither read nor stepped over).
-        let but_new = match new {
-            true => String::new(),
-            false => {
-                let others =
-                    Class::ALL.into_iter().filter(|c| !matches!(c, Class::Ok | Class::New));
-                let names: Vec<String> = others.map(|c| format!("'{}'", c.name())).collect();
-                format!("AND last_result IN ({})", names.join(", "))
-            }
+        // Without the new files, the index (which holds the others alone); with them, the
+        // table in its own order (after a first scan they are every row).
+        let classes = match new {
+            true => "last_result != 'ok'",
+            false => "last_result NOT IN ('ok', 'new')",
         };
         let mut st = self
             .conn
             .prepare(&format!(
                 "SELECT path, last_result, moved_from, note FROM files
-                 WHERE last_checked = ?1 AND last_result != 'ok' {but_new} ORDER BY path"
+                 WHERE last_checked = ?1 AND {classes} ORDER BY path"
             ))
             .map_err(|e| self.err(e))?;
         let mut rows = st.query([run_start]).map_err(|e| self.err(e))?;
