@@ -972,6 +972,13 @@ fn a_whole_pass_reads_by_the_key_and_updates_ok_rows_without_an_index_entry() {
     );
     assert!(p.contains("files_by_listed"), "{p}");
     assert!(!p.contains("Sort"), "{p}");
+    // With the new files (not in that index), by the primary key in its order.
+    let p = plan(
+        &mut c,
+        "SELECT path FROM fixity.files WHERE tree = 1 AND last_checked = 5
+           AND last_result <> 'ok' AND path > 'a' ORDER BY path LIMIT 4096",
+    );
+    assert!(p.contains("files_pkey") && !p.contains("Sort"), "{p}");
     // A whole pass reads what it has not looked at in the primary key's order.
     let p = plan(
         &mut c,

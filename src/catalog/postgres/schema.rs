@@ -108,14 +108,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // row moves no index entry.
     "DROP INDEX fixity.files_by_verified;
      ALTER TABLE fixity.trees ADD COLUMN pass_after bytea;",
-    // 8: a verify's update of a row found ok again changes no indexed column, so the
-    // server makes it a heap-only update (no new entry in any index) where the page has
-    // room: the run's findings are found by `listed_at` (the check's time for a row not
-    // found ok, else NULL: unchanged by such an update) instead of by the check's time,
-    // and pages are filled to 70% (the table rewritten once, by this step).
+    // 8: a verify's update of a row found ok changes no indexed column, so the server
+    // makes it a heap-only update (no new entry in any index) where the page has room:
+    // the run's findings are found by `listed_at` (the check's time for a row neither ok
+    // nor new, else NULL: unchanged by such an update, and by the first verify of a new
+    // file) instead of by the check's time, and pages are filled to 70% (the table
+    // rewritten once, by this step). A listing with the new files reads the tree's rows
+    // by the primary key.
     "ALTER TABLE fixity.files SET (fillfactor = 70);
      ALTER TABLE fixity.files ADD COLUMN listed_at bigint
-         GENERATED ALWAYS AS (CASE WHEN last_result <> 'ok' THEN last_checked END) STORED;
+         GENERATED ALWAYS AS (CASE WHEN last_result NOT IN ('ok', 'new') THEN last_checked END)
+         STORED;
      DROP INDEX fixity.files_by_checked;
      CREATE INDEX files_by_listed ON fixity.files (tree, listed_at, path)
          WHERE listed_at IS NOT NULL;",

@@ -409,18 +409,24 @@ impl Store for PgStore {
         new: bool,
         each: &mut ReportFn<'_>,
     ) -> Result<(), StoreError> {
-        // In pages by path, so a report of any size costs bounded memory.
+        // In pages by path, so a report of any size costs bounded memory: without the new
+        // files by the index of findings, with them by the primary key (new files are
+        // not in that index; after a first scan they are every row).
+        let sql = match new {
+            false => {
+                "SELECT path, last_result, moved_from, note FROM fixity.files
+                 WHERE tree = $1 AND listed_at = $2 AND path > $3
+                 ORDER BY path LIMIT 4096"
+            }
+            true => {
+                "SELECT path, last_result, moved_from, note FROM fixity.files
+                 WHERE tree = $1 AND last_checked = $2 AND last_result <> 'ok' AND path > $3
+                 ORDER BY path LIMIT 4096"
+            }
+        };
         let mut after: Vec<u8> = Vec::new();
         loop {
-            let rows = self.read(|db| {
-                db.query(
-                    "SELECT path, last_result, moved_from, note FROM fixity.files
-                     WHERE tree = $1 AND listed_at = $2 AND path > $3
-                       AND ($4 OR last_result != 'new')
-                     ORDER BY path LIMIT 4096",
-                    &[&run_start, &after, &new],
-                )
-            })?;
+            let rows = self.read(|db| db.query(sql, &[&run_start, &after]))?;
             let Some(last) = rows.last() else { return Ok(()) };
             after = last.get(0);
             for r in &rows {
