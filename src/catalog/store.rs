@@ -51,6 +51,25 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record of `path` (tests): an ok file of `size` bytes, mtime 0, digest all zero
+    /// of `algo`, never verified.
+    #[cfg(test)]
+    pub(crate) fn sample(path: &[u8], algo: &str, size: Option<u64>) -> Record {
+        Record {
+            path: path.to_vec(),
+            algo: crate::algo::lookup(algo).unwrap(),
+            digest: Digest::new(&[0; 32]),
+            size,
+            mtime_ns: 0,
+            precision: 9,
+            last_result: Class::Ok,
+            missing_since: None,
+            last_verified: 0,
+            foreign: false,
+            imported: false,
+        }
+    }
+
     /// Whether the file's current `stamp` is the version this record describes: the same
     /// size (when recorded) and the same mtime at the recorded precision, within
     /// `window_ns` (`--modify-window`).
@@ -586,19 +605,7 @@ mod tests {
     use super::*;
 
     fn record(size: Option<u64>, mtime_ns: i128, precision: u32) -> Record {
-        Record {
-            path: b"f".to_vec(),
-            algo: crate::algo::lookup("sha256").unwrap(),
-            digest: Digest::new(&[0; 32]),
-            size,
-            mtime_ns,
-            precision,
-            last_result: Class::Ok,
-            missing_since: None,
-            last_verified: 0,
-            foreign: false,
-            imported: false,
-        }
+        Record { mtime_ns, precision, ..Record::sample(b"f", "sha256", size) }
     }
 
     #[test]

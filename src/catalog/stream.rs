@@ -167,24 +167,6 @@ impl Pages for StaleStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Class;
-    use crate::digest::Digest;
-
-    fn record(path: &[u8]) -> Record {
-        Record {
-            path: path.to_vec(),
-            algo: crate::algo::lookup("sha256").unwrap(),
-            digest: Digest::new(&[0; 32]),
-            size: Some(1),
-            mtime_ns: 0,
-            precision: 9,
-            last_result: Class::Ok,
-            missing_since: None,
-            last_verified: 0,
-            foreign: false,
-            imported: false,
-        }
-    }
 
     /// The paths a stale stream from `from` gives over `paths`, in pages of `limit`.
     fn streamed(paths: &[&str], from: Option<&str>, limit: usize) -> Vec<String> {
@@ -195,7 +177,7 @@ mod tests {
                 .filter(|p| after.is_none_or(|a| p.as_slice() > a))
                 .filter(|p| upto.is_none_or(|u| p.as_slice() <= u))
                 .take(n.min(limit))
-                .map(|p| record(p))
+                .map(|p| Record::sample(p, "sha256", Some(1)))
                 .collect())
         });
         let mut got = Vec::new();

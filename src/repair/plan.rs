@@ -129,23 +129,9 @@ pub(crate) fn recovery_count(n: u64, redundancy: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Class;
-    use crate::digest::Digest;
 
     fn rec(path: &str, size: u64) -> Record {
-        Record {
-            path: path.as_bytes().to_vec(),
-            algo: crate::algo::lookup("blake3").unwrap(),
-            digest: Digest::new(&[0; 32]),
-            size: Some(size),
-            mtime_ns: 0,
-            precision: 9,
-            last_result: Class::Ok,
-            missing_since: None,
-            last_verified: 0,
-            foreign: false,
-            imported: false,
-        }
+        Record::sample(path.as_bytes(), "blake3", Some(size))
     }
 
     fn plan(files: &[(String, u64)]) -> Vec<Vec<String>> {

@@ -57,19 +57,8 @@ mod tests {
     use crate::digest::Digest;
 
     fn record(size: u64, mtime_ns: i128, digest: u8) -> Record {
-        Record {
-            path: b"f".to_vec(),
-            algo: crate::algo::lookup("sha256").unwrap(),
-            digest: Digest::new(&[digest; 32]),
-            size: Some(size),
-            mtime_ns,
-            precision: 9,
-            last_result: Class::Ok,
-            missing_since: None,
-            last_verified: 0,
-            foreign: false,
-            imported: false,
-        }
+        let digest = Digest::new(&[digest; 32]);
+        Record { digest, mtime_ns, ..Record::sample(b"f", "sha256", Some(size)) }
     }
 
     fn found(size: u64, mtime_ns: i128, digest: u8) -> Found {
