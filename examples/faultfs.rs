@@ -16,8 +16,9 @@
 //! - `ok`: no fault;
 //! - `eio@OFF`: every read request whose byte range holds offset OFF fails with EIO (a bad
 //!   sector: ranges before or after it still read);
-//! - `shrink@OFF:SIZE`: the first read request that reaches OFF (its range ends past OFF)
-//!   makes the file SIZE bytes long from then on: that read and later ones stop at SIZE,
+//! - `shrink@OFF:SIZE`: the first read request that reaches OFF (its range ends past OFF),
+//!   through a file opened since the file system was last armed (not a queued readahead of
+//!   a process that has gone), makes the file SIZE bytes long from then on: that read and later ones stop at SIZE,
 //!   and getattr reports SIZE (a truncation while the file is read);
 //! - `grow@OFF:SIZE`: the same, making the file longer; bytes past the original content
 //!   are the deterministic pattern;
@@ -355,7 +356,11 @@ impl Filesystem for FaultFs {
         match self.node(ino).map(|n| &n.kind) {
             // No FOPEN_DIRECT_IO (the kernel caches and maps the file) and no
             // FOPEN_KEEP_CACHE (each open drops the pages an earlier one cached).
-            Some(Kind::File(_)) => reply.opened(FileHandle(0), FopenFlags::empty()),
+            // The handle is the arming it was opened under: a resize fault fires only
+            // for a read through a handle of the current arming (see `read`).
+            Some(Kind::File(_)) => {
+                reply.opened(FileHandle(ARMINGS.load(Ordering::SeqCst)), FopenFlags::empty())
+            }
             Some(Kind::Dir(_)) => reply.error(Errno::EISDIR),
             None => reply.error(Errno::ENOENT),
         }
@@ -365,7 +370,7 @@ impl Filesystem for FaultFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         size: u32,
         _flags: OpenFlags,
@@ -377,6 +382,7 @@ impl Filesystem for FaultFs {
             return;
         };
         let req_end = offset + u64::from(size);
+        let arming = ARMINGS.load(Ordering::SeqCst);
         let holds = |at: u64| offset <= at && at < req_end;
         if ARMED.load(Ordering::SeqCst) {
             for (i, fault) in f.faults.iter().enumerate() {
@@ -388,7 +394,11 @@ impl Filesystem for FaultFs {
                     Fault::Stall { at, ms } if holds(*at) => {
                         std::thread::sleep(Duration::from_millis(*ms));
                     }
-                    Fault::Resize { at, to } if req_end > *at => {
+                    // Only a handle opened since the last arming: the kernel's
+                    // readahead for a process that has gone (a request still queued when
+                    // the test arms again) must not change the file before the next
+                    // process has opened it and taken its size.
+                    Fault::Resize { at, to } if req_end > *at && u64::from(fh) == arming => {
                         let mut st = f.state();
                         if !st.fired[i] {
                             st.fired[i] = true;

@@ -130,11 +130,16 @@ fn slurm_unready() -> Option<String> {
     if !out.status.success() {
         return Some(format!("sinfo failed: {}", text(&out.stderr).trim()));
     }
+    // A node busy with the other Slurm test's array ("allocated", "mixed", "completing")
+    // is up: this test's array waits in the queue for it. Only a node that cannot take a
+    // job (down, drained, failing, or not responding: "idle*") means the cluster is not
+    // ready.
     let states = text(&out.stdout);
-    if states.lines().any(|s| matches!(s.trim(), "idle" | "mixed")) {
+    let up = |s: &str| matches!(s.trim(), "idle" | "mixed" | "allocated" | "completing");
+    if states.lines().any(up) {
         return None;
     }
-    Some(format!("no node is idle (sinfo -h -o %T: {:?}); run .ci/slurm-up", states.trim()))
+    Some(format!("no node is up (sinfo -h -o %T: {:?}); run .ci/slurm-up", states.trim()))
 }
 
 /// `s` quoted for the shell of `sbatch --wrap`.
