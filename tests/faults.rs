@@ -415,9 +415,10 @@ fn eio_while_protecting_keeps_the_set_that_can_repair_the_file() {
     let stale: String = text_of
         .lines()
         .map(|l| {
-            let f: Vec<&str> = l.splitn(4, ' ').collect();
-            if f.len() == 4 && f[3] == "a.txt" {
-                format!("{} 1 {} a.txt\n", f[0], f[2])
+            // SIZE MTIME DIGEST SPARSE PATH
+            let f: Vec<&str> = l.splitn(5, ' ').collect();
+            if f.len() == 5 && f[4] == "a.txt" {
+                format!("{} 1 {} {} a.txt\n", f[0], f[2], f[3])
             } else {
                 format!("{l}\n")
             }

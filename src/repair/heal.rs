@@ -21,7 +21,7 @@ use crate::par2::{self, Placed, Set, State};
 use crate::pathtext::bytes_path;
 use crate::pipeline::hash_file;
 use crate::read::{OpenMode, ReadError, ReadOptions};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -188,7 +188,7 @@ pub fn repair(
         return finish(store, report);
     }
     // The sets, through their sidecars; sets without one (par2cmdline's) by their names.
-    let groups = group(&opts.par2_dir, &todo)?;
+    let (groups, sparse) = group(&opts.par2_dir, &todo)?;
     for (key, members) in groups {
         let Some(key) = key else {
             for rec in members {
@@ -203,7 +203,7 @@ pub fn repair(
             continue;
         };
         let (stem, set) = key;
-        let result = from_set(&base, root, &set, &members, opts.memory, keep);
+        let result = from_set(&base, root, &set, &members, &sparse, opts.memory, keep);
         for (rec, res) in members.iter().zip(result) {
             match res {
                 Ok(()) => {
@@ -251,14 +251,16 @@ impl Groups {
     }
 }
 
-/// The targets by the set that holds them (`None`: no set does).
-fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
+/// The targets by the set that holds them (`None`: no set does), and those whose
+/// sidecar says they were sparse when their set was made.
+fn group(dir: &Path, todo: &[Record]) -> Result<(Vec<Group>, HashSet<Vec<u8>>), RepairError> {
     let fail = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
     let mut by_stem: BTreeMap<String, Vec<Record>> = BTreeMap::new();
     let sidecars: BTreeMap<String, Sidecar> =
         super::sidecar::all(dir).into_iter().filter_map(|(stem, s)| Some((stem, s?))).collect();
     let mut placed: HashMap<Vec<u8>, String> = HashMap::new();
+    let mut sparse = HashSet::new();
     for (stem, s) in &sidecars {
         for e in &s.entries {
             if let Some(rec) = wanted.get(&e.path[..]) {
@@ -266,6 +268,9 @@ fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
                 let same = e.digest == crate::digest::hex_encode(rec.digest.as_bytes(), false);
                 if same && !placed.contains_key(&e.path) {
                     placed.insert(e.path.clone(), stem.clone());
+                    if e.sparse {
+                        sparse.insert(e.path.clone());
+                    }
                     by_stem.entry(stem.clone()).or_default().push((*rec).clone());
                 }
             }
@@ -307,7 +312,7 @@ fn group(dir: &Path, todo: &[Record]) -> Result<Vec<Group>, RepairError> {
             groups.add(key, [rec]);
         }
     }
-    Ok(groups.list)
+    Ok((groups.list, sparse))
 }
 
 fn short_id(s: &Set) -> String {
@@ -328,12 +333,14 @@ fn empty_set() -> Set {
     par2::empty_set()
 }
 
-/// Rebuilds `members` from `set`: one result per member.
+/// Rebuilds `members` from `set`: one result per member. Those in `sparse` (sparse when
+/// the set was made) are written with holes, as one sparse in place is.
 fn from_set(
     base: &File,
     root: &Path,
     set: &Set,
     members: &[Record],
+    sparse: &HashSet<Vec<u8>>,
     memory: u64,
     keep: Option<i64>,
 ) -> Vec<Result<(), String>> {
@@ -368,7 +375,7 @@ fn from_set(
                 Ok(s) => s,
                 Err(e) => return Err(e.to_string()),
             };
-            install(root, rec, keep, false, &mut |w| {
+            install(root, rec, keep, sparse.contains(&rec.path), &mut |w| {
                 let md5 = solution.write_file(base, p, w)?;
                 if md5 != p.desc.md5 {
                     return Err(io::Error::other("the rebuilt file's MD5 is not the set's"));

@@ -106,8 +106,9 @@ fn place(root: &Path, rel: &[u8]) -> Result<PathBuf, String> {
 
 /// Replaces the file of `rec` beneath `root` with what `fill` writes, if that has the
 /// recorded digest. Blocks of zeros are left as holes when the file in place is sparse,
-/// or `sparse_source` (what `fill` copies is). `keep` names the run (ms) under which the damaged copy is kept
-/// aside, in `TREE/.fixity/damaged/`.
+/// or `sparse_source` (what `fill` copies is, or the file was when its recovery set was
+/// made). `keep` names the run (ms) under which the damaged copy is kept aside, in
+/// `TREE/.fixity/damaged/`.
 pub(crate) fn install(
     root: &Path,
     rec: &Record,

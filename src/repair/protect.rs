@@ -144,7 +144,8 @@ impl Job<'_> {
         let index = dir.join(format!("{}.par2", set.stem));
         let current = !self.opts.remake.contains(&set.stem)
             && old.as_ref().is_some_and(|s| {
-                s.entries == now_entries
+                s.entries.len() == now_entries.len()
+                    && s.entries.iter().zip(&now_entries).all(|(a, b)| a.same_content(b))
                     && s.algorithm == algo
                     && (s.set.is_empty() || index.exists())
             });
@@ -188,6 +189,8 @@ impl Job<'_> {
     ) -> Result<(), RepairError> {
         let mut members: Vec<&Record> = Vec::new();
         let mut entries: Vec<Entry> = Vec::new();
+        // Members sparse now (their sidecar entries say so: rebuilt sparse when missing).
+        let mut sparse: HashSet<&[u8]> = HashSet::new();
         for rec in &set.records {
             let path = self.root.join(bytes_path(&rec.path));
             if finding(rec) {
@@ -204,6 +207,9 @@ impl Job<'_> {
                     } else if m.len() == 0 {
                         entries.push(Entry::of(rec));
                     } else {
+                        if crate::read::is_sparse(&m) {
+                            sparse.insert(&rec.path);
+                        }
                         members.push(rec);
                     }
                 }
@@ -279,7 +285,11 @@ impl Job<'_> {
             }
             // Nothing of the new set was in place until now: rot leaves the old one whole.
             let written = made.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-            entries.extend(members.iter().map(|r| Entry::of(r)));
+            entries.extend(
+                members
+                    .iter()
+                    .map(|r| Entry { sparse: sparse.contains(&r.path[..]), ..Entry::of(r) }),
+            );
             entries.sort_by(|a, b| a.path.cmp(&b.path));
             let side = Sidecar {
                 set: crate::digest::hex_encode(&written.set_id, false),

@@ -3,17 +3,21 @@
 //! each file, the size, mtime and catalog digest the set was made from. A set is up to
 //! date while the catalog's records of its files are these; `repair` uses it to find the
 //! set of a file and accepts a rebuilt file only when it has this digest (which is the
-//! catalog's, checked again against the record).
+//! catalog's, checked again against the record). It also says which files were sparse
+//! when the set was made, so that a missing one is rebuilt sparse (its holes not written:
+//! a deleted VM image comes back at the size of its data, not of its length).
 //!
 //! ```text
-//! fixity-par2-set 1
+//! fixity-par2-set 2
 //! set 0123...ef
 //! algorithm blake3
 //! redundancy 0.1
 //! recovery 103
-//! 4096 1700000000123456789 ab12...ff dir/name%20with%20spaces
+//! 4096 1700000000123456789 ab12...ff - dir/name%20with%20spaces
+//! 8589934592 1700000000123456789 cd34...00 sparse vm/disk.img
 //! ```
-//! Paths are raw bytes with `%`, controls, space and bytes above 0x7e as `%XX`.
+//! Paths are raw bytes with `%`, controls, space and bytes above 0x7e as `%XX`. Version 1
+//! (written before the sparse column) is read as well: its files count as not sparse.
 
 use crate::catalog::Record;
 use crate::digest::hex_encode;
@@ -21,7 +25,9 @@ use crate::output::AtomicFile;
 use std::io::{self, Write};
 use std::path::Path;
 
-const MAGIC: &str = "fixity-par2-set 1";
+const MAGIC: &str = "fixity-par2-set 2";
+/// The first version: no sparse column.
+const MAGIC_1: &str = "fixity-par2-set 1";
 
 /// One protected file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +37,10 @@ pub(crate) struct Entry {
     pub(crate) mtime_ns: i128,
     /// The catalog's digest, hex.
     pub(crate) digest: String,
+    /// The file was sparse when the set was made (`crate::read::is_sparse`): rebuilt
+    /// with holes when it is missing. A hint about its blocks, not about its content: it
+    /// takes no part in whether a set is up to date ([`Entry::same_content`]).
+    pub(crate) sparse: bool,
 }
 
 impl Entry {
@@ -40,7 +50,14 @@ impl Entry {
             size: rec.size.unwrap_or(0),
             mtime_ns: rec.mtime_ns,
             digest: hex_encode(rec.digest.as_bytes(), false),
+            sparse: false,
         }
+    }
+
+    /// Whether both describe the same file with the same content, whatever its blocks.
+    pub(crate) fn same_content(&self, other: &Entry) -> bool {
+        (&self.path, self.size, self.mtime_ns, &self.digest)
+            == (&other.path, other.size, other.mtime_ns, &other.digest)
     }
 }
 
@@ -93,7 +110,9 @@ impl Sidecar {
             self.set, self.algorithm, self.redundancy, self.recovery
         );
         for e in &self.entries {
-            text.push_str(&format!("{} {} {} {}\n", e.size, e.mtime_ns, e.digest, escape(&e.path)));
+            let flags = if e.sparse { "sparse" } else { "-" };
+            let path = escape(&e.path);
+            text.push_str(&format!("{} {} {} {flags} {path}\n", e.size, e.mtime_ns, e.digest));
         }
         let mut f = AtomicFile::create(path)?;
         f.write_all(text.as_bytes())?;
@@ -108,22 +127,28 @@ impl Sidecar {
 
     pub(crate) fn parse(text: &str) -> Option<Sidecar> {
         let mut lines = text.lines();
-        if lines.next()? != MAGIC {
-            return None;
-        }
+        let flags = match lines.next()? {
+            MAGIC => true,
+            MAGIC_1 => false,
+            _ => return None,
+        };
         let set = lines.next()?.strip_prefix("set ")?.to_string();
         let algorithm = lines.next()?.strip_prefix("algorithm ")?.to_string();
         let redundancy = lines.next()?.strip_prefix("redundancy ")?.parse().ok()?;
         let recovery = lines.next()?.strip_prefix("recovery ")?.parse().ok()?;
         let mut entries = Vec::new();
         for l in lines {
-            let mut f = l.splitn(4, ' ');
-            entries.push(Entry {
-                size: f.next()?.parse().ok()?,
-                mtime_ns: f.next()?.parse().ok()?,
-                digest: f.next()?.to_string(),
-                path: unescape(f.next()?)?,
-            });
+            let mut f = l.splitn(if flags { 5 } else { 4 }, ' ');
+            let size = f.next()?.parse().ok()?;
+            let mtime_ns = f.next()?.parse().ok()?;
+            let digest = f.next()?.to_string();
+            let sparse = match flags.then(|| f.next()).flatten() {
+                None | Some("-") => false,
+                Some("sparse") => true,
+                Some(_) => return None,
+            };
+            let path = unescape(f.next()?)?;
+            entries.push(Entry { path, size, mtime_ns, digest, sparse });
         }
         Some(Sidecar { set, algorithm, redundancy, recovery, entries })
     }
@@ -159,20 +184,57 @@ mod tests {
             redundancy: 0.125,
             recovery: 7,
             entries: vec![
-                Entry { path: b"a b/%\n\xff".to_vec(), size: 3, mtime_ns: -5, digest: "ab".into() },
-                Entry { path: b"plain".to_vec(), size: 0, mtime_ns: 1, digest: "cd".into() },
+                Entry {
+                    path: b"a b/%\n\xff".to_vec(),
+                    size: 3,
+                    mtime_ns: -5,
+                    digest: "ab".into(),
+                    sparse: true,
+                },
+                Entry {
+                    path: b"plain".to_vec(),
+                    size: 0,
+                    mtime_ns: 1,
+                    digest: "cd".into(),
+                    sparse: false,
+                },
             ],
         };
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("x.fixity");
         s.write(&p).unwrap();
         assert_eq!(Sidecar::read(&p).unwrap(), Some(s));
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("fixity-par2-set 2\n"), "{text}");
+        assert!(text.ends_with("3 -5 ab sparse a%20b/%25%0A%FF\n0 1 cd - plain\n"), "{text}");
         assert_eq!(Sidecar::parse("something else\n"), None);
+        // A flag this version does not know: not a sidecar it can trust.
+        let head = "fixity-par2-set 2\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n";
+        assert_eq!(Sidecar::parse(&format!("{head}1 2 x holey p\n")), None);
         assert_eq!(
             Sidecar::parse(
                 "fixity-par2-set 1\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n1 2 x %G0\n"
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_first_version_sidecar_reads_as_not_sparse() {
+        let text = "fixity-par2-set 1\nset 00ff\nalgorithm blake3\nredundancy 0.1\n\
+                    recovery 2\n5 6 ab dir/a%20b\n";
+        let s = Sidecar::parse(text).unwrap();
+        let e = Entry {
+            path: b"dir/a b".to_vec(),
+            size: 5,
+            mtime_ns: 6,
+            digest: "ab".into(),
+            sparse: false,
+        };
+        assert_eq!(s.entries, vec![e.clone()]);
+        // Whether a file is sparse has no part in what a set protects.
+        let holey = Entry { sparse: true, ..e.clone() };
+        assert!(e.same_content(&holey));
+        assert!(!e.same_content(&Entry { mtime_ns: 7, ..holey }));
     }
 }
