@@ -27,6 +27,15 @@ pub use heal::{RepairOptions, RepairReport, repair};
 pub use protect::{ProtectOptions, ProtectReport, protect};
 pub use upkeep::{check_sets, upkeep};
 
+/// For the fuzz target `sidecar`: the text a sidecar parsed from `text` writes, and the
+/// text that one parses back to and writes (`None` when `text` is not a sidecar).
+#[doc(hidden)]
+pub fn fuzz_sidecar(text: &str) -> Option<(String, Option<String>)> {
+    let first = sidecar::Sidecar::parse(text)?.text();
+    let again = sidecar::Sidecar::parse(&first).map(|s| s.text());
+    Some((first, again))
+}
+
 use crate::catalog::{Class, StoreError};
 use crate::pathtext::{STATE_DIR, path_bytes, quote_env};
 use std::path::{Path, PathBuf};

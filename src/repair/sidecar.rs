@@ -105,6 +105,13 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
 
 impl Sidecar {
     pub(crate) fn write(&self, path: &Path) -> io::Result<()> {
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(self.text().as_bytes())?;
+        f.commit()
+    }
+
+    /// The sidecar as written.
+    pub(crate) fn text(&self) -> String {
         let mut text = format!(
             "{MAGIC}\nset {}\nalgorithm {}\nredundancy {}\nrecovery {}\n",
             self.set, self.algorithm, self.redundancy, self.recovery
@@ -114,9 +121,7 @@ impl Sidecar {
             let path = escape(&e.path);
             text.push_str(&format!("{} {} {} {flags} {path}\n", e.size, e.mtime_ns, e.digest));
         }
-        let mut f = AtomicFile::create(path)?;
-        f.write_all(text.as_bytes())?;
-        f.commit()
+        text
     }
 
     /// Reads a sidecar; `None` when it is not one (damaged, or another program's file).
@@ -217,6 +222,23 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn what_parses_writes_back_to_a_text_that_parses_the_same() {
+        let head = "fixity-par2-set 2\nset a b\nalgorithm x\nredundancy NaN\nrecovery 0\n";
+        for text in [
+            head.to_string(),
+            format!("{head}1 -2  sparse %41 raw space\r\n"),
+            format!("{head}0 0 d - %00%25\n18446744073709551615 0 d sparse \u{e9}\n"),
+            "fixity-par2-set 1\nset \nalgorithm \nredundancy -0\nrecovery 4\n1 2 d p q\n".into(),
+        ] {
+            let first = Sidecar::parse(&text).unwrap_or_else(|| panic!("{text:?}"));
+            let again = Sidecar::parse(&first.text()).expect("written sidecars parse");
+            assert_eq!(again.text(), first.text());
+            assert_eq!(again.entries, first.entries);
+        }
+        assert_eq!(crate::repair::fuzz_sidecar("fixity-par2-set 2\n"), None);
     }
 
     #[test]
