@@ -767,6 +767,34 @@ fn a_batch_that_fails_to_send_reports_the_findings_and_exits_2() {
     );
 }
 
+#[test]
+fn a_row_committed_under_a_scans_insert_is_made_the_new_file() {
+    // A scan inserts its new files' rows plainly (none has a row: it holds the tree's
+    // lock and met no record of them). Here one appears all the same: the test inserts
+    // it in a transaction the run cannot see, the run's insert waits for it, and the test
+    // commits. The run's insert then fails on that row, at a savepoint: its fallback makes
+    // the row the new file, and the batch's other rows stand.
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let t = d.path().join("t");
+    many_files(&t, 300);
+    let (mut c, tree) = empty_tree_of_k(d.path(), &db);
+    let mut hold = c.transaction().unwrap();
+    hold_row(&mut hold, tree, "d20/f00100");
+    let mut scan = on_host(d.path(), "k", &["scan", "-q", "--catalog", &db.url, "t"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_blocked_or_done(&db, Some(&mut scan));
+    hold.commit().unwrap();
+    let out = scan.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    let recorded = records(&db.secret, "k", &t);
+    assert_eq!(as_rows(&recorded), tree_files(&t), "every file as it is, the held row too");
+    assert!(recorded.iter().all(|r| r.last_result == fixity::catalog::Class::New));
+}
+
 /// libpq's files, as every PostgreSQL client reads them: a password in ~/.pgpass (mode
 /// 0600) for a URL without one, a service file naming the whole connection (in the URL,
 /// or PGSERVICE); a password file others can read is not read, and the failed connection

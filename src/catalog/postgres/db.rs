@@ -124,11 +124,21 @@ impl Db {
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, PgError> {
+        self.try_execute(sql, params)?.map_err(|e| self.target.query_error(&e))
+    }
+
+    /// As [`Db::execute`], with the statement's own error as the server gave it, for a
+    /// caller that tells one error from another (a failure to prepare it is the catalog's).
+    pub(super) fn try_execute(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Result<u64, postgres::Error>, PgError> {
         let st = self.statement(sql)?;
         let tree = self.tree;
         let all: Vec<&(dyn ToSql + Sync)> =
             std::iter::once(&tree as &(dyn ToSql + Sync)).chain(params.iter().copied()).collect();
-        self.client.execute(&st, &all).map_err(|e| self.target.query_error(&e))
+        Ok(self.client.execute(&st, &all))
     }
 
     /// A record from a row of the columns `select_records!` names.
