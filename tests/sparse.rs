@@ -372,4 +372,21 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
     let m = std::fs::metadata(t.join("plain")).unwrap();
     assert!(m.blocks() * 512 >= m.len(), "plain: {} blocks for {} bytes", m.blocks(), m.len());
     ok(run(d.path(), ["verify", "t"]));
+
+    // Gone again, and the replica's copy dense (downloaded, or copied by a tool that
+    // fills holes): rebuilt sparse all the same, as its sidecar says it was.
+    let dense = d.path().join("r2/data");
+    std::fs::create_dir_all(dense.parent().unwrap()).unwrap();
+    std::fs::write(&dense, &before[0]).unwrap();
+    let m = std::fs::metadata(&dense).unwrap();
+    assert!(m.blocks() * 512 >= m.len(), "the replica is dense: {} blocks", m.blocks());
+    std::fs::remove_file(t.join("data")).unwrap();
+    assert_eq!(run(d.path(), ["verify", "-q", "t"]).status.code(), Some(1));
+    let o = run(d.path(), ["repair", "--from", "r2", "t"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("data (from r2/data)"), "{}", text(&o.stdout));
+    assert!(std::fs::read(t.join("data")).unwrap() == before[0], "data restored");
+    let m = std::fs::metadata(t.join("data")).unwrap();
+    assert!(m.blocks() * 512 + M <= m.len(), "data: {} blocks", m.blocks());
+    ok(run(d.path(), ["verify", "t"]));
 }

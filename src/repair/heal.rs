@@ -157,6 +157,12 @@ pub fn repair(
         store.record_check(rec, Class::Ok, None, Some(&note), now)?;
         Ok(())
     };
+    // What the sets' sidecars say of the targets (their sets, and which were sparse).
+    let sidecars: BTreeMap<String, Sidecar> = super::sidecar::all(&opts.par2_dir)
+        .into_iter()
+        .filter_map(|(stem, s)| Some((stem, s?)))
+        .collect();
+    let sparse = sparse_when_protected(&sidecars, &todo);
     if let Some(replica) = &opts.from {
         let mut left = Vec::new();
         let found =
@@ -166,9 +172,12 @@ pub fn repair(
                 left.push(rec);
                 continue;
             };
-            // A sparse replica is copied sparse, its holes as zeros, not read.
-            let sparse = std::fs::metadata(&from).is_ok_and(|m| crate::read::is_sparse(&m));
-            let copied = install(root, &rec, keep, sparse, &mut |w| {
+            // A sparse replica is copied sparse, its holes as zeros, not read; so is a
+            // file that was sparse when its set was made, whatever the copy's blocks (a
+            // download or a copy by a tool that fills holes).
+            let holes = sparse.contains(&rec.path)
+                || std::fs::metadata(&from).is_ok_and(|m| crate::read::is_sparse(&m));
+            let copied = install(root, &rec, keep, holes, &mut |w| {
                 let f = File::open(&from)?;
                 io::copy(&mut crate::read::Zeroed::new(&f, &f.metadata()?, 0), w).map(drop)
             });
@@ -188,7 +197,7 @@ pub fn repair(
         return finish(store, report);
     }
     // The sets, through their sidecars; sets without one (par2cmdline's) by their names.
-    let (groups, sparse) = group(&opts.par2_dir, &todo)?;
+    let groups = group(&opts.par2_dir, &sidecars, &todo)?;
     for (key, members) in groups {
         let Some(key) = key else {
             for rec in members {
@@ -251,28 +260,44 @@ impl Groups {
     }
 }
 
-/// The targets by the set that holds them (`None`: no set does), and those whose
-/// sidecar says they were sparse when their set was made.
-fn group(dir: &Path, todo: &[Record]) -> Result<(Vec<Group>, HashSet<Vec<u8>>), RepairError> {
+/// Whether the sidecar entry `e` describes the recorded content of `rec` (a sidecar of
+/// another version of the file does not hold it).
+fn describes(e: &super::sidecar::Entry, rec: &Record) -> bool {
+    e.path == rec.path && e.digest == crate::digest::hex_encode(rec.digest.as_bytes(), false)
+}
+
+/// The targets a sidecar of their recorded content says were sparse when their set was
+/// made: rebuilt sparse, from a set or a replica.
+fn sparse_when_protected(
+    sidecars: &BTreeMap<String, Sidecar>,
+    todo: &[Record],
+) -> HashSet<Vec<u8>> {
+    let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
+    let entries = sidecars.values().flat_map(|s| &s.entries);
+    entries
+        .filter(|e| e.sparse && wanted.get(&e.path[..]).is_some_and(|rec| describes(e, rec)))
+        .map(|e| e.path.clone())
+        .collect()
+}
+
+/// The targets by the set that holds them (`None`: no set does).
+fn group(
+    dir: &Path,
+    sidecars: &BTreeMap<String, Sidecar>,
+    todo: &[Record],
+) -> Result<Vec<Group>, RepairError> {
     let fail = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     let wanted: HashMap<&[u8], &Record> = todo.iter().map(|r| (&r.path[..], r)).collect();
     let mut by_stem: BTreeMap<String, Vec<Record>> = BTreeMap::new();
-    let sidecars: BTreeMap<String, Sidecar> =
-        super::sidecar::all(dir).into_iter().filter_map(|(stem, s)| Some((stem, s?))).collect();
     let mut placed: HashMap<Vec<u8>, String> = HashMap::new();
-    let mut sparse = HashSet::new();
-    for (stem, s) in &sidecars {
+    for (stem, s) in sidecars {
         for e in &s.entries {
-            if let Some(rec) = wanted.get(&e.path[..]) {
-                // A sidecar of another version of the file does not hold it.
-                let same = e.digest == crate::digest::hex_encode(rec.digest.as_bytes(), false);
-                if same && !placed.contains_key(&e.path) {
-                    placed.insert(e.path.clone(), stem.clone());
-                    if e.sparse {
-                        sparse.insert(e.path.clone());
-                    }
-                    by_stem.entry(stem.clone()).or_default().push((*rec).clone());
-                }
+            if let Some(rec) = wanted.get(&e.path[..])
+                && describes(e, rec)
+                && !placed.contains_key(&e.path)
+            {
+                placed.insert(e.path.clone(), stem.clone());
+                by_stem.entry(stem.clone()).or_default().push((*rec).clone());
             }
         }
     }
@@ -312,7 +337,7 @@ fn group(dir: &Path, todo: &[Record]) -> Result<(Vec<Group>, HashSet<Vec<u8>>), 
             groups.add(key, [rec]);
         }
     }
-    Ok((groups.list, sparse))
+    Ok(groups.list)
 }
 
 fn short_id(s: &Set) -> String {
