@@ -356,6 +356,54 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         .collect();
     assert!(sidecars.contains(" sparse data\n"), "{sidecars}");
     assert!(sidecars.contains(" - plain\n"), "{sidecars}");
+    // A sidecar of the first version (no sparse column) of a set that is current gets
+    // the column at the next protect, the set itself not made again.
+    let par2_dir = t.join(".fixity/par2");
+    // (path, inode, bytes): a file written again (temporary file, rename) has a new inode.
+    let files = || -> Vec<(std::path::PathBuf, u64, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(&par2_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.clone(), p.metadata().unwrap().ino(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let first_version = |text: &str| -> String {
+        let mut out = String::new();
+        for (i, l) in text.lines().enumerate() {
+            let f: Vec<&str> = l.splitn(5, ' ').collect();
+            match (i, f.len()) {
+                (0, _) => out.push_str("fixity-par2-set 1\n"),
+                (5.., 5) => out.push_str(&format!("{} {} {} {}\n", f[0], f[1], f[2], f[4])),
+                _ => out.push_str(&format!("{l}\n")),
+            }
+        }
+        out
+    };
+    for (p, _, body) in files() {
+        if p.extension().is_some_and(|x| x == "fixity") {
+            std::fs::write(&p, first_version(&String::from_utf8(body).unwrap())).unwrap();
+        }
+    }
+    let old = files();
+    assert!(old.iter().all(|(_, _, b)| !b.starts_with(b"fixity-par2-set 2")));
+    let o = run(d.path(), ["protect", "t"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let new = files();
+    assert_eq!(old.len(), new.len());
+    for ((p, ino, a), (q, ino2, b)) in old.iter().zip(&new) {
+        assert_eq!(p, q);
+        if p.extension().is_some_and(|x| x == "fixity") {
+            let b = String::from_utf8(b.clone()).unwrap();
+            assert!(b.starts_with("fixity-par2-set 2\n"), "{b}");
+            assert_eq!(first_version(&b).as_bytes(), &a[..], "only the column added");
+        } else {
+            assert!(a == b && ino == ino2, "{p:?}: the set is not made again");
+        }
+    }
+    let upgraded: String = new.iter().map(|(_, _, b)| String::from_utf8_lossy(b)).collect();
+    assert!(upgraded.contains(" sparse data\n") && upgraded.contains(" - plain\n"));
     let plain = std::fs::read(t.join("plain")).unwrap();
     std::fs::remove_file(t.join("data")).unwrap();
     std::fs::remove_file(t.join("plain")).unwrap();

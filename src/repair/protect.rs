@@ -152,6 +152,9 @@ impl Job<'_> {
         let count = set.records.len() as u64;
         let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
         if current {
+            if let Some(old) = old.filter(|s| !s.sparse_known) {
+                self.note_sparse(old, &side)?;
+            }
             self.report.current += 1;
             self.report.files += count;
             self.report.bytes += bytes;
@@ -177,6 +180,19 @@ impl Job<'_> {
             return Ok(());
         }
         self.make(store, set, old.is_some(), on)
+    }
+
+    /// Writes the version-1 sidecar `old` of a current set again with the sparse column:
+    /// whether each file is sparse now (it is as recorded, so as when the set was made),
+    /// for a repair to rebuild it so. The set itself is not read or made again.
+    fn note_sparse(&self, mut old: Sidecar, side: &Path) -> Result<(), RepairError> {
+        for e in &mut old.entries {
+            let path = self.root.join(bytes_path(&e.path));
+            let meta = std::fs::symlink_metadata(&path);
+            e.sparse = meta.is_ok_and(|m| m.is_file() && crate::read::is_sparse(&m));
+        }
+        old.sparse_known = true;
+        old.write(side).map_err(|e| RepairError::Par2Dir(self.opts.par2_dir.clone(), e))
     }
 
     /// Makes the set anew from its files as they are, when they are as recorded.
@@ -297,6 +313,7 @@ impl Job<'_> {
                 redundancy: self.opts.redundancy,
                 recovery,
                 entries: std::mem::take(&mut entries),
+                sparse_known: true,
             };
             side.write(&sidecar_path(&dir, &set.stem))
                 .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
@@ -324,6 +341,7 @@ impl Job<'_> {
                 redundancy: self.opts.redundancy,
                 recovery: 0,
                 entries,
+                sparse_known: true,
             };
             side.write(&sidecar_path(&dir, &set.stem))
                 .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;

@@ -72,6 +72,9 @@ pub(crate) struct Sidecar {
     /// Recovery slices written.
     pub(crate) recovery: u32,
     pub(crate) entries: Vec<Entry>,
+    /// Its entries say whether each file was sparse (false for a version-1 sidecar read
+    /// back: `protect` records it then, without making the set again).
+    pub(crate) sparse_known: bool,
 }
 
 fn escape(path: &[u8]) -> String {
@@ -155,7 +158,7 @@ impl Sidecar {
             let path = unescape(f.next()?)?;
             entries.push(Entry { path, size, mtime_ns, digest, sparse });
         }
-        Some(Sidecar { set, algorithm, redundancy, recovery, entries })
+        Some(Sidecar { set, algorithm, redundancy, recovery, entries, sparse_known: flags })
     }
 }
 
@@ -204,6 +207,7 @@ mod tests {
                     sparse: false,
                 },
             ],
+            sparse_known: true,
         };
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("x.fixity");
@@ -254,6 +258,8 @@ mod tests {
             sparse: false,
         };
         assert_eq!(s.entries, vec![e.clone()]);
+        assert!(!s.sparse_known);
+        assert!(Sidecar::parse(&s.text()).unwrap().sparse_known, "written as version 2");
         // Whether a file is sparse has no part in what a set protects.
         let holey = Entry { sparse: true, ..e.clone() };
         assert!(e.same_content(&holey));
