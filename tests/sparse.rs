@@ -348,19 +348,10 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
     std::fs::remove_dir_all(t.join(".fixity/par2")).unwrap();
     let o = run(d.path(), ["protect", "--redundancy", "40%", "t"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let sidecars: String = std::fs::read_dir(t.join(".fixity/par2"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "fixity"))
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect();
-    assert!(sidecars.contains(" sparse data\n"), "{sidecars}");
-    assert!(sidecars.contains(" - plain\n"), "{sidecars}");
-    // A sidecar of the first version (no sparse column) of a set that is current gets
-    // the column at the next protect, the set itself not made again.
+    // The set directory's files, (path, inode, bytes): a file written again (temporary
+    // file, rename) has a new inode.
     let par2_dir = t.join(".fixity/par2");
-    // (path, inode, bytes): a file written again (temporary file, rename) has a new inode.
-    let files = || -> Vec<(std::path::PathBuf, u64, Vec<u8>)> {
+    let files = || -> Vec<(PathBuf, u64, Vec<u8>)> {
         let mut v: Vec<_> = std::fs::read_dir(&par2_dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -369,6 +360,15 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         v.sort();
         v
     };
+    let sidecars = |files: &[(PathBuf, u64, Vec<u8>)]| -> String {
+        let side = files.iter().filter(|(p, _, _)| p.extension().is_some_and(|x| x == "fixity"));
+        side.map(|(_, _, b)| String::from_utf8_lossy(b).into_owned()).collect()
+    };
+    let made = sidecars(&files());
+    assert!(made.contains(" sparse data\n"), "{made}");
+    assert!(made.contains(" - plain\n"), "{made}");
+    // A sidecar of the first version (no sparse column) of a set that is current gets
+    // the column at the next protect, the set itself not made again.
     let first_version = |text: &str| -> String {
         let mut out = String::new();
         for (i, l) in text.lines().enumerate() {
@@ -402,7 +402,7 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
             assert!(a == b && ino == ino2, "{p:?}: the set is not made again");
         }
     }
-    let upgraded: String = new.iter().map(|(_, _, b)| String::from_utf8_lossy(b)).collect();
+    let upgraded = sidecars(&new);
     assert!(upgraded.contains(" sparse data\n") && upgraded.contains(" - plain\n"));
     let plain = std::fs::read(t.join("plain")).unwrap();
     std::fs::remove_file(t.join("data")).unwrap();
@@ -424,8 +424,7 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
     // Gone again, and the replica's copy dense (downloaded, or copied by a tool that
     // fills holes): rebuilt sparse all the same, as its sidecar says it was.
     let dense = d.path().join("r2/data");
-    std::fs::create_dir_all(dense.parent().unwrap()).unwrap();
-    std::fs::write(&dense, &before[0]).unwrap();
+    dense_copy(&t.join("data"), &dense);
     let m = std::fs::metadata(&dense).unwrap();
     assert!(m.blocks() * 512 >= m.len(), "the replica is dense: {} blocks", m.blocks());
     std::fs::remove_file(t.join("data")).unwrap();

@@ -157,6 +157,9 @@ pub fn repair(
         store.record_check(rec, Class::Ok, None, Some(&note), now)?;
         Ok(())
     };
+    if todo.is_empty() {
+        return finish(store, report);
+    }
     // What the sets' sidecars say of the targets (their sets, and which were sparse).
     let sidecars: BTreeMap<String, Sidecar> = super::sidecar::all(&opts.par2_dir)
         .into_iter()
