@@ -81,8 +81,9 @@ fn main() {
         };
         let found = Found {
             digest: md5.digest(b"x"),
-            stamp: Stamp { size: 1, mtime_ns: 0 },
+            stamp: Stamp::sized(1, 0),
             file_id: None,
+            access: None,
         };
         if i % 2 == 0 || i % 4 == 1 {
             store.record_new(rel.as_bytes(), &found, 1).unwrap();

@@ -11,25 +11,79 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-/// What identifies a version of a file without reading it: size and modification time.
+/// What identifies a version of a file without reading it: size and modification time,
+/// and the inode's change time (ctime) where it is known.
+///
+/// A program can set a file's mtime back (`touch -r`, `cp -p`, `rsync -t`, `tar x`,
+/// `exiftool -P`) but not its ctime: the kernel sets it to the current time on every
+/// change of the content or the inode. So an edit that keeps its mtime still moves the
+/// ctime, and bitrot moves neither: that is what tells the two apart
+/// ([`crate::catalog::Record::ctime_moved`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Size in bytes.
     pub size: u64,
     /// Modification time, nanoseconds since the epoch.
     pub mtime_ns: i128,
+    /// Inode change time, nanoseconds since the epoch, when known (a stat gives it; a
+    /// record made before fixity kept it has none).
+    pub ctime_ns: Option<i128>,
 }
 
 impl Stamp {
     /// The stamp of a file's metadata.
     pub(crate) fn of(md: &Metadata) -> Stamp {
-        Stamp { size: md.len(), mtime_ns: mtime_ns(md) }
+        Stamp { size: md.len(), mtime_ns: mtime_ns(md), ctime_ns: Some(ctime_ns(md)) }
+    }
+
+    /// A stamp of size and mtime alone (no ctime known).
+    pub fn sized(size: u64, mtime_ns: i128) -> Stamp {
+        Stamp { size, mtime_ns, ctime_ns: None }
     }
 }
 
 /// Modification time in nanoseconds since the epoch.
 pub(crate) fn mtime_ns(md: &Metadata) -> i128 {
     md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
+}
+
+/// Inode change time in nanoseconds since the epoch.
+pub(crate) fn ctime_ns(md: &Metadata) -> i128 {
+    md.ctime() as i128 * 1_000_000_000 + md.ctime_nsec() as i128
+}
+
+/// Who may read a file: its permission bits, owner and group, and whether it carries an
+/// access control list (`system.posix_acl_access`) or other extended attributes than
+/// fixity's own. A repair that writes a file where none stands gives it these back, so a
+/// file rebuilt is never readable by more people than the one lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+}
+
+impl Access {
+    /// The access of a file's metadata.
+    pub(crate) fn of(md: &Metadata) -> Access {
+        Access { mode: md.mode() & 0o7777, uid: md.uid(), gid: md.gid() }
+    }
+
+    /// `0640 1000:1000`, as stored in the recovery sets' sidecars and shown in notes.
+    pub fn text(&self) -> String {
+        format!("{:04o} {}:{}", self.mode, self.uid, self.gid)
+    }
+
+    /// The inverse of [`Access::text`].
+    pub fn parse(text: &str) -> Option<Access> {
+        let (mode, owner) = text.split_once(' ')?;
+        let (uid, gid) = owner.split_once(':')?;
+        let mode = u32::from_str_radix(mode, 8).ok().filter(|m| *m <= 0o7777)?;
+        Some(Access { mode, uid: uid.parse().ok()?, gid: gid.parse().ok()? })
+    }
 }
 
 /// The kinds of file that are not regular, as messages name them: the kind alone, and
@@ -113,6 +167,30 @@ pub(crate) fn fs_type(path: &Path) -> Option<String> {
         }
     }
     best.map(|(_, t)| t)
+}
+
+/// Whether the file system holding `path` reports inode change times (ctimes) that
+/// tell an edit whose mtime was put back from bitrot. Local file systems (ext4, XFS,
+/// btrfs, ZFS, tmpfs) and network ones whose server keeps the ctime (NFS, SMB) do; a FUSE
+/// file system reports whatever its server makes up (sshfs passes the remote's, others
+/// give the mtime, the mount time or a constant), so there the classes follow size and
+/// mtime alone, as before fixity kept ctimes (docs/catalog.md).
+///
+/// `FIXITY_CTIME` overrides the file system's type: `ignore` for a file system whose
+/// ctimes move without an edit (a server that makes them up, a restore that sets every
+/// file's anew), `trust` for a FUSE file system known to keep them (sshfs over a server
+/// that does).
+pub(crate) fn ctime_trusted(path: &Path) -> bool {
+    match std::env::var("FIXITY_CTIME").as_deref() {
+        Ok("ignore") => false,
+        Ok("trust") => true,
+        _ => fs_type(path).is_none_or(|t| ctime_trusted_on(&t)),
+    }
+}
+
+/// [`ctime_trusted`] by the file system's type, as /proc/self/mountinfo names it.
+fn ctime_trusted_on(fs_type: &str) -> bool {
+    !(fs_type == "fuse" || fs_type == "fuseblk" || fs_type.starts_with("fuse."))
 }
 
 /// Whether the block device holding `path` is rotational (a spinning disk), from
@@ -321,12 +399,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ctimes_are_trusted_but_on_fuse() {
+        for t in ["ext4", "xfs", "btrfs", "zfs", "tmpfs", "nfs4", "cifs", "smb3"] {
+            assert!(ctime_trusted_on(t), "{t}");
+        }
+        for t in ["fuse", "fuseblk", "fuse.sshfs", "fuse.faultfs"] {
+            assert!(!ctime_trusted_on(t), "{t}");
+        }
+        assert_eq!(Access::parse("0600 1000:27"), Some(Access { mode: 0o600, uid: 1000, gid: 27 }));
+        let a = Access { mode: 0o4755, uid: 0, gid: 0 };
+        assert_eq!(Access::parse(&a.text()), Some(a));
+        assert_eq!(Access::parse("10000 0:0"), None);
+        assert_eq!(Access::parse("0644"), None);
+    }
+
+    #[test]
     fn a_stamp_is_the_size_and_mtime() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"12345").unwrap();
         let md = std::fs::metadata(&p).unwrap();
-        assert_eq!(Stamp::of(&md), Stamp { size: 5, mtime_ns: mtime_ns(&md) });
+        assert_eq!(
+            Stamp::of(&md),
+            Stamp { size: 5, mtime_ns: mtime_ns(&md), ctime_ns: Some(ctime_ns(&md)) }
+        );
     }
 
     #[test]

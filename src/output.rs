@@ -63,6 +63,12 @@ impl AtomicFile {
     /// Creates the temporary file in the directory of `target` (of the file it points to,
     /// when it is a symlink).
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::create_mode(target, 0o666)
+    }
+
+    /// [`AtomicFile::create`], a new file (none in place) made with `new_mode` (before
+    /// the umask): a repair makes one 0600 until it has its recorded owner and mode.
+    pub fn create_mode(target: &Path, new_mode: u32) -> io::Result<AtomicFile> {
         let existing = match std::fs::metadata(target) {
             Ok(md) => Some(md),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -92,7 +98,7 @@ impl AtomicFile {
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
         // Never wider than the file replaced, not even while empty.
-        let mode = existing.as_ref().map_or(0o666, |md| md.mode() & 0o777);
+        let mode = existing.as_ref().map_or(new_mode & 0o777, |md| md.mode() & 0o777);
         for attempt in 0..100u32 {
             let mut tmp_name = std::ffi::OsString::from(".");
             tmp_name.push(name);
@@ -127,6 +133,21 @@ impl AtomicFile {
             let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
         }
         file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))
+    }
+
+    /// Gives the temporary file `uid`, `gid` and `mode`, all or none: false (and the file
+    /// left as it is) when the owner and group cannot be set (another user's file, for a
+    /// user who is not root). The mode goes last (changing the owner clears set-id bits).
+    pub fn give(&self, uid: u32, gid: u32, mode: u32) -> io::Result<bool> {
+        let file = self.file.as_ref().expect("live file");
+        let now = file.metadata()?;
+        if (now.uid(), now.gid()) != (uid, gid)
+            && std::os::unix::fs::fchown(file, Some(uid), Some(gid)).is_err()
+        {
+            return Ok(false);
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        Ok(true)
     }
 
     /// Device and inode of the temporary file (so a walk can leave it out).

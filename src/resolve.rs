@@ -127,8 +127,8 @@ pub fn accept(
     store.start_run("accept", now)?;
     let mut done = Vec::with_capacity(todo.len());
     for (p, rec, h) in todo {
-        let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
-        let found = Found { digest: h.digests[0], stamp, file_id: h.file_id };
+        let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0), ctime_ns: h.ctime_ns };
+        let found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
         match store.record_content(&rec, &found, Class::Ok, now) {
             Ok(()) => {}
             Err(StoreError::Attributes(e)) => return Err(ResolveError::Record(p.into(), e)),

@@ -1429,6 +1429,7 @@ fn corrupt_is_painted_on_a_terminal_only() {
         let mut c = std::process::Command::new("script");
         c.args(["-qec", &format!("{} verify -q t", env!("CARGO_BIN_EXE_fixity")), "/dev/null"])
             .current_dir(d.path())
+            .env("FIXITY_CTIME", crate::util::CTIME_IGNORED)
             .env("TERM", "xterm");
         if no_color {
             c.env("NO_COLOR", "1");

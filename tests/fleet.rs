@@ -669,8 +669,9 @@ fn store_of_h(
 fn found(b: u8) -> fixity::catalog::Found {
     fixity::catalog::Found {
         digest: fixity::digest::Digest::new(&[b; 32]),
-        stamp: fixity::device::Stamp { size: 10, mtime_ns: 1 },
+        stamp: fixity::device::Stamp::sized(10, 1),
         file_id: Some((1, u64::from(b))),
+        access: None,
     }
 }
 

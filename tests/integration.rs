@@ -13,6 +13,7 @@ mod differential;
 mod differential_b3x;
 mod dropin;
 mod dups;
+mod edits;
 mod faults;
 mod fleet;
 mod golden;

@@ -178,6 +178,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
                 "ALTER TABLE files DROP COLUMN finding_since;
                  ALTER TABLE files DROP COLUMN found_digest;
                  ALTER TABLE files DROP COLUMN imported;
+                 ALTER TABLE files DROP COLUMN ctime_ns; ALTER TABLE files DROP COLUMN mode;
+                 ALTER TABLE files DROP COLUMN uid; ALTER TABLE files DROP COLUMN gid;
                  DROP TABLE digests; DROP TABLE remote_checks; DROP TABLE proofs;
                  CREATE INDEX files_by_verified ON files (last_verified, path);
                  PRAGMA user_version = 1;",
@@ -188,7 +190,8 @@ fn downgrade(cat: &Cat, dir: &Path) {
             let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
             c.batch_execute(
                 "ALTER TABLE fixity.files DROP COLUMN finding_since, DROP COLUMN found_digest,
-                     DROP COLUMN imported;
+                     DROP COLUMN imported, DROP COLUMN ctime_ns, DROP COLUMN mode,
+                     DROP COLUMN uid, DROP COLUMN gid;
                  DROP TABLE fixity.digests, fixity.remote_checks, fixity.proofs;
                  CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
                  ALTER TABLE fixity.trees DROP COLUMN pass_after;

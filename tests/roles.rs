@@ -329,6 +329,8 @@ fn a_host_role_cannot_make_or_migrate_the_schema_and_the_owner_migrates_with_pol
          CREATE INDEX files_by_verified ON fixity.files (tree, last_verified, path);
          ALTER TABLE fixity.trees DROP COLUMN pass_after;
          DROP INDEX fixity.files_by_listed; ALTER TABLE fixity.files DROP COLUMN listed_at;
+         ALTER TABLE fixity.files DROP COLUMN ctime_ns, DROP COLUMN mode, DROP COLUMN uid,
+             DROP COLUMN gid;
          CREATE INDEX files_by_checked ON fixity.files (tree, last_checked);
          UPDATE fixity.meta SET value = '4' WHERE key = 'schema_version'",
     )

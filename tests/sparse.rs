@@ -365,17 +365,21 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         side.map(|(_, _, b)| String::from_utf8_lossy(b).into_owned()).collect()
     };
     let made = sidecars(&files());
-    assert!(made.contains(" sparse data\n"), "{made}");
-    assert!(made.contains(" - plain\n"), "{made}");
+    // SIZE MTIME DIGEST SPARSE ACCESS PATH
+    let flag = |name: &str| {
+        let line = made.lines().find(|l| l.ends_with(&format!(" {name}"))).unwrap();
+        line.split(' ').nth(3).unwrap().to_string()
+    };
+    assert_eq!((flag("data"), flag("plain")), ("sparse".into(), "-".into()), "{made}");
     // A sidecar of the first version (no sparse column) of a set that is current gets
     // the column at the next protect, the set itself not made again.
     let first_version = |text: &str| -> String {
         let mut out = String::new();
         for (i, l) in text.lines().enumerate() {
-            let f: Vec<&str> = l.splitn(5, ' ').collect();
+            let f: Vec<&str> = l.splitn(6, ' ').collect();
             match (i, f.len()) {
                 (0, _) => out.push_str("fixity-par2-set 1\n"),
-                (5.., 5) => out.push_str(&format!("{} {} {} {}\n", f[0], f[1], f[2], f[4])),
+                (5.., 6) => out.push_str(&format!("{} {} {} {}\n", f[0], f[1], f[2], f[5])),
                 _ => out.push_str(&format!("{l}\n")),
             }
         }
@@ -387,7 +391,7 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         }
     }
     let old = files();
-    assert!(old.iter().all(|(_, _, b)| !b.starts_with(b"fixity-par2-set 2")));
+    assert!(old.iter().all(|(_, _, b)| !b.starts_with(b"fixity-par2-set 3")));
     let o = run(d.path(), ["protect", "t"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
     let new = files();
@@ -396,14 +400,15 @@ fn scan_verify_protect_and_repair_a_tree_of_sparse_files() {
         assert_eq!(p, q);
         if p.extension().is_some_and(|x| x == "fixity") {
             let b = String::from_utf8(b.clone()).unwrap();
-            assert!(b.starts_with("fixity-par2-set 2\n"), "{b}");
-            assert_eq!(first_version(&b).as_bytes(), &a[..], "only the column added");
+            assert!(b.starts_with("fixity-par2-set 3\n"), "{b}");
+            assert_eq!(first_version(&b).as_bytes(), &a[..], "only the columns added");
         } else {
             assert!(a == b && ino == ino2, "{p:?}: the set is not made again");
         }
     }
     let upgraded = sidecars(&new);
-    assert!(upgraded.contains(" sparse data\n") && upgraded.contains(" - plain\n"));
+    assert!(upgraded.contains(" sparse 0") && upgraded.contains(" data\n"), "{upgraded}");
+    assert!(upgraded.lines().any(|l| l.ends_with(" plain") && l.contains(" - 0")), "{upgraded}");
     let plain = std::fs::read(t.join("plain")).unwrap();
     std::fs::remove_file(t.join("data")).unwrap();
     std::fs::remove_file(t.join("plain")).unwrap();

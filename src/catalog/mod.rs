@@ -26,9 +26,16 @@ pub use error::CatalogError;
 pub use extra::{Extra, RemoteCheck};
 pub use proofs::{leaf, state_root};
 pub use store::{
-    Found, History, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record, Records,
-    ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,
+    Found, History, Inode, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record,
+    Records, ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,
 };
+
+/// What a run says once, when it has upgraded a catalog made before files' ctimes and
+/// access were recorded ([`Store::upgrade_note`]).
+pub const INODE_NOTE: &str = "catalog upgraded: each file's ctime, mode and owner are recorded \
+    from now on, as runs write its record (a verify, for every file found ok). Until then an \
+    edit that put a file's mtime back is taken for rot (CORRUPT), as before, and a file a repair \
+    rebuilds where none stands is made 0600";
 
 /// What a run found for one file. Every file a run looks at gets exactly one class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,11 +55,16 @@ pub enum Class {
     Moved,
     /// Could not be read (an I/O error, or it changed while being read).
     Unreadable,
+    /// Size and mtime unchanged, other content, and the inode's change time (ctime)
+    /// moved: an edit whose mtime was put back (`touch -r`, `cp -p`, `rsync -t`, `tar x`,
+    /// `exiftool -P`), not bitrot, which moves no ctime. The catalog keeps the old digest
+    /// and the finding stands, never repaired, until `fixity accept` takes the change.
+    Changed,
 }
 
 impl Class {
     /// Every class, in report order.
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
         Class::Ok,
         Class::Modified,
         Class::Corrupt,
@@ -60,6 +72,7 @@ impl Class {
         Class::New,
         Class::Moved,
         Class::Unreadable,
+        Class::Changed,
     ];
 
     /// The name stored in the catalog and used in JSON.
@@ -72,18 +85,31 @@ impl Class {
             Class::New => "new",
             Class::Moved => "moved",
             Class::Unreadable => "unreadable",
+            Class::Changed => "changed",
         }
     }
 
     /// The inverse of [`Class::name`].
-    pub(crate) fn from_name(name: &str) -> Option<Class> {
+    pub fn from_name(name: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == name)
     }
 
     /// Whether this class is a finding: data may be lost, the exit status is 1, and it
     /// stands (reported by every run) until resolved.
     pub fn is_failure(self) -> bool {
-        matches!(self, Class::Corrupt | Class::Unreadable | Class::Missing)
+        matches!(self, Class::Corrupt | Class::Unreadable | Class::Missing | Class::Changed)
+    }
+
+    /// Whether the record keeps the digest the run found beside the recorded one: the
+    /// content differs with the recorded version's size and mtime (corrupt, changed).
+    pub fn keeps_found(self) -> bool {
+        matches!(self, Class::Corrupt | Class::Changed)
+    }
+
+    /// Whether every run reads the file again, slice or not, until the finding is
+    /// resolved: a standing finding about its content.
+    pub fn read_again(self) -> bool {
+        matches!(self, Class::Corrupt | Class::Unreadable | Class::Changed)
     }
 }
 

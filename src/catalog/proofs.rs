@@ -16,6 +16,7 @@ pub(crate) fn standing(last: Class, missing: bool) -> Standing {
         _ if missing => Standing::Missing,
         Class::Corrupt => Standing::Corrupt,
         Class::Unreadable => Standing::Unreadable,
+        Class::Changed => Standing::Changed,
         _ => Standing::None,
     }
 }

@@ -12,7 +12,7 @@ use super::postgres::{PgSpec, PgStore};
 use super::sqlite::SqliteStore;
 use super::xattr::XattrStore;
 use crate::algo::Algorithm;
-use crate::device::Stamp;
+use crate::device::{Access, Stamp};
 use crate::digest::Digest;
 use crate::proof::{Entry, Identity, Link};
 use crate::read::io_message;
@@ -48,6 +48,12 @@ pub struct Record {
     /// The digest was imported from another tool (`fixity import`) and fixity has not yet
     /// read the file and found it matching: the mark goes once a verification does.
     pub imported: bool,
+    /// The inode's change time when the record was last written (ns since the epoch);
+    /// `None` for a record made before fixity kept it, or by another tool.
+    pub ctime_ns: Option<i128>,
+    /// The file's permission bits, owner and group when the record was last written;
+    /// `None` where not known (a record made before fixity kept them).
+    pub access: Option<Access>,
 }
 
 impl Record {
@@ -67,6 +73,8 @@ impl Record {
             last_verified: 0,
             foreign: false,
             imported: false,
+            ctime_ns: None,
+            access: None,
         }
     }
 
@@ -82,9 +90,35 @@ impl Record {
         (now - self.mtime_ns).abs() <= window_ns.max(0)
     }
 
-    /// The size and mtime this record describes (size 0 when not recorded).
+    /// Whether the file's inode changed since the record was written although `stamp`
+    /// may still be the recorded version: both ctimes known and further apart than
+    /// `slack_ns` (0 but for the xattr store, whose own attribute write moves the ctime
+    /// once more after it is taken: [`crate::catalog::xattr`]). A chmod, a chown, a
+    /// rename or a new link moves it with the content unchanged; an edit whose mtime was
+    /// put back moves it with other content (never bitrot, which moves neither).
+    pub(crate) fn ctime_moved(&self, stamp: &Stamp, slack_ns: i128) -> bool {
+        match (self.ctime_ns, stamp.ctime_ns) {
+            (Some(then), Some(now)) => now < then || now - then > slack_ns,
+            _ => false,
+        }
+    }
+
+    /// Whether a file read as this record's version has another inode than the record
+    /// says: its ctime, access or (device, inode) moved, or the record predates fixity
+    /// keeping them. A store writes the new ones (no finding: a chmod, a rename).
+    pub(crate) fn inode_moved(&self, found: &Found) -> bool {
+        fn differs<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
+            a.is_some() && b.is_some() && a != b
+        }
+        differs(self.ctime_ns, found.stamp.ctime_ns)
+            || differs(self.access, found.access)
+            || (self.ctime_ns.is_none() && found.stamp.ctime_ns.is_some())
+    }
+
+    /// The size and mtime this record describes (size 0 when not recorded), with the
+    /// recorded ctime.
     pub(crate) fn stamp(&self) -> Stamp {
-        Stamp { size: self.size.unwrap_or(0), mtime_ns: self.mtime_ns }
+        Stamp { size: self.size.unwrap_or(0), mtime_ns: self.mtime_ns, ctime_ns: self.ctime_ns }
     }
 }
 
@@ -97,6 +131,29 @@ pub struct Found {
     pub stamp: Stamp,
     /// (device, inode), when known.
     pub file_id: Option<(u64, u64)>,
+    /// Its permission bits, owner and group at the start of the read, when known.
+    pub access: Option<Access>,
+}
+
+/// What a store keeps of a file's inode besides its stamp (whose ctime it has): (device,
+/// inode) and who may read it. `None` converts to an inode with neither known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inode {
+    pub id: Option<(u64, u64)>,
+    pub access: Option<Access>,
+}
+
+impl From<Option<(u64, u64)>> for Inode {
+    fn from(id: Option<(u64, u64)>) -> Inode {
+        Inode { id, access: None }
+    }
+}
+
+impl Found {
+    /// The inode the file was read from.
+    pub(crate) fn inode(&self) -> Inode {
+        Inode { id: self.file_id, access: self.access }
+    }
 }
 
 /// Errors of a store.
@@ -310,6 +367,11 @@ pub trait Store {
     fn read_only_reason(&self) -> Option<String> {
         None
     }
+    /// What to tell once, when opening the store upgraded a catalog made before its
+    /// records kept each file's ctime and access ([`crate::catalog::INODE_NOTE`]).
+    fn upgrade_note(&self) -> Option<String> {
+        None
+    }
     /// Whether the store remembers files that are gone from the tree (and so reports
     /// them missing, pairs moves, and can forget them). A store kept in the files
     /// themselves does not.
@@ -319,6 +381,12 @@ pub trait Store {
     /// walk, so a store that remembers gone files should list its findings: handed over
     /// at once, a moved file would be told as missing and new.
     fn lists_findings(&self) -> bool;
+    /// How far apart (ns) a file's ctime may be from the recorded one and still count as
+    /// the same: 0, the ctime recorded being the file's own; the xattr store's own
+    /// attribute write moves the ctime once more after it is taken.
+    fn ctime_slack_ns(&self) -> i128 {
+        0
+    }
     /// How a verification pass goes over unchanged files.
     fn pass_order(&self) -> PassOrder;
     /// Checks that a run over the whole tree at `root` (scan, verify, protect, repair) is
@@ -610,7 +678,7 @@ mod tests {
 
     #[test]
     fn a_record_describes_a_version_at_its_own_precision() {
-        let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
+        let stamp = |ns| Stamp::sized(9, ns);
         let coarse = record(None, 1_560_177_334_020_775_000, 6);
         assert!(coarse.describes(&stamp(1_560_177_334_020_775_051), 0));
         assert!(!coarse.describes(&stamp(1_560_177_334_020_776_051), 0));

@@ -7,6 +7,14 @@
 //! | `user.fixity.size`     | the size it was taken at, decimal                       |
 //! | `user.fixity.verified` | when the content last matched, ms since the epoch       |
 //! | `user.fixity.corrupt`  | set while the content differs from the record: the digest found |
+//! | `user.fixity.ctime`    | the file's ctime after fixity's last write of its attributes, `SSSSSSSSSS.NNNNNNNNN` |
+//!
+//! Setting an attribute moves the file's ctime, so the ctime recorded is the one taken
+//! after fixity's other attributes are written, and writing it moves the ctime once more,
+//! a few microseconds later: this store's ctimes are compared with a slack of
+//! [`CTIME_SLACK_NS`] (an edit that keeps its mtime within that second of fixity's own
+//! write is taken for rot, as before ctimes were kept). A record without the attribute
+//! (written before, or by cshatag) is classed by size and mtime alone until rewritten.
 //!
 //! It also reads what cshatag (and the Python shatag) write: `user.shatag.sha256` (hex)
 //! and `user.shatag.ts` (the same timestamp layout; shatag's float may carry fewer
@@ -44,6 +52,11 @@ const SIZE: &str = "user.fixity.size";
 const VERIFIED: &str = "user.fixity.verified";
 /// Marks a standing CORRUPT finding: every run reads such a file again, slice or not.
 const CORRUPT: &str = "user.fixity.corrupt";
+/// The file's ctime after fixity's last write of its attributes.
+const CTIME: &str = "user.fixity.ctime";
+/// How far a file's ctime may be past its recorded one and still count as the same: the
+/// write of [`CTIME`] itself moves it (by microseconds; a second allows for a busy machine).
+pub(crate) const CTIME_SLACK_NS: i128 = 1_000_000_000;
 /// The slice cursor on the root directory.
 pub(crate) const CURSOR: &str = "user.fixity.cursor";
 pub const SHATAG_TS: &str = "user.shatag.ts";
@@ -90,6 +103,8 @@ pub(crate) struct Attrs {
     /// Whether a run found the content differing from the record (and nothing has
     /// resolved it since).
     pub corrupt: bool,
+    /// The ctime after fixity's last write of the attributes, if recorded.
+    pub ctime_ns: Option<i128>,
 }
 
 impl Attrs {
@@ -107,6 +122,9 @@ impl Attrs {
             last_verified: self.verified.unwrap_or(0),
             foreign: self.source == Source::Shatag,
             imported: false,
+            ctime_ns: self.ctime_ns,
+            // Gone with the file when it is: a repair has no file to give it back to.
+            access: None,
         }
     }
 }
@@ -194,6 +212,7 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
             verified,
             source: Source::Fixity,
             corrupt: get(path, CORRUPT)?.is_some(),
+            ctime_ns: get(path, CTIME)?.as_deref().and_then(parse_ts).map(|(ns, _)| ns),
         }));
     }
     // cshatag's attributes are read only for files without a record of fixity's own.
@@ -214,6 +233,7 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
             verified: None,
             source: Source::Shatag,
             corrupt: get(path, CORRUPT)?.is_some(),
+            ctime_ns: None,
         }));
     }
     Ok(None)
@@ -245,19 +265,31 @@ pub(crate) fn write(
         set(path, attribute, digest.to_hex().as_bytes())?;
     }
     // A new record resolves a corrupt finding.
-    remove(path, CORRUPT)
+    remove(path, CORRUPT)?;
+    seal(path)
 }
 
 /// Records only a successful verification time (and, with `was_corrupt`, the end of a
 /// corrupt finding: the content reads as recorded again).
 pub(crate) fn mark_verified(path: &Path, verified_ms: i64, was_corrupt: bool) -> io::Result<()> {
     set(path, VERIFIED, verified_ms.to_string().as_bytes())?;
-    if was_corrupt { remove(path, CORRUPT) } else { Ok(()) }
+    if was_corrupt {
+        remove(path, CORRUPT)?;
+    }
+    seal(path)
 }
 
 /// Marks a standing corrupt finding, with the digest the content has now.
 pub(crate) fn mark_corrupt(path: &Path, found: &Digest) -> io::Result<()> {
-    set(path, CORRUPT, found.to_hex().as_bytes())
+    set(path, CORRUPT, found.to_hex().as_bytes())?;
+    seal(path)
+}
+
+/// Records the file's ctime as fixity's writes of its attributes left it (see
+/// [`CTIME_SLACK_NS`]): the last write of every change of its record.
+fn seal(path: &Path) -> io::Result<()> {
+    let md = std::fs::metadata(path)?;
+    set(path, CTIME, format_ts(crate::device::ctime_ns(&md)).as_bytes())
 }
 
 fn remove(path: &Path, name: &str) -> io::Result<()> {
@@ -377,6 +409,10 @@ impl Store for XattrStore {
         self.prefer
     }
 
+    fn ctime_slack_ns(&self) -> i128 {
+        CTIME_SLACK_NS
+    }
+
     fn remembers_gone(&self) -> bool {
         false
     }
@@ -444,10 +480,9 @@ impl Store for XattrStore {
             // A tree scanned before `--xattr-names checksum` gets the attribute as each
             // file is verified.
             (Class::Ok, _) if self.names.checksum => {
-                mark_verified(&path, now, rec.last_result == Class::Corrupt).and_then(|()| {
-                    let name = format!("{CHECKSUM_PREFIX}{}", rec.algo.name);
-                    set(&path, &name, rec.digest.to_hex().as_bytes())
-                })
+                let name = format!("{CHECKSUM_PREFIX}{}", rec.algo.name);
+                set(&path, &name, rec.digest.to_hex().as_bytes())
+                    .and_then(|()| mark_verified(&path, now, rec.last_result == Class::Corrupt))
             }
             (Class::Ok, _) => mark_verified(&path, now, rec.last_result == Class::Corrupt),
             (Class::Corrupt, Some(f)) => {
@@ -580,8 +615,9 @@ mod tests {
             verified: None,
             source: Source::Shatag,
             corrupt: false,
+            ctime_ns: None,
         };
-        let stamp = |ns| Stamp { size: 9, mtime_ns: ns };
+        let stamp = |ns| Stamp::sized(9, ns);
         let sized = Attrs { size: Some(8), precision: 9, ..a.clone() }.into_record(b"f");
         let a = a.into_record(b"f");
         assert!(a.describes(&stamp(1_560_177_334_020_775_051), 0));

@@ -9,7 +9,7 @@ fn d(bytes: &[u8]) -> Digest {
 }
 
 fn hashed(size: u64, digests: Vec<Digest>) -> Hashed {
-    Hashed { size, mtime_ns: None, digests, file_id: None }
+    Hashed { size, mtime_ns: None, digests, file_id: None, ctime_ns: None, access: None }
 }
 
 fn not_found() -> ReadError {

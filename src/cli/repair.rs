@@ -52,6 +52,11 @@ pub struct RepairArgs {
     /// Keep each damaged file aside, under TREE/.fixity/damaged/RUN/, before replacing it.
     #[arg(long)]
     pub keep_damaged: bool,
+    /// Write the recorded content over the files named (PATH, required) even where they
+    /// were edited since the catalog recorded them: CHANGED (an edit that put its mtime
+    /// back) or another size or mtime. Without it repair never writes over an edit.
+    #[arg(long, requires = "paths")]
+    pub force: bool,
     /// The catalog file (default: TREE/.fixity/catalog.db), or a PostgreSQL URL.
     #[arg(long, value_name = "FILE|URL")]
     pub catalog: Option<PathBuf>,

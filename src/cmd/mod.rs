@@ -8,6 +8,7 @@ mod bench;
 pub(crate) mod check;
 mod dups;
 mod embedded;
+mod exclude;
 mod export;
 pub(crate) mod hash;
 mod import;

@@ -6,10 +6,12 @@ use crate::cli::{ProtectArgs, RepairArgs};
 use crate::ui;
 use anyhow::{Context, bail};
 use fixity::catalog::sqlite::Catalog;
-use fixity::catalog::{OpenOptions, Store, open_store};
+use fixity::catalog::{Class, OpenOptions, Store, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
+use fixity::scrub;
 use fixity::units::{human_bytes, parse_size};
+use fixity::walk::Exclude;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -65,13 +67,19 @@ fn event_json(e: &Event<'_>) -> serde_json::Value {
         Event::SetRemoved { stem } => json!({"event": "set_removed", "set": stem}),
         Event::SetDamaged { stem, why } => json!({"event": "set_damaged", "set": stem, "why": why}),
         Event::Left { why, .. } => json!({"event": "left_out", "why": left_text(why)}),
-        Event::Repaired { from: Source::Par2 { set }, .. } => {
-            json!({"event": "repaired", "from": "par2", "set": set})
-        }
-        Event::Repaired { from: Source::Replica { path }, .. } => {
-            let mut v = json!({"event": "repaired", "from": "replica"});
-            if let Some(obj) = v.as_object_mut() {
-                obj.extend(json_path("replica", path_bytes(path)));
+        Event::Repaired { from, note, .. } => {
+            let mut v = match from {
+                Source::Par2 { set } => json!({"event": "repaired", "from": "par2", "set": set}),
+                Source::Replica { path } => {
+                    let mut v = json!({"event": "repaired", "from": "replica"});
+                    if let Some(obj) = v.as_object_mut() {
+                        obj.extend(json_path("replica", path_bytes(path)));
+                    }
+                    v
+                }
+            };
+            if let (Some(n), Some(obj)) = (note, v.as_object_mut()) {
+                obj.insert("note".into(), json!(n));
             }
             v
         }
@@ -99,6 +107,11 @@ fn left_text(why: &Left) -> String {
         Left::Changed => {
             "changed since the catalog recorded it: `fixity scan` records it, then protect".into()
         }
+        Left::MtimeKept => "CHANGED: its content is not the catalog's at the recorded size and \
+                            mtime, and its ctime moved: an edit that put its mtime back, not \
+                            rot; not protected, its set kept (recorded as a finding; `fixity \
+                            accept` takes the change)"
+            .into(),
         Left::Unreadable(e) => format!("unreadable: {e}"),
         Left::Finding(c) => format!("has a standing finding ({}): not protected", c.name()),
     }
@@ -127,14 +140,20 @@ fn event_text(e: &Event<'_>, verbose: bool, quiet: bool) -> Option<String> {
         Event::SetRemoved { stem } => verbose.then(|| format!("removed     {stem}")),
         Event::SetDamaged { stem, why } => Some(format!("DAMAGED     recovery set {stem}: {why}")),
         Event::Left { path, why } => {
-            let label = if *why == Left::Corrupt { "CORRUPT" } else { "left out" };
+            let label = match why {
+                Left::Corrupt => "CORRUPT",
+                Left::MtimeKept => "CHANGED",
+                _ => "left out",
+            };
             Some(format!("{label:<11} {}: {}", quote_env(path), left_text(why)))
         }
-        Event::Repaired { path, from: Source::Par2 { set } } => {
-            Some(format!("repaired    {} (from recovery set {set})", quote_env(path)))
-        }
-        Event::Repaired { path, from: Source::Replica { path: r } } => {
-            Some(format!("repaired    {} (from {})", quote_env(path), quote_env(path_bytes(r))))
+        Event::Repaired { path, from, note } => {
+            let from = match from {
+                Source::Par2 { set } => format!("recovery set {set}"),
+                Source::Replica { path: r } => quote_env(path_bytes(r)),
+            };
+            let note = note.as_ref().map_or(String::new(), |n| format!("; {n}"));
+            Some(format!("repaired    {} (from {from}{note})", quote_env(path)))
         }
         Event::Intact { path } => (!quiet)
             .then(|| format!("intact      {} (reads as recorded: finding ended)", quote_env(path))),
@@ -255,27 +274,64 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     if let Some(from) = &args.from {
         super::tree_dir(from)?;
     }
+    if args.force && paths.is_empty() {
+        bail!("--force writes over edits: name the files it may write over (PATH...)");
+    }
     let opts = repair::RepairOptions {
         par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
         memory: memory(&args.memory)?,
         from: args.from.clone(),
         keep_damaged: args.keep_damaged,
         paths,
+        force: args.force,
     };
     let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
     let json = args.json;
+    // Where the damage was found: by a run before (its command and start), or now, by a
+    // look this repair takes when nothing stands and no file is named (as `par2 repair`
+    // and `snapraid fix` look before they write).
+    let found_by = match opts.paths.is_empty() {
+        true => standing(store.as_ref())?,
+        false => Some(None),
+    };
+    let looked = match found_by {
+        None => {
+            let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+            Some(look(&root, &catalog, store.as_mut())?)
+        }
+        Some(_) => None,
+    };
     let mut lines = Lines::new((json, false, false));
     let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?;
     let mut stdout = lines.done()?;
+    let source = match (&looked, found_by.flatten()) {
+        (Some(r), _) => format!(
+            "found now (no finding stood: a scan looked at {} by their size, mtime and ctime, \
+             and read {}; a verify reads every file for rot)",
+            ui::count(r.files_looked(), "file"),
+            ui::count(r.files_read, "file")
+        ),
+        (None, Some((command, at))) => {
+            format!("found by the {command} of {} UTC", fixity::clock::format_time(at))
+        }
+        (None, None) => "the files named".to_string(),
+    };
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["event"] = "summary".into();
+        v["found"] = match &looked {
+            Some(_) => "now".into(),
+            None => source.clone().into(),
+        };
+        if let Some(r) = &looked {
+            v["looked"] = serde_json::json!({"files": r.files_looked(), "read": r.files_read});
+        }
         writeln!(stdout, "{v}")?;
     } else {
         writeln!(
             stdout,
             "repair {}: {} with findings or asked for: {} repaired ({} from recovery data, {} \
-             from the replica), {} intact, {} not repaired",
+             from the replica), {} intact, {} not repaired; {source}",
             quote_env(path_bytes(&root)),
             ui::count(report.targets, "file"),
             report.repaired,
@@ -286,6 +342,62 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         )?;
     }
     Ok(if report.unrepaired > 0 { Status::Failed } else { Status::Ok })
+}
+
+/// Whether a finding stands in the catalog: `Some` with the last scan or verify before
+/// (command, start ms), `Some(None)` when no run says; `None` when none
+/// stands.
+fn standing(store: &dyn Store) -> anyhow::Result<Option<Option<(String, i64)>>> {
+    let s = store.summary(fixity::clock::now_ms())?;
+    let findings = s.missing
+        + s.by_result
+            .iter()
+            .filter(|(class, _)| Class::from_name(class).is_some_and(|c| c.is_failure()))
+            .map(|(_, n)| n)
+            .sum::<u64>();
+    if findings == 0 {
+        return Ok(None);
+    }
+    // The runs come newest first. (Not a protect: one runs after each scan and verify of
+    // a protected tree, to keep its sets in step.)
+    let by = s.runs.iter().find(|r| ["scan", "verify"].contains(&&*r.command));
+    Ok(Some(by.map(|r| (r.command.clone(), r.started))))
+}
+
+/// The look a repair takes first when nothing stands: a scan of the tree (every file's
+/// size, mtime and ctime compared with its record; missing files and edits recorded, a
+/// file whose ctime moved read), its findings then repaired as any. Quiet: what it finds
+/// is told by the repair's own lines.
+fn look(root: &Path, catalog: &Path, store: &mut dyn Store) -> anyhow::Result<scrub::Report> {
+    let mut patterns = vec!["./.fixity".to_string()];
+    patterns.extend(super::exclude::ignore_file_patterns(root)?);
+    if matches!(catalog.to_str(), Some(c) if c.starts_with("postgres")) {
+        // A PostgreSQL catalog is not in the tree.
+    } else {
+        patterns.extend(super::exclude::catalog_patterns(root, catalog));
+    }
+    let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
+    let (engine, note) = fixity::pipeline::Config::for_devices(std::sync::Arc::new(
+        fixity::storage::Devices::new(None),
+    ))
+    .bounded(None, fixity::pipeline::DEFAULT_BUFFER_BUDGET);
+    if let Some(note) = note {
+        ui::error(&note);
+    }
+    let opts = scrub::Options {
+        mode: scrub::Mode::Scan,
+        follow: false,
+        exclude,
+        max_bytes: None,
+        max_duration: None,
+        engine,
+        modify_window_ns: 0,
+    };
+    let report = scrub::run(root, store, &opts, &mut |_| {})?;
+    if let Some(e) = &report.catalog_error {
+        bail!("the look before the repair could not record what it found: {e}");
+    }
+    Ok(report)
 }
 
 /// What runs after `scan` or `verify` over a whole tree.
@@ -323,6 +435,7 @@ impl After {
                 from: None,
                 keep_damaged: false,
                 paths: Vec::new(),
+                force: false,
             };
             let r = repair::repair(root, store, &opts, &mut |e| {
                 emit(&mut out, &e, (json, verbose, quiet));

@@ -19,8 +19,7 @@ use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-/// The name of the ignore file read from the tree's root.
-pub const IGNORE_FILE: &str = ".fixityignore";
+pub(super) use super::exclude::{catalog_patterns, ignore_file_patterns};
 
 pub fn run(
     mode: Mode,
@@ -114,6 +113,9 @@ pub fn run(
         ..OpenOptions::default()
     };
     let mut store = open_store(&spec, &how)?;
+    if let Some(note) = store.upgrade_note() {
+        ui::error(&note);
+    }
     if matches!(spec, StoreSpec::Sqlite(_)) {
         patterns.extend(catalog_patterns(&root, &catalog_path));
     }
@@ -282,57 +284,6 @@ pub fn run(
     Ok(if problems { Status::Failed } else { Status::Ok })
 }
 
-/// Patterns from `ROOT/.fixityignore`: one glob per line, `#` comments and blank lines
-/// ignored (the same syntax as `--exclude`).
-pub(super) fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
-    let path = root.join(IGNORE_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from)
-            .collect()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => {
-            // A root that cannot be searched is named, not the file looked for inside it.
-            let (at, e) = fixity::read::blocked_above(&path, &e).unwrap_or((path, e));
-            Err(e).with_context(|| format!("cannot read {}", quote_env(path_bytes(&at))))
-        }
-    }
-}
-
-/// Keeps the catalog (and SQLite's journal files, and the lock) out of the tree's walk
-/// when it lives inside the tree.
-pub(super) fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
-    let (Ok(root), Some(dir), Some(name)) = (
-        std::fs::canonicalize(root),
-        catalog.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }),
-        catalog.file_name(),
-    ) else {
-        return Vec::new();
-    };
-    let Ok(dir) = std::fs::canonicalize(dir) else { return Vec::new() };
-    let Ok(rel) = dir.join(name).strip_prefix(&root).map(Path::to_path_buf) else {
-        return Vec::new();
-    };
-    let Some(text) = rel.to_str() else { return Vec::new() };
-    if rel.parent().is_some_and(|p| p == Path::new(".fixity")) {
-        return Vec::new();
-    }
-    let escaped: String = text
-        .chars()
-        .map(|c| if "*?[]{}\\".contains(c) { format!("[{c}]") } else { c.to_string() })
-        .collect();
-    // A pattern with '/' matches the path below the root; make sure it has one.
-    vec![
-        format!("./{escaped}"),
-        format!("./{escaped}-*"),
-        format!("./{escaped}.lock"),
-        format!("./{escaped}.new*"),
-    ]
-}
-
 fn label(class: Class) -> &'static str {
     match class {
         Class::Ok => "ok",
@@ -342,6 +293,7 @@ fn label(class: Class) -> &'static str {
         Class::New => "new",
         Class::Moved => "moved",
         Class::Unreadable => "unreadable",
+        Class::Changed => "CHANGED",
     }
 }
 
@@ -364,6 +316,7 @@ impl Paint {
         let padded = format!("{:<11} ", label(class));
         match (self.0, class) {
             (true, Class::Corrupt) => format!("\x1b[1;31m{padded}\x1b[0m"),
+            (true, Class::Changed) => format!("\x1b[1;33m{padded}\x1b[0m"),
             (true, Class::Unreadable | Class::Missing) => format!("\x1b[33m{padded}\x1b[0m"),
             _ => padded,
         }
@@ -381,7 +334,7 @@ fn finding_line(
 ) {
     if as_json {
         let digests = note
-            .filter(|_| class == Class::Corrupt)
+            .filter(|_| class.keeps_found())
             .and_then(scrub::corrupt_digests)
             .map(|(recorded, current)| (algorithm, recorded, current));
         json::write_finding(path, class.name(), from, note, digests, out);
@@ -424,8 +377,13 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
         r.seconds,
         human_bytes(rate as u64)
     );
-    let counts: Vec<String> =
-        Class::ALL.iter().map(|c| format!("{} {}", label(*c), r.count(*c))).collect();
+    // CHANGED (an edit that kept its mtime) is counted only when a run finds one: the
+    // line stays as scripts know it otherwise.
+    let counts: Vec<String> = Class::ALL
+        .iter()
+        .filter(|c| **c != Class::Changed || r.count(**c) > 0)
+        .map(|c| format!("{} {}", label(*c), r.count(*c)))
+        .collect();
     s.push_str(&counts.join(", "));
     if r.skipped > 0 {
         s.push_str(&format!(", skipped {}", r.skipped));
@@ -454,6 +412,15 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
              TREE` rebuilds them as recorded (from recovery data `fixity protect` made, or \
              --from a replica; the catalog keeps the good digest), or `fixity accept FILE` if \
              the change is wanted\n",
+        );
+    }
+    if r.count(Class::Changed) > 0 {
+        s.push_str(
+            "CHANGED files have other content at the recorded size and mtime, and a ctime that \
+             moved since: edits whose mtime was put back (touch -r, cp -p, rsync -t, tar, \
+             exiftool -P), not bitrot. `fixity repair` never writes over them; `fixity accept \
+             FILE` records the change, `fixity repair --force FILE` puts the recorded content \
+             back\n",
         );
     }
     if r.count(Class::Missing) > 0 {

@@ -358,7 +358,12 @@ pub fn run(
                 }
             }
         }
-        let found = Found { digest, stamp, file_id: Some((md.dev(), md.ino())) };
+        let found = Found {
+            digest,
+            stamp,
+            file_id: Some((md.dev(), md.ino())),
+            access: Some(crate::device::Access::of(&md)),
+        };
         match store.record_imported(&rel, &found, name, now) {
             Ok(()) => {
                 report.imported += 1;

@@ -116,7 +116,7 @@ pub struct RunFacts {
     /// interrupted run is told by `finished`).
     pub complete: bool,
     /// Files per class, in [`Class::ALL`] order.
-    pub counts: [u64; 7],
+    pub counts: [u64; Class::ALL.len()],
     pub files_read: u64,
     pub bytes_read: u64,
     pub seconds: f64,
@@ -129,7 +129,7 @@ impl RunFacts {
         let report: serde_json::Value =
             r.summary.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
         let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
-        let mut counts = [0; 7];
+        let mut counts = [0; Class::ALL.len()];
         for c in Class::ALL {
             counts[c as usize] = n(&report["counts"][c.name()]);
         }

@@ -49,6 +49,10 @@ pub struct Hashed {
     pub digests: Vec<Digest>,
     /// (device, inode) of a regular file.
     pub file_id: Option<(u64, u64)>,
+    /// Inode change time (ns since the epoch) at the start of the read, if a file.
+    pub ctime_ns: Option<i128>,
+    /// Its permission bits, owner and group, if a file.
+    pub access: Option<crate::device::Access>,
 }
 
 /// A finished task.
@@ -123,7 +127,14 @@ fn hashers_and_plan(
 
 /// What hashing a file gave: its digests, with what the read learnt of it.
 fn hashed(got: crate::read::Fetched, digests: Vec<Digest>) -> Hashed {
-    Hashed { size: got.size, mtime_ns: got.mtime_ns, digests, file_id: got.file_id }
+    Hashed {
+        size: got.size,
+        mtime_ns: got.mtime_ns,
+        digests,
+        file_id: got.file_id,
+        ctime_ns: got.ctime_ns,
+        access: got.access,
+    }
 }
 
 /// The digests of `hashers`, which have read all of `got`.

@@ -44,6 +44,9 @@ pub enum Standing {
     Unreadable = 2,
     /// Missing from the tree.
     Missing = 3,
+    /// Last found with other content at the recorded size and mtime, its ctime moved: an
+    /// edit whose mtime was put back, not yet accepted.
+    Changed = 4,
 }
 
 /// Which tree the heads are of: the host and absolute root a PostgreSQL catalog keys it

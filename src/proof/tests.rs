@@ -28,6 +28,7 @@ fn changing_any_field_of_a_record_changes_the_root() {
         Leaf { standing: Standing::Corrupt, ..base },
         Leaf { standing: Standing::Unreadable, ..base },
         Leaf { standing: Standing::Missing, ..base },
+        Leaf { standing: Standing::Changed, ..base },
     ];
     for v in variants {
         assert_ne!(root_of("sha256", &[v]).0, root, "{v:?}");

@@ -151,7 +151,11 @@ fn look(root: &Path, r: &Record, buf: &mut Vec<u8>) -> Option<FileCause> {
     match hash_path(&full, mode, &[r.algo], buf, &ReadOptions::default(), None) {
         Ok(h) if h.digests[0].ct_eq(&r.digest) => None,
         Ok(h) => {
-            let stamp = crate::device::Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
+            let stamp = crate::device::Stamp {
+                size: h.size,
+                mtime_ns: h.mtime_ns.unwrap_or(0),
+                ctime_ns: h.ctime_ns,
+            };
             Some(FileCause::Differs {
                 recorded: r.digest,
                 now: h.digests[0],

@@ -136,6 +136,10 @@ pub struct Fetched {
     pub mtime_ns: Option<i128>,
     /// (device, inode) of a regular file.
     pub file_id: Option<(u64, u64)>,
+    /// Inode change time (ns since the epoch) at the start of the read, if a file.
+    pub ctime_ns: Option<i128>,
+    /// Its permission bits, owner and group, if a file.
+    pub access: Option<crate::device::Access>,
 }
 
 /// Why a file got no digest.
@@ -318,6 +322,8 @@ pub(crate) fn settle(
         size,
         mtime_ns: Some(mtime_ns(before)),
         file_id: Some((before.dev(), before.ino())),
+        ctime_ns: Some(crate::device::ctime_ns(before)),
+        access: Some(crate::device::Access::of(before)),
     })
 }
 
@@ -394,7 +400,13 @@ impl Reader<'_> {
             begin(sinks, &Input { size: None, name: Input::STDIN_NAME });
             let mut lock = io::stdin().lock();
             let size = stream::to_end(&mut lock, sinks, self, None).map_err(ReadError::Io)?;
-            return Ok(Fetched { size, mtime_ns: None, file_id: None });
+            return Ok(Fetched {
+                size,
+                mtime_ns: None,
+                file_id: None,
+                ctime_ns: None,
+                access: None,
+            });
         }
         let file = open(path, mode)?;
         self.read_file(&file, path, mode, plan, sinks)
@@ -417,7 +429,13 @@ impl Reader<'_> {
                 // does.
                 begin(sinks, &Input::for_path(path_bytes, None));
                 let size = stream::to_end(&mut &*file, sinks, self, None).map_err(ReadError::Io)?;
-                return Ok(Fetched { size, mtime_ns: None, file_id: None });
+                return Ok(Fetched {
+                    size,
+                    mtime_ns: None,
+                    file_id: None,
+                    ctime_ns: None,
+                    access: None,
+                });
             }
         };
         let len = before.len();

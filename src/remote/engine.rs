@@ -510,7 +510,7 @@ fn look_up_extras(it: &mut Item, store: &dyn Store) -> Result<(), RemoteError> {
     }
     it.extras_looked = true;
     let rec = it.record.as_ref().expect("a record");
-    let stamp = |x: &Extra| Stamp { size: x.size, mtime_ns: x.mtime_ns as i128 };
+    let stamp = |x: &Extra| Stamp::sized(x.size, x.mtime_ns as i128);
     for x in store.extras(&it.rel)? {
         let same = rec.size.is_none_or(|s| s == x.size) && rec.mtime_ns == stamp(&x).mtime_ns;
         if let (true, Some(a)) = (same, crate::algo::lookup(&x.algo)) {
@@ -541,7 +541,7 @@ fn read_local(
     })?;
     let edited = "the local file changed since it was recorded: run fixity scan";
     let m = f.metadata().map_err(|e| format!("cannot stat the local file: {e}"))?;
-    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
+    let stamp = Stamp::of(&m);
     if !m.is_file() || !rec.describes(&stamp, 0) {
         return Err(edited.into());
     }

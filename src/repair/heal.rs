@@ -40,6 +40,10 @@ pub struct RepairOptions {
     pub keep_damaged: bool,
     /// Only these files (paths relative to the tree); all files with findings if empty.
     pub paths: Vec<Vec<u8>>,
+    /// Write the recorded content over the files of `paths` even where they were edited
+    /// since the catalog recorded them (`repair --force PATH`): changed with the mtime
+    /// kept, or with another size or mtime. Never for files not named.
+    pub force: bool,
 }
 
 /// What a repair run did, in numbers.
@@ -57,25 +61,40 @@ pub struct RepairReport {
 enum Now {
     /// Reads as recorded.
     Intact,
-    /// Changed size or mtime: an edit, not to be overwritten.
-    Edited,
+    /// An edit, not to be overwritten (why).
+    Edited(&'static str),
     /// Missing, unreadable or not as recorded: to repair.
     Damaged,
 }
 
+const EDITED: &str = "changed since the catalog recorded it (an edit?): not overwritten; \
+                      `fixity scan` records it";
+const MTIME_KEPT: &str = "edited since the catalog recorded it, its mtime put back (its ctime \
+                          moved): not overwritten; `fixity accept` records the change, `fixity \
+                          repair --force PATH` puts the recorded content back";
+
 /// What the file of `rec` is now, opened beneath the tree (`base`, the directory at
-/// `root`): a symbolic link on the way out of it is not the file.
-fn assess(base: &File, root: &Path, rec: &Record) -> Now {
+/// `root`): a symbolic link on the way out of it is not the file. A file whose ctime
+/// moved since the record (`ctime`: the rule, `None` where ctimes are not trusted), or
+/// recorded CHANGED, is an edit that kept its mtime. With `force` (the file named), an
+/// edit is not spared: it reads as recorded, or it is damaged.
+fn assess(base: &File, root: &Path, rec: &Record, ctime: Option<i128>, force: bool) -> Now {
     let opened = crate::confine::open_under(base, &bytes_path(&rec.path));
     let Ok(f) = opened else { return Now::Damaged };
     let m = match f.metadata() {
         Ok(m) if m.is_file() => m,
-        Ok(_) => return Now::Edited,
+        Ok(_) => return Now::Edited(EDITED),
         Err(_) => return Now::Damaged,
     };
-    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
-    if !rec.describes(&stamp, 0) {
-        return Now::Edited;
+    let stamp = Stamp::of(&m);
+    if !force {
+        if !rec.describes(&stamp, 0) {
+            return Now::Edited(EDITED);
+        }
+        let moved = ctime.is_some_and(|slack| rec.ctime_moved(&stamp, slack));
+        if moved || rec.last_result == Class::Changed {
+            return Now::Edited(MTIME_KEPT);
+        }
     }
     // Read as every read of the engine: a file that changes meanwhile is an edit.
     let path = root.join(bytes_path(&rec.path));
@@ -83,7 +102,7 @@ fn assess(base: &File, root: &Path, rec: &Record) -> Now {
     let mut buf = Vec::new();
     match hash_file(&f, &path, mode, &[rec.algo], &mut buf, &ReadOptions::default(), None) {
         Ok(h) if h.digests[0].ct_eq(&rec.digest) => Now::Intact,
-        Err(ReadError::Changed) => Now::Edited,
+        Err(ReadError::Changed) => Now::Edited(EDITED),
         _ => Now::Damaged,
     }
 }
@@ -125,10 +144,12 @@ pub fn repair(
         }
     }
     let base = File::open(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
+    let ctime = crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns());
+    let force = opts.force && !opts.paths.is_empty();
     let mut todo = Vec::new();
     for rec in targets {
         report.targets += 1;
-        match assess(&base, root, &rec) {
+        match assess(&base, root, &rec, ctime, force) {
             Now::Intact => {
                 if rec.missing_since.is_some() {
                     store.record_present(&rec.path)?;
@@ -139,12 +160,9 @@ pub fn repair(
                 report.intact += 1;
                 on(Event::Intact { path: &rec.path });
             }
-            Now::Edited => {
+            Now::Edited(why) => {
                 report.unrepaired += 1;
-                let why = "changed since the catalog recorded it (an edit?): not overwritten; \
-                           `fixity scan` records it"
-                    .to_string();
-                on(Event::Unrepaired { path: &rec.path, why });
+                on(Event::Unrepaired { path: &rec.path, why: why.to_string() });
             }
             Now::Damaged => todo.push(rec),
         }
@@ -166,6 +184,18 @@ pub fn repair(
         .filter_map(|(stem, s)| Some((stem, s?)))
         .collect();
     let sparse = sparse_when_protected(&sidecars, &todo);
+    // A record that does not say who may read its file (made before fixity kept it) takes
+    // what the sidecar of its recorded content says: a file rebuilt is no wider.
+    let mut todo: Vec<Record> = todo
+        .into_iter()
+        .map(|rec| match rec.access {
+            Some(_) => rec,
+            None => {
+                let access = access_when_protected(&sidecars, &rec);
+                Record { access, ..rec }
+            }
+        })
+        .collect();
     if let Some(replica) = &opts.from {
         let mut left = Vec::new();
         let found =
@@ -185,11 +215,12 @@ pub fn repair(
                 io::copy(&mut crate::read::Zeroed::new(&f, &f.metadata()?, 0), w).map(drop)
             });
             match copied {
-                Ok(()) => {
+                Ok(note) => {
                     done(store, &rec, format!("repaired from replica {}", from.display()))?;
                     report.repaired += 1;
                     report.from_replica += 1;
-                    on(Event::Repaired { path: &rec.path, from: Source::Replica { path: &from } });
+                    let from = Source::Replica { path: &from };
+                    on(Event::Repaired { path: &rec.path, from, note });
                 }
                 Err(_) => left.push(rec),
             }
@@ -218,11 +249,12 @@ pub fn repair(
         let result = from_set(&base, root, &set, &members, &sparse, opts.memory, keep);
         for (rec, res) in members.iter().zip(result) {
             match res {
-                Ok(()) => {
+                Ok(note) => {
                     done(store, rec, format!("repaired from recovery set {stem}"))?;
                     report.repaired += 1;
                     report.from_par2 += 1;
-                    on(Event::Repaired { path: &rec.path, from: Source::Par2 { set: &stem } });
+                    let from = Source::Par2 { set: &stem };
+                    on(Event::Repaired { path: &rec.path, from, note });
                 }
                 Err(why) => {
                     report.unrepaired += 1;
@@ -281,6 +313,16 @@ fn sparse_when_protected(
         .filter(|e| e.sparse && wanted.get(&e.path[..]).is_some_and(|rec| describes(e, rec)))
         .map(|e| e.path.clone())
         .collect()
+}
+
+/// Who could read `rec`'s file when a set of its recorded content was made, if a
+/// sidecar says.
+fn access_when_protected(
+    sidecars: &BTreeMap<String, Sidecar>,
+    rec: &Record,
+) -> Option<crate::device::Access> {
+    let entries = sidecars.values().flat_map(|s| &s.entries);
+    entries.filter(|e| describes(e, rec)).find_map(|e| e.access)
 }
 
 /// The targets by the set that holds them (`None`: no set does).
@@ -371,7 +413,7 @@ fn from_set(
     sparse: &HashSet<Vec<u8>>,
     memory: u64,
     keep: Option<i64>,
-) -> Vec<Result<(), String>> {
+) -> Vec<Result<Option<String>, String>> {
     let layout = set.layout();
     let states: Vec<State> = layout
         .iter()

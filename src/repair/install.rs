@@ -104,8 +104,30 @@ fn place(root: &Path, rel: &[u8]) -> Result<PathBuf, String> {
     }
 }
 
+/// Gives a file rebuilt where none stood the owner, group and mode its record has: all
+/// of them, or none and 0600 (never wider than the file lost), with a note saying why.
+fn give_access(file: &AtomicFile, rec: &Record) -> Result<Option<String>, String> {
+    let Some(a) = rec.access else {
+        return Ok(Some(
+            "made 0600: the catalog does not record its mode and owner (a record from before \
+             fixity kept them)"
+                .into(),
+        ));
+    };
+    match file.give(a.uid, a.gid, a.mode) {
+        Ok(true) => Ok(None),
+        Ok(false) => Ok(Some(format!(
+            "made 0600, not {:04o}: it cannot be given to its recorded owner {}:{} by this user",
+            a.mode, a.uid, a.gid
+        ))),
+        Err(e) => Err(crate::read::io_message(&e)),
+    }
+}
+
 /// Replaces the file of `rec` beneath `root` with what `fill` writes, if that has the
-/// recorded digest. Blocks of zeros are left as holes when the file in place is sparse,
+/// recorded digest. A file in place keeps its owner, group and mode; one rebuilt where
+/// none stands is made 0600 and given those the catalog recorded ([`give_access`]: the
+/// note when it could not be). Blocks of zeros are left as holes when the file in place is sparse,
 /// or `sparse_source` (what `fill` copies is, or the file was when its recovery set was
 /// made). `keep` names the run (ms) under which the damaged copy is kept aside, in
 /// `TREE/.fixity/damaged/`.
@@ -115,9 +137,11 @@ pub(crate) fn install(
     keep: Option<i64>,
     sparse_source: bool,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let target = place(root, &rec.path)?;
-    let mut file = AtomicFile::create(&target).map_err(|e| crate::read::io_message(&e))?;
+    let fresh = std::fs::symlink_metadata(&target).is_err();
+    let mut file =
+        AtomicFile::create_mode(&target, 0o600).map_err(|e| crate::read::io_message(&e))?;
     let mut hasher = rec.algo.hasher();
     let holes =
         sparse_source || std::fs::metadata(&target).is_ok_and(|m| crate::read::is_sparse(&m));
@@ -131,6 +155,7 @@ pub(crate) fn install(
         // Dropped uncommitted: the temporary file goes, the damaged file stays.
         return Err("the rebuilt content does not have the recorded digest".into());
     }
+    let note = if fresh { give_access(&file, rec)? } else { None };
     file.set_modified(mtime_of(rec)).map_err(|e| crate::read::io_message(&e))?;
     if let Some(run) = keep.filter(|_| target.exists()) {
         let aside = root.join(STATE_DIR).join("damaged").join(run.to_string());
@@ -141,7 +166,8 @@ pub(crate) fn install(
         })
         .map_err(|e| format!("cannot keep the damaged copy: {}", crate::read::io_message(&e)))?;
     }
-    file.commit().map_err(|e| crate::read::io_message(&e))
+    file.commit().map_err(|e| crate::read::io_message(&e))?;
+    Ok(note)
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ pub enum Left {
     Corrupt,
     /// Its size or mtime changed since the catalog recorded it (a scan records the edit).
     Changed,
+    /// Its content is not the catalog's at the recorded size and mtime, and its ctime
+    /// moved since: an edit whose mtime was put back. Now recorded CHANGED; its old set,
+    /// if any, is kept until `fixity accept` takes the change.
+    MtimeKept,
     /// It could not be read (why).
     Unreadable(String),
     /// It has a standing finding (corrupt, unreadable or missing).
@@ -106,8 +110,9 @@ pub enum Event<'a> {
     SetRemoved { stem: &'a str },
     /// A file was left out of its set.
     Left { path: &'a [u8], why: Left },
-    /// A file was rebuilt as the catalog recorded it, and replaced.
-    Repaired { path: &'a [u8], from: Source<'a> },
+    /// A file was rebuilt as the catalog recorded it, and replaced; `note` says what of
+    /// its recorded access it could not give it back (made 0600 instead).
+    Repaired { path: &'a [u8], from: Source<'a>, note: Option<String> },
     /// A file with a finding reads as recorded now: nothing to repair (finding ended).
     Intact { path: &'a [u8] },
     /// A file could not be repaired (why); its finding stands.

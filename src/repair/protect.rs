@@ -19,7 +19,7 @@ use crate::catalog::{Class, Found, Record, Store};
 use crate::device::Stamp;
 use crate::par2::{self, CreateError, Member};
 use crate::pathtext::bytes_path;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// How to protect.
@@ -90,7 +90,9 @@ pub fn protect(
             }
         }
     }
-    let mut job = Job { root, opts, now, report: ProtectReport::default(), stems: HashSet::new() };
+    let ctime = crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns());
+    let report = ProtectReport::default();
+    let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new() };
     let mut planner = Planner::default();
     let mut after: Option<Vec<u8>> = None;
     loop {
@@ -118,6 +120,8 @@ struct Job<'a> {
     root: &'a Path,
     opts: &'a ProtectOptions,
     now: i64,
+    /// The ctime rule (the store's slack; `None` where ctimes are not trusted).
+    ctime: Option<i128>,
     report: ProtectReport,
     /// The stems planned this run.
     stems: HashSet<String>,
@@ -182,14 +186,16 @@ impl Job<'_> {
         self.make(store, set, old.is_some(), on)
     }
 
-    /// Writes the version-1 sidecar `old` of a current set again with the sparse column:
-    /// whether each file is sparse now (it is as recorded, so as when the set was made),
-    /// for a repair to rebuild it so. The set itself is not read or made again.
+    /// Writes the version-1 or 2 sidecar `old` of a current set again with the sparse
+    /// and access columns: whether each file is sparse now (it is as recorded, so as when
+    /// the set was made) and who may read it, for a repair to rebuild it so. The set
+    /// itself is not read or made again.
     fn note_sparse(&self, mut old: Sidecar, side: &Path) -> Result<(), RepairError> {
         for e in &mut old.entries {
             let path = self.root.join(bytes_path(&e.path));
-            let meta = std::fs::symlink_metadata(&path);
-            e.sparse = meta.is_ok_and(|m| m.is_file() && crate::read::is_sparse(&m));
+            let meta = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file());
+            e.sparse = meta.as_ref().is_some_and(crate::read::is_sparse);
+            e.access = meta.as_ref().map(crate::device::Access::of);
         }
         old.sparse_known = true;
         old.write(side).map_err(|e| RepairError::Par2Dir(self.opts.par2_dir.clone(), e))
@@ -204,9 +210,13 @@ impl Job<'_> {
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), RepairError> {
         let mut members: Vec<&Record> = Vec::new();
+        // Each member's stamp now (its ctime tells an edit that kept the mtime from rot).
+        let mut stamps: Vec<Stamp> = Vec::new();
         let mut entries: Vec<Entry> = Vec::new();
-        // Members sparse now (their sidecar entries say so: rebuilt sparse when missing).
+        // Members sparse now (their sidecar entries say so: rebuilt sparse when missing),
+        // and who may read each (so a file rebuilt where none stands is no wider).
         let mut sparse: HashSet<&[u8]> = HashSet::new();
+        let mut access: HashMap<&[u8], crate::device::Access> = HashMap::new();
         for rec in &set.records {
             let path = self.root.join(bytes_path(&rec.path));
             if finding(rec) {
@@ -217,16 +227,19 @@ impl Job<'_> {
             }
             match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.is_file() => {
-                    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
+                    let stamp = Stamp::of(&m);
                     if !rec.describes(&stamp, 0) {
                         self.left(on, &rec.path, Left::Changed);
                     } else if m.len() == 0 {
-                        entries.push(Entry::of(rec));
+                        let access = Some(crate::device::Access::of(&m));
+                        entries.push(Entry { access, ..Entry::of(rec) });
                     } else {
+                        access.insert(&rec.path, crate::device::Access::of(&m));
                         if crate::read::is_sparse(&m) {
                             sparse.insert(&rec.path);
                         }
                         members.push(rec);
+                        stamps.push(stamp);
                     }
                 }
                 Ok(_) => self.left(on, &rec.path, Left::Unreadable("not a regular file".into())),
@@ -260,6 +273,7 @@ impl Job<'_> {
                 Err(CreateError::Emit(e)) => return Err(RepairError::Par2Dir(dir.clone(), e)),
                 Err(CreateError::Member(e)) => {
                     let rec = members.remove(e.member);
+                    stamps.remove(e.member);
                     if e.changed() {
                         self.left(on, &rec.path, Left::Changed);
                         continue;
@@ -278,34 +292,52 @@ impl Job<'_> {
                 }
             };
             self.report.read += sizes.iter().sum::<u64>() * made.passes as u64;
-            // Rot: as recorded by size and mtime, not by content.
+            // Rot: as recorded by size and mtime, not by content; unless the ctime moved
+            // since the record, which makes it an edit that put its mtime back (changed).
             let rotten: Vec<usize> = (0..members.len())
                 .filter(|&i| !hashers[i].finish().ct_eq(&members[i].digest))
                 .collect();
             if !rotten.is_empty() {
                 for &i in rotten.iter().rev() {
                     let rec = members.remove(i);
+                    let stamp = stamps.remove(i);
                     let found =
-                        Found { digest: hashers[i].finish(), stamp: rec.stamp(), file_id: None };
+                        Found { digest: hashers[i].finish(), stamp, file_id: None, access: None };
+                    let edited = self.ctime.is_some_and(|slack| rec.ctime_moved(&stamp, slack));
+                    let (class, left) = match edited {
+                        true => (Class::Changed, Left::MtimeKept),
+                        false => (Class::Corrupt, Left::Corrupt),
+                    };
                     // Reported, then recorded.
-                    self.report.corrupt += 1;
-                    self.left(on, &rec.path, Left::Corrupt);
-                    store.record_check(rec, Class::Corrupt, Some(&found), None, self.now)?;
+                    self.report.corrupt += u64::from(!edited);
+                    self.left(on, &rec.path, left);
+                    let note = edited.then(|| {
+                        let encode = |d: &crate::digest::Digest| d.encode(rec.algo.encoding);
+                        crate::scrub::corrupt_note(
+                            &encode(&rec.digest),
+                            &encode(&found.digest),
+                            false,
+                        ) + &crate::scrub::changed_note(rec.ctime_ns, stamp.ctime_ns)
+                    });
+                    store.record_check(rec, class, Some(&found), note.as_deref(), self.now)?;
                 }
                 if had_set {
                     self.report.kept += 1;
-                    on(Event::SetKept { stem: &set.stem, why: "a file in it is corrupt" });
+                    on(Event::SetKept {
+                        stem: &set.stem,
+                        why: "a file in it is corrupt or changed",
+                    });
                     return Ok(());
                 }
                 continue;
             }
             // Nothing of the new set was in place until now: rot leaves the old one whole.
             let written = made.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-            entries.extend(
-                members
-                    .iter()
-                    .map(|r| Entry { sparse: sparse.contains(&r.path[..]), ..Entry::of(r) }),
-            );
+            entries.extend(members.iter().map(|r| Entry {
+                sparse: sparse.contains(&r.path[..]),
+                access: access.get(&r.path[..]).copied(),
+                ..Entry::of(r)
+            }));
             entries.sort_by(|a, b| a.path.cmp(&b.path));
             let side = Sidecar {
                 set: crate::digest::hex_encode(&written.set_id, false),

@@ -7,26 +7,34 @@
 //! when the set was made, so that a missing one is rebuilt sparse (its holes not written:
 //! a deleted VM image comes back at the size of its data, not of its length).
 //!
+//! And who could read each file (its mode, owner and group when the set was made), so a
+//! missing file a catalog record does not say this of (a record from before fixity kept
+//! it) comes back no wider than it was.
+//!
 //! ```text
-//! fixity-par2-set 2
+//! fixity-par2-set 3
 //! set 0123...ef
 //! algorithm blake3
 //! redundancy 0.1
 //! recovery 103
-//! 4096 1700000000123456789 ab12...ff - dir/name%20with%20spaces
-//! 8589934592 1700000000123456789 cd34...00 sparse vm/disk.img
+//! 4096 1700000000123456789 ab12...ff - 0640:1000:100 dir/name%20with%20spaces
+//! 8589934592 1700000000123456789 cd34...00 sparse 0600:0:0 vm/disk.img
 //! ```
-//! Paths are raw bytes with `%`, controls, space and bytes above 0x7e as `%XX`. Version 1
-//! (written before the sparse column) is read as well: its files count as not sparse.
+//! Paths are raw bytes with `%`, controls, space and bytes above 0x7e as `%XX`. Versions 1
+//! (before the sparse column: its files count as not sparse) and 2 (before the access
+//! column, `-` there: not known) are read as well.
 
 use crate::catalog::Record;
+use crate::device::Access;
 use crate::digest::hex_encode;
 use crate::output::AtomicFile;
 use std::io::{self, Write};
 use std::path::Path;
 
-const MAGIC: &str = "fixity-par2-set 2";
-/// The first version: no sparse column.
+const MAGIC: &str = "fixity-par2-set 3";
+/// The second version: no access column.
+const MAGIC_2: &str = "fixity-par2-set 2";
+/// The first version: no sparse column either.
 const MAGIC_1: &str = "fixity-par2-set 1";
 
 /// One protected file.
@@ -41,6 +49,9 @@ pub(crate) struct Entry {
     /// with holes when it is missing. A hint about its blocks, not about its content: it
     /// takes no part in whether a set is up to date ([`Entry::same_content`]).
     pub(crate) sparse: bool,
+    /// Its mode, owner and group when the set was made, if known (a hint for a rebuild
+    /// where the file is gone, like `sparse`; no part of [`Entry::same_content`]).
+    pub(crate) access: Option<Access>,
 }
 
 impl Entry {
@@ -51,6 +62,7 @@ impl Entry {
             mtime_ns: rec.mtime_ns,
             digest: hex_encode(rec.digest.as_bytes(), false),
             sparse: false,
+            access: None,
         }
     }
 
@@ -72,9 +84,26 @@ pub(crate) struct Sidecar {
     /// Recovery slices written.
     pub(crate) recovery: u32,
     pub(crate) entries: Vec<Entry>,
-    /// Its entries say whether each file was sparse (false for a version-1 sidecar read
-    /// back: `protect` records it then, without making the set again).
+    /// Its entries say whether each file was sparse and who could read it (false for a
+    /// version-1 or 2 sidecar read back: `protect` records them then, without making the
+    /// set again).
     pub(crate) sparse_known: bool,
+}
+
+/// An entry's access column: `0640:1000:100`, or `-` when not known.
+fn access_text(a: Option<Access>) -> String {
+    a.map_or("-".into(), |a| format!("{:04o}:{}:{}", a.mode, a.uid, a.gid))
+}
+
+/// The inverse of [`access_text`]: `Some(None)` for `-`, `None` for what is neither.
+fn parse_access(text: &str) -> Option<Option<Access>> {
+    if text == "-" {
+        return Some(None);
+    }
+    let mut f = text.split(':');
+    let mode = u32::from_str_radix(f.next()?, 8).ok().filter(|m| *m <= 0o7777)?;
+    let (uid, gid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    f.next().is_none().then_some(Some(Access { mode, uid, gid }))
 }
 
 fn escape(path: &[u8]) -> String {
@@ -121,8 +150,11 @@ impl Sidecar {
         );
         for e in &self.entries {
             let flags = if e.sparse { "sparse" } else { "-" };
-            let path = escape(&e.path);
-            text.push_str(&format!("{} {} {} {flags} {path}\n", e.size, e.mtime_ns, e.digest));
+            let (access, path) = (access_text(e.access), escape(&e.path));
+            text.push_str(&format!(
+                "{} {} {} {flags} {access} {path}\n",
+                e.size, e.mtime_ns, e.digest
+            ));
         }
         text
     }
@@ -135,9 +167,10 @@ impl Sidecar {
 
     pub(crate) fn parse(text: &str) -> Option<Sidecar> {
         let mut lines = text.lines();
-        let flags = match lines.next()? {
-            MAGIC => true,
-            MAGIC_1 => false,
+        let version = match lines.next()? {
+            MAGIC => 3,
+            MAGIC_2 => 2,
+            MAGIC_1 => 1,
             _ => return None,
         };
         let set = lines.next()?.strip_prefix("set ")?.to_string();
@@ -146,19 +179,24 @@ impl Sidecar {
         let recovery = lines.next()?.strip_prefix("recovery ")?.parse().ok()?;
         let mut entries = Vec::new();
         for l in lines {
-            let mut f = l.splitn(if flags { 5 } else { 4 }, ' ');
+            let mut f = l.splitn(3 + version, ' ');
             let size = f.next()?.parse().ok()?;
             let mtime_ns = f.next()?.parse().ok()?;
             let digest = f.next()?.to_string();
-            let sparse = match flags.then(|| f.next()).flatten() {
+            let sparse = match (version >= 2).then(|| f.next()).flatten() {
                 None | Some("-") => false,
                 Some("sparse") => true,
                 Some(_) => return None,
             };
+            let access = match (version >= 3).then(|| f.next()).flatten() {
+                None => None,
+                Some(text) => parse_access(text)?,
+            };
             let path = unescape(f.next()?)?;
-            entries.push(Entry { path, size, mtime_ns, digest, sparse });
+            entries.push(Entry { path, size, mtime_ns, digest, sparse, access });
         }
-        Some(Sidecar { set, algorithm, redundancy, recovery, entries, sparse_known: flags })
+        let sparse_known = version == 3;
+        Some(Sidecar { set, algorithm, redundancy, recovery, entries, sparse_known })
     }
 }
 
@@ -198,6 +236,7 @@ mod tests {
                     mtime_ns: -5,
                     digest: "ab".into(),
                     sparse: true,
+                    access: Some(Access { mode: 0o4750, uid: 0, gid: 4_000_000_000 }),
                 },
                 Entry {
                     path: b"plain".to_vec(),
@@ -205,6 +244,7 @@ mod tests {
                     mtime_ns: 1,
                     digest: "cd".into(),
                     sparse: false,
+                    access: None,
                 },
             ],
             sparse_known: true,
@@ -214,8 +254,21 @@ mod tests {
         s.write(&p).unwrap();
         assert_eq!(Sidecar::read(&p).unwrap(), Some(s));
         let text = std::fs::read_to_string(&p).unwrap();
-        assert!(text.starts_with("fixity-par2-set 2\n"), "{text}");
-        assert!(text.ends_with("3 -5 ab sparse a%20b/%25%0A%FF\n0 1 cd - plain\n"), "{text}");
+        assert!(text.starts_with("fixity-par2-set 3\n"), "{text}");
+        assert!(
+            text.ends_with("3 -5 ab sparse 4750:0:4000000000 a%20b/%25%0A%FF\n0 1 cd - - plain\n"),
+            "{text}"
+        );
+        // Version 2 (no access column) reads as not known.
+        let two =
+            "fixity-par2-set 2\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n1 2 x - p q\n";
+        let two = Sidecar::parse(two).unwrap();
+        assert_eq!((two.entries[0].access, &two.entries[0].path[..]), (None, &b"p q"[..]));
+        assert!(!two.sparse_known, "written again with the access column");
+        let head3 = "fixity-par2-set 3\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n";
+        for bad in ["0644", "0644:1", "10000:0:0", "644:0:0:0", "rw:0:0"] {
+            assert_eq!(Sidecar::parse(&format!("{head3}1 2 x - {bad} p\n")), None, "{bad}");
+        }
         assert_eq!(Sidecar::parse("something else\n"), None);
         // A flag this version does not know: not a sidecar it can trust.
         let head = "fixity-par2-set 2\nset a\nalgorithm b\nredundancy 0.1\nrecovery 1\n";
@@ -231,11 +284,13 @@ mod tests {
     #[test]
     fn what_parses_writes_back_to_a_text_that_parses_the_same() {
         let head = "fixity-par2-set 2\nset a b\nalgorithm x\nredundancy NaN\nrecovery 0\n";
+        let head3 = "fixity-par2-set 3\nset a b\nalgorithm x\nredundancy 1\nrecovery 0\n";
         for text in [
             head.to_string(),
             format!("{head}1 -2  sparse %41 raw space\r\n"),
             format!("{head}0 0 d - %00%25\n18446744073709551615 0 d sparse \u{e9}\n"),
             "fixity-par2-set 1\nset \nalgorithm \nredundancy -0\nrecovery 4\n1 2 d p q\n".into(),
+            format!("{head3}1 2 d sparse 0600:1:2 a b\n3 4 e - - %20\n"),
         ] {
             let first = Sidecar::parse(&text).unwrap_or_else(|| panic!("{text:?}"));
             let again = Sidecar::parse(&first.text()).expect("written sidecars parse");
@@ -256,10 +311,11 @@ mod tests {
             mtime_ns: 6,
             digest: "ab".into(),
             sparse: false,
+            access: None,
         };
         assert_eq!(s.entries, vec![e.clone()]);
         assert!(!s.sparse_known);
-        assert!(Sidecar::parse(&s.text()).unwrap().sparse_known, "written as version 2");
+        assert!(Sidecar::parse(&s.text()).unwrap().sparse_known, "written as version 3");
         // Whether a file is sparse has no part in what a set protects.
         let holey = Entry { sparse: true, ..e.clone() };
         assert!(e.same_content(&holey));

@@ -15,12 +15,32 @@ pub(crate) enum Seen<'a> {
     Unreadable,
 }
 
+/// How a run tells versions apart: mtimes `mtime_ns` apart still count as equal
+/// (`--modify-window`); ctimes count where the file system's can be trusted (`ctime`:
+/// the slack within which two ctimes are equal, 0 but for the xattr store), else `None`
+/// and the classes are those of size and mtime alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Window {
+    pub(crate) mtime_ns: i128,
+    pub(crate) ctime: Option<i128>,
+}
+
+impl Window {
+    /// Whether the inode of the file `stamp` describes changed since `rec` was written,
+    /// by this window's ctime rule.
+    pub(crate) fn ctime_moved(&self, rec: &Record, stamp: &crate::device::Stamp) -> bool {
+        self.ctime.is_some_and(|slack| rec.ctime_moved(stamp, slack))
+    }
+}
+
 /// The class of a file, from its record (`None`: never recorded) and what the run saw,
-/// with mtimes `modify_window` ns apart still counting as equal:
+/// by the rules of `window`:
 ///
 /// - read, with no record: [`Class::New`];
 /// - read, another version (size or mtime differ): [`Class::Modified`], an edit;
 /// - read, the recorded version with the recorded content: [`Class::Ok`];
+/// - read, the recorded size and mtime with other content, and a ctime that moved:
+///   [`Class::Changed`], an edit whose mtime was put back (ctimes known and trusted);
 /// - read, the recorded version with other content: [`Class::Corrupt`], bitrot;
 /// - read at another path, with a missing file's size (not empty) and content:
 ///   [`Class::Moved`], else [`Class::New`] there;
@@ -29,16 +49,18 @@ pub(crate) enum Seen<'a> {
 /// - not readable: [`Class::Unreadable`].
 ///
 /// Digests are compared in constant time.
-pub(crate) fn classify(old: Option<&Record>, new: Seen<'_>, modify_window: i128) -> Class {
+pub(crate) fn classify(old: Option<&Record>, new: Seen<'_>, window: Window) -> Class {
     match (old, new) {
         (_, Seen::Unreadable) => Class::Unreadable,
         (_, Seen::Absent) => Class::Missing,
         (None, Seen::Content(_) | Seen::Elsewhere(_)) => Class::New,
         (Some(old), Seen::Content(new)) => {
-            if !old.describes(&new.stamp, modify_window) {
+            if !old.describes(&new.stamp, window.mtime_ns) {
                 Class::Modified
             } else if old.digest.ct_eq(&new.digest) {
                 Class::Ok
+            } else if window.ctime_moved(old, &new.stamp) {
+                Class::Changed
             } else {
                 Class::Corrupt
             }
@@ -62,12 +84,19 @@ mod tests {
     }
 
     fn found(size: u64, mtime_ns: i128, digest: u8) -> Found {
-        Found { digest: Digest::new(&[digest; 32]), stamp: Stamp { size, mtime_ns }, file_id: None }
+        let stamp = Stamp { ctime_ns: Some(50), ..Stamp::sized(size, mtime_ns) };
+        Found { digest: Digest::new(&[digest; 32]), stamp, file_id: None, access: None }
+    }
+
+    fn window(mtime_ns: i128) -> Window {
+        Window { mtime_ns, ctime: Some(0) }
     }
 
     #[test]
     fn every_class_follows_from_record_and_sight() {
-        let rec = record(10, 1_000, 1);
+        let rec = Record { ctime_ns: Some(50), ..record(10, 1_000, 1) };
+        let unknown = record(10, 1_000, 1);
+        let kept = Record { ctime_ns: Some(40), ..record(10, 1_000, 1) };
         let empty = record(0, 1_000, 1);
         let same = found(10, 1_000, 1);
         let rotted = found(10, 1_000, 2);
@@ -78,6 +107,12 @@ mod tests {
         let cases: &[(Option<&Record>, Seen<'_>, i128, Class)] = &[
             (Some(&rec), Seen::Content(&same), 0, Class::Ok),
             (Some(&rec), Seen::Content(&rotted), 0, Class::Corrupt),
+            // The ctime moved: an edit that put the mtime back, not rot.
+            (Some(&kept), Seen::Content(&rotted), 0, Class::Changed),
+            // Same content, ctime moved (a chmod): ok.
+            (Some(&kept), Seen::Content(&same), 0, Class::Ok),
+            // No ctime on record (a catalog made before): as before, corrupt.
+            (Some(&unknown), Seen::Content(&rotted), 0, Class::Corrupt),
             (Some(&rec), Seen::Content(&edited), 0, Class::Modified),
             (Some(&rec), Seen::Content(&touched), 0, Class::Modified),
             // Within --modify-window the version is the same: the content decides.
@@ -95,9 +130,17 @@ mod tests {
             (Some(&rec), Seen::Unreadable, 0, Class::Unreadable),
             (None, Seen::Unreadable, 0, Class::Unreadable),
         ];
-        for (i, (old, new, window, want)) in cases.iter().enumerate() {
-            assert_eq!(classify(*old, *new, *window), *want, "case {i}");
+        for (i, (old, new, w, want)) in cases.iter().enumerate() {
+            assert_eq!(classify(*old, *new, window(*w)), *want, "case {i}");
         }
+        // Where ctimes are not trusted (FUSE), or within the store's slack, an edit that
+        // kept its mtime is taken for rot, as before fixity kept ctimes.
+        let untrusted = Window { mtime_ns: 0, ctime: None };
+        assert_eq!(classify(Some(&kept), Seen::Content(&rotted), untrusted), Class::Corrupt);
+        let slack = Window { mtime_ns: 0, ctime: Some(10) };
+        assert_eq!(classify(Some(&kept), Seen::Content(&rotted), slack), Class::Corrupt);
+        let rolled_back = Record { ctime_ns: Some(60), ..record(10, 1_000, 1) };
+        assert_eq!(classify(Some(&rolled_back), Seen::Content(&rotted), slack), Class::Changed);
         for c in Class::ALL {
             assert!(cases.iter().any(|case| case.3 == c), "no case gives {c:?}");
         }

@@ -12,7 +12,7 @@
 use super::moves::{find_vanished, pair_moves};
 use super::recorder::{Item, Recorder, sink};
 use super::scope::{Bounds, Listed, Scope};
-use super::{Mode, Notice, Options, Report, ScrubError, excluded, rel_of};
+use super::{Mode, Notice, Options, Report, ScrubError, Window, excluded, rel_of};
 use crate::algo::Algorithm;
 use crate::catalog::{Class, Pass, PassOrder, Records, Store, StoreError};
 use crate::pipeline::{self, Task, Work};
@@ -116,7 +116,7 @@ fn run_in(
     // With no record at all, or every file read, no file is compared by its stat: the
     // walk takes none.
     let stat = !records.none() && !whole;
-    let window = opts.modify_window_ns;
+    let window = Window { mtime_ns: opts.modify_window_ns, ctime: ctime_rule(root, &*rec.store) };
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
     // Phase one: the walk merged with the records.
@@ -143,6 +143,7 @@ fn run_in(
             },
             algos: algos.clone(),
             records,
+            window,
             unreadable_dir: None,
             error: None,
             slice: &mut slice,
@@ -172,7 +173,7 @@ fn run_in(
     }
 
     if remembers_gone && report.count(Class::Missing) > 0 {
-        pair_moves(&mut rec, &mut report, (now, window), (&bounds, listed_ms), notice);
+        pair_moves(&mut rec, &mut report, (now, window.mtime_ns), (&bounds, listed_ms), notice);
         if rec.ok() {
             find_vanished(&mut rec, &mut report, &bounds, notice);
         }
@@ -255,6 +256,8 @@ struct Walker<'a> {
     root: &'a Path,
     opts: &'a Options,
     walk: WalkOptions,
+    /// How versions are told apart (mtime window, ctime rule).
+    window: Window,
     algos: Arc<[&'static Algorithm]>,
     records: Box<dyn Records>,
     /// The last directory the walk could not read, and why.
@@ -359,13 +362,17 @@ impl Walker<'_> {
                         return push(Task { payload: Item::Unlisted(rel, why), work: None });
                     }
                 };
-                // Unchanged by size and mtime (the walk's stat): nothing to read unless
-                // this run's slice takes it. A file recorded as missing that is back
-                // unchanged is only marked present again. A known corrupt or unreadable
-                // file is read again by every run (a finding stands until resolved).
+                // Unchanged by size, mtime and ctime (the walk's stat): nothing to read
+                // unless this run's slice takes it. A file recorded as missing that is
+                // back unchanged is only marked present again. A known corrupt, changed
+                // or unreadable file is read again by every run (a finding stands until
+                // resolved). A file whose ctime moved is read (restic does the same): an
+                // edit that put its mtime back is found by this scan, not by a verify
+                // months later.
                 if let (Some(r), Some(stamp)) = (&known, stamp)
-                    && r.describes(&stamp, self.opts.modify_window_ns)
-                    && !matches!(r.last_result, Class::Corrupt | Class::Unreadable)
+                    && r.describes(&stamp, self.window.mtime_ns)
+                    && !self.window.ctime_moved(r, &stamp)
+                    && !r.last_result.read_again()
                     && !self.slice.takes(&rel, stamp.size)
                 {
                     let back = r.missing_since.is_some().then_some(rel);
@@ -445,7 +452,7 @@ fn stale_pass(
     // The last file this run took: where the next slice goes on.
     let mut took: Option<Vec<u8>> = None;
     let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
-    let window = opts.modify_window_ns;
+    let window = Window { mtime_ns: opts.modify_window_ns, ctime: ctime_rule(root, &*rec.store) };
     let took_ref = &mut took;
     let remembers_gone = rec.store.remembers_gone();
     let mut budget_used = report.bytes_read;
@@ -536,4 +543,11 @@ fn end_pass(
     {
         rec.fail(e, notice);
     }
+}
+
+/// The ctime rule of a run over the tree at `root` with `store`: ctimes count, within the
+/// store's slack ([`Store::ctime_slack_ns`]), unless the tree's file system reports
+/// ctimes that cannot be trusted ([`crate::device::ctime_trusted`]: FUSE).
+fn ctime_rule(root: &Path, store: &dyn Store) -> Option<i128> {
+    crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns())
 }

@@ -28,7 +28,7 @@ mod recorder;
 mod scope;
 mod vanished;
 
-pub(crate) use classify::{Seen, classify};
+pub(crate) use classify::{Seen, Window, classify};
 pub use engine::{run, run_part};
 pub use scope::{Bounds, Listed, PartOf, Scope};
 
@@ -104,7 +104,7 @@ pub struct Report {
     pub command: &'static str,
     /// Files per class, indexed like [`Class::ALL`].
     #[serde(serialize_with = "counts_by_name")]
-    pub counts: [u64; 7],
+    pub counts: [u64; Class::ALL.len()],
     /// Files read and hashed.
     pub files_read: u64,
     /// Bytes read and hashed.
@@ -159,13 +159,22 @@ impl Report {
         self.counts[c as usize] = self.counts[c as usize].saturating_sub(1);
     }
 
+    /// Files the run looked at in the tree (every class but missing): by their stat, or
+    /// read.
+    pub fn files_looked(&self) -> u64 {
+        Class::ALL.iter().filter(|c| **c != Class::Missing).map(|c| self.count(*c)).sum()
+    }
+
     /// Whether anything was found that means data may be lost (the exit status).
     pub fn failed(&self) -> bool {
         Class::ALL.iter().any(|c| c.is_failure() && self.count(*c) > 0)
     }
 }
 
-fn counts_by_name<S: serde::Serializer>(counts: &[u64; 7], s: S) -> Result<S::Ok, S::Error> {
+fn counts_by_name<S: serde::Serializer>(
+    counts: &[u64; Class::ALL.len()],
+    s: S,
+) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(counts.len()))?;
     for c in Class::ALL {
@@ -242,6 +251,25 @@ pub fn corrupt_note(recorded: &str, now: &str, imported: bool) -> String {
         note.push_str("; the recorded digest was imported and never verified by fixity");
     }
     note
+}
+
+/// What a [`Class::Changed`] finding's note adds to [`corrupt_note`]'s: the mtime kept,
+/// and the ctime then and now (UTC, to the second, with the nanoseconds when the two
+/// fall in one second).
+pub fn changed_note(then_ns: Option<i128>, now_ns: Option<i128>) -> String {
+    let show = |ns: Option<i128>| match ns {
+        Some(ns) => {
+            let ms = ns.div_euclid(1_000_000) as i64;
+            format!("{}.{:09}", crate::clock::format_time(ms), ns.rem_euclid(1_000_000_000))
+        }
+        None => "unknown".to_string(),
+    };
+    format!(
+        "; mtime kept, ctime moved from {} to {} UTC: an edit, never repaired; \
+         `fixity accept` takes it",
+        show(then_ns),
+        show(now_ns)
+    )
 }
 
 /// The (recorded, now) digests of a note written by [`corrupt_note`].

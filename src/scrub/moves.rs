@@ -5,7 +5,7 @@
 use super::recorder::Recorder;
 use super::scope::Bounds;
 use super::vanished::vanished_dirs;
-use super::{Notice, Report, Seen, classify};
+use super::{Notice, Report, Seen, Window, classify};
 use crate::catalog::{Class, Found, Record};
 
 /// Moves: a missing file whose content now lives at a path new in the tree. Missing
@@ -78,8 +78,13 @@ pub(super) fn pair_moves(
                 }
             };
             let moved = |c: &&Record| {
-                let found = Found { digest: c.digest, stamp: c.stamp(), file_id: None };
-                classify(Some(&m), Seen::Elsewhere(&found), window) == Class::Moved
+                let found =
+                    Found { digest: c.digest, stamp: c.stamp(), file_id: None, access: None };
+                classify(
+                    Some(&m),
+                    Seen::Elsewhere(&found),
+                    Window { mtime_ns: window, ctime: None },
+                ) == Class::Moved
             };
             let base = |p: &[u8]| p.rsplit(|&b| b == b'/').next().map(<[u8]>::to_vec);
             let mut cands = cands.iter().filter(moved).peekable();

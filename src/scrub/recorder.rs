@@ -1,7 +1,7 @@
 //! Recording what a run classified: the sink of the engine's pipelines, and the
 //! [`Recorder`] that keeps a finding from being lost with a store that fails.
 
-use super::{Finding, Mode, Notice, Report, Seen, classify};
+use super::{Finding, Mode, Notice, Report, Seen, Window, classify};
 use crate::catalog::{Class, Found, Record, Store, StoreError};
 use crate::device::Stamp;
 use crate::pipeline;
@@ -141,7 +141,7 @@ pub(super) fn sink(
     item: Item,
     outcome: pipeline::Outcome,
     now: i64,
-    window: i128,
+    window: Window,
     remembers_gone: bool,
     rec: &mut Recorder<'_>,
     report: &mut Report,
@@ -197,13 +197,13 @@ fn record_content(
     known: Option<&Record>,
     h: &Hashed,
     now: i64,
-    window: i128,
+    window: Window,
     rec: &mut Recorder<'_>,
     report: &mut Report,
     notice: &mut dyn FnMut(Notice),
 ) {
-    let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0) };
-    let found = Found { digest: h.digests[0], stamp, file_id: h.file_id };
+    let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0), ctime_ns: h.ctime_ns };
+    let found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
     let class = classify(known, Seen::Content(&found), window);
     // A file recorded missing that is back and read: present again, then checked (new
     // and changed content is recorded whole, which marks it present too).
@@ -222,12 +222,16 @@ fn record_content(
                 s.record_content(r, &found, class, now)
             });
         }
-        (Class::Corrupt, Some(r)) => {
+        (Class::Corrupt | Class::Changed, Some(r)) => {
             // As the algorithm writes its digests (an S3 ETag as `hex-N`). An imported
             // digest that never matched: the other tool's record may be what is wrong, but
             // nothing says so; it stands as any corrupt file does.
             let encode = |d: &crate::digest::Digest| d.encode(r.algo.encoding);
-            let note = super::corrupt_note(&encode(&r.digest), &encode(&found.digest), r.imported);
+            let mut note =
+                super::corrupt_note(&encode(&r.digest), &encode(&found.digest), r.imported);
+            if class == Class::Changed {
+                note.push_str(&super::changed_note(r.ctime_ns, found.stamp.ctime_ns));
+            }
             rec.settle(report, notice, rel, (class, Some(note.clone())), |s| {
                 s.record_check(r, class, Some(&found), Some(&note), now)
             });
@@ -261,7 +265,7 @@ fn failed_read(
     if gone {
         // Vanished (or stopped being a regular file) between the walk and the read.
         if let Some(r) = known.filter(|_| remembers_gone) {
-            let class = classify(Some(r), Seen::Absent, 0);
+            let class = classify(Some(r), Seen::Absent, Window::default());
             rec.settle(report, notice, rel, (class, None), |s| s.record_missing(rel, now));
         }
         return;
@@ -270,7 +274,7 @@ fn failed_read(
         return;
     }
     let message = e.message();
-    let class = classify(known, Seen::Unreadable, 0);
+    let class = classify(known, Seen::Unreadable, Window::default());
     match known {
         Some(r) => rec.settle(report, notice, rel, (class, Some(message.clone())), |s| {
             s.record_check(r, class, None, Some(&message), now)

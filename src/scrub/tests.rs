@@ -83,6 +83,8 @@ impl MemStore {
             last_verified: now,
             foreign: false,
             imported: false,
+            ctime_ns: found.stamp.ctime_ns,
+            access: found.access,
         };
         self.records.insert(rel.to_vec(), r);
     }
@@ -145,7 +147,7 @@ impl Store for MemStore {
         &mut self,
         rec: &Record,
         class: Class,
-        _: Option<&Found>,
+        found: Option<&Found>,
         _: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
@@ -153,6 +155,10 @@ impl Store for MemStore {
             r.last_result = class;
             if class == Class::Ok {
                 r.last_verified = now;
+                // The content as recorded, the inode changed (a chmod): its new ctime.
+                if let Some(f) = found.filter(|f| rec.inode_moved(f)) {
+                    (r.ctime_ns, r.access) = (f.stamp.ctime_ns, f.access);
+                }
             }
         });
         Ok(())
@@ -292,8 +298,9 @@ fn the_engine_classifies_every_kind_of_change_over_any_store() {
     std::fs::write(root.join("d"), "delta").unwrap();
     let gone = Found {
         digest: algo.digest(b"golf"),
-        stamp: crate::device::Stamp { size: 4, mtime_ns: 9 },
+        stamp: crate::device::Stamp::sized(4, 9),
         file_id: None,
+        access: None,
     };
     store.set(b"g", &gone, Class::Ok, 10);
     let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
@@ -312,7 +319,7 @@ fn the_engine_classifies_every_kind_of_change_over_any_store() {
     );
     let counts: Vec<u64> = Class::ALL.iter().map(|c| r.count(*c)).collect();
     // ok a, b; modified c; missing g; new d; moved e -> f.
-    assert_eq!(counts, vec![2, 1, 0, 1, 1, 1, 0]);
+    assert_eq!(counts, vec![2, 1, 0, 1, 1, 1, 0, 0]);
     assert!(store.lookup(b"e").unwrap().is_none(), "a move forgets the old path");
 
     // verify re-reads the unchanged files: b is corrupt, and stays so in the store.
@@ -321,6 +328,30 @@ fn the_engine_classifies_every_kind_of_change_over_any_store() {
     assert_eq!((r.count(Class::Ok), r.count(Class::Corrupt)), (4, 1));
     assert_eq!(store.lookup(b"b").unwrap().unwrap().last_result, Class::Corrupt);
     assert!(r.failed() && r.complete);
+
+    // a is edited and its mtime put back (as `touch -r` does): its ctime moved, so a
+    // scan reads it (not only a verify) and finds it CHANGED, not corrupt. f is made
+    // private (a chmod moves the ctime, not the content): read, ok, no finding, and its
+    // new ctime and mode recorded so the next scan reads it no more. b's rot moved no
+    // ctime: still corrupt. (The pause: so the edit's ctime cannot fall in the timestamp
+    // tick of the scan that recorded it, on a kernel with coarse timestamps.)
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let a = root.join("a");
+    let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+    std::fs::write(&a, "ALPHA").unwrap();
+    std::fs::File::options().write(true).open(&a).unwrap().set_modified(mtime).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.join("f"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
+    let changed = vec![by("a", Class::Changed), by("b", Class::Corrupt), by("g", Class::Missing)];
+    assert_eq!(found, changed);
+    assert_eq!((r.files_read, r.count(Class::Ok)), (3, 3), "a, b and f read; f ok");
+    let f = store.lookup(b"f").unwrap().unwrap();
+    assert_eq!(f.access.map(|a| a.mode), Some(0o600));
+    assert_eq!(store.lookup(b"a").unwrap().unwrap().digest, algo.digest(b"alpha"));
+    let (r, found) = run_mem(root, &mut store, Mode::Scan, None);
+    assert_eq!(found, changed, "a finding stands");
+    assert_eq!(r.files_read, 2, "a and b read again, f no more");
 }
 
 #[test]

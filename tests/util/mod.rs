@@ -12,12 +12,20 @@ use std::process::{Command, Output, Stdio};
 pub fn fixity(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fixity"));
     cmd.current_dir(dir).env("LC_ALL", "C").stdin(Stdio::null());
+    // Most tests stand for bitrot by writing a file and putting its mtime back, which is
+    // an edit the ctime tells apart (CHANGED): they run with ctimes not trusted, the rule
+    // of size and mtime alone (as on FUSE). tests/edits.rs runs with them trusted, and
+    // stands for rot by changing bytes beneath the file system.
+    cmd.env("FIXITY_CTIME", CTIME_IGNORED);
     // The test cluster's password, as libpq's password file (see pg.rs).
     if let Some(passfile) = pg::passfile() {
         cmd.env("PGPASSFILE", passfile);
     }
     cmd
 }
+
+/// What [`fixity`] sets `FIXITY_CTIME` to (see there).
+pub const CTIME_IGNORED: &str = "ignore";
 
 /// Runs `fixity ARGS` in `dir` and returns its output.
 pub fn run<I, S>(dir: &Path, args: I) -> Output
@@ -116,7 +124,8 @@ pub fn unprivileged(dir: &Path) -> Option<Command> {
     c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_fixity"))
         .current_dir(dir)
-        .env("LC_ALL", "C");
+        .env("LC_ALL", "C")
+        .env("FIXITY_CTIME", CTIME_IGNORED);
     // nobody cannot read the test cluster's password file (root's, mode 0600): the
     // password goes in the environment, which only the process's owner can read.
     if pg::passfile().is_some() {

@@ -15,7 +15,7 @@ macro_rules! select_records {
     ($rest:literal) => {
         concat!(
             "SELECT path, size, mtime_ns, digest, last_verified, last_result, missing_since, \
-             imported ",
+             imported, ctime_ns, mode, uid, gid ",
             $rest
         )
     };
@@ -32,6 +32,9 @@ pub(super) struct Db {
     /// The schema predates imports (version 1, read where it is not migrated: `status`,
     /// `export`): reads see no imported digest.
     pub(super) before_imports: bool,
+    /// The schema predates files' ctimes and access (before version 9, read where it is
+    /// not migrated): reads see none.
+    pub(super) before_inodes: bool,
 }
 
 /// The lowest key of a page read from the start: no path is empty.
@@ -44,6 +47,7 @@ pub(super) struct Recipe {
     pub(super) tree: i32,
     pub(super) algo: &'static Algorithm,
     pub(super) before_imports: bool,
+    pub(super) before_inodes: bool,
 }
 
 impl Recipe {
@@ -51,13 +55,15 @@ impl Recipe {
     pub(super) fn connect(&self) -> Result<Db, PgError> {
         let mut db = Db::new(self.target.connect()?, self.target.clone(), self.tree, self.algo);
         db.before_imports = self.before_imports;
+        db.before_inodes = self.before_inodes;
         Ok(db)
     }
 }
 
 impl Db {
     pub(super) fn new(client: Client, target: Target, tree: i32, algo: &'static Algorithm) -> Db {
-        Db { client, target, tree, algo, statements: HashMap::new(), before_imports: false }
+        let statements = HashMap::new();
+        Db { client, target, tree, algo, statements, before_imports: false, before_inodes: false }
     }
 
     /// What makes another connection like this one.
@@ -67,6 +73,7 @@ impl Db {
             tree: self.tree,
             algo: self.algo,
             before_imports: self.before_imports,
+            before_inodes: self.before_inodes,
         }
     }
 
@@ -80,10 +87,15 @@ impl Db {
             return Ok(s.clone());
         }
         // Schema 1 has no `imported` column: only reads run on it, and they take none.
-        let text = match self.before_imports {
-            true => std::borrow::Cow::Owned(sql.replace("imported", "NULL::text")),
-            false => std::borrow::Cow::Borrowed(sql),
-        };
+        let mut text = std::borrow::Cow::Borrowed(sql);
+        // Before schema 9, no inode columns: likewise read as none.
+        if self.before_inodes {
+            let none = "NULL::bigint, NULL::integer, NULL::bigint, NULL::bigint ";
+            text = std::borrow::Cow::Owned(text.replace("ctime_ns, mode, uid, gid ", none));
+        }
+        if self.before_imports {
+            text = std::borrow::Cow::Owned(text.replace("imported", "NULL::text"));
+        }
         let s = self.client.prepare(&text).map_err(|e| self.target.query_error(&e))?;
         self.statements.insert(sql, s.clone());
         Ok(s)
@@ -156,6 +168,19 @@ impl Db {
             last_verified: r.get(4),
             foreign: false,
             imported: r.get::<_, Option<&str>>(7).is_some(),
+            ctime_ns: r.get::<_, Option<i64>>(8).map(i128::from),
+            access: match (
+                r.get::<_, Option<i32>>(9),
+                r.get::<_, Option<i64>>(10),
+                r.get::<_, Option<i64>>(11),
+            ) {
+                (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access {
+                    mode: mode as u32,
+                    uid: u32::try_from(uid).unwrap_or(u32::MAX),
+                    gid: u32::try_from(gid).unwrap_or(u32::MAX),
+                }),
+                _ => None,
+            },
         }
     }
 

@@ -39,11 +39,11 @@ impl Db {
             (false, false) => history_sql!("NULL::bigint, NULL::bytea", ""),
             (true, true) => history_sql!(
                 "finding_since, found_digest",
-                "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable'))"
+                "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))"
             ),
             (true, false) => history_sql!(
                 "NULL::bigint, NULL::bytea",
-                "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable'))"
+                "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))"
             ),
         };
         let after = after.unwrap_or(b"");

@@ -9,13 +9,14 @@
 
 use super::PgError;
 use super::db::Db;
+use crate::catalog::Inode;
 use crate::device::Stamp;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use std::collections::HashSet;
 
-/// A file's content as recorded: (size, mtime, file id, digest).
-pub(super) type Content<'a> = (Stamp, Option<(u64, u64)>, &'a [u8]);
+/// A file's content as recorded: (size, mtime and ctime; its inode; digest).
+pub(super) type Content<'a> = (Stamp, Inode, &'a [u8]);
 
 /// One group: writes to distinct paths, in columns per kind of write.
 #[derive(Default)]
@@ -27,6 +28,8 @@ struct Group {
     /// Digests imported from another tool (its name as the class).
     imported: Hashed,
     checked: Checked,
+    /// Files found as recorded whose inode changed (a chmod, a rename): the new one.
+    restamped: Inodes,
     /// Files recorded missing that are back.
     present: Vec<Vec<u8>>,
     missing: Paths,
@@ -40,11 +43,35 @@ struct Hashed {
     path: Vec<Vec<u8>>,
     size: Vec<i64>,
     mtime: Vec<i64>,
-    dev: Vec<Option<i64>>,
-    ino: Vec<Option<i64>>,
+    inode: Inodes,
     digest: Vec<Vec<u8>>,
     now: Vec<i64>,
     class: Vec<&'static str>,
+}
+
+/// The inode's columns of rows: (device, inode), ctime, mode, owner, group.
+#[derive(Default)]
+struct Inodes {
+    path: Vec<Vec<u8>>,
+    dev: Vec<Option<i64>>,
+    ino: Vec<Option<i64>>,
+    ctime: Vec<Option<i64>>,
+    mode: Vec<Option<i32>>,
+    uid: Vec<Option<i64>>,
+    gid: Vec<Option<i64>>,
+}
+
+impl Inodes {
+    fn push(&mut self, path: &[u8], stamp: Stamp, inode: Inode) {
+        self.path.push(path.to_vec());
+        self.dev.push(inode.id.map(|(d, _)| d as i64));
+        self.ino.push(inode.id.map(|(_, i)| i as i64));
+        self.ctime.push(stamp.ctime_ns.map(|c| c as i64));
+        let a = inode.access;
+        self.mode.push(a.map(|a| a.mode as i32));
+        self.uid.push(a.map(|a| i64::from(a.uid)));
+        self.gid.push(a.map(|a| i64::from(a.gid)));
+    }
 }
 
 #[derive(Default)]
@@ -88,8 +115,7 @@ impl Hashed {
         self.path.push(path.to_vec());
         self.size.push(stamp.size as i64);
         self.mtime.push(stamp.mtime_ns as i64);
-        self.dev.push(id.map(|(d, _)| d as i64));
-        self.ino.push(id.map(|(_, i)| i as i64));
+        self.inode.push(path, stamp, id);
         self.digest.push(digest.to_vec());
         self.now.push(now);
         self.class.push(class);
@@ -178,6 +204,10 @@ impl Rows {
         c.found.push(found.map(<[u8]>::to_vec));
     }
 
+    pub(super) fn restamped(&mut self, path: &[u8], stamp: Stamp, inode: Inode) {
+        self.group(&[path]).restamped.push(path, stamp, inode);
+    }
+
     pub(super) fn present(&mut self, path: &[u8]) {
         self.group(&[path]).present.push(path.to_vec());
     }
@@ -219,35 +249,43 @@ impl Rows {
 /// there all the same, the insert fails at a savepoint and [`INSERT_OR_UPDATE`] takes its
 /// place: the batch's other writes stand.
 const INSERT_NEW: &str = "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest,
-         first_seen, last_verified, last_checked, last_result, missing_since)
+         first_seen, last_verified, last_checked, last_result, missing_since, ctime_ns, mode,
+         uid, gid)
      SELECT $1::integer, v.path, v.size, v.mtime_ns, v.dev, v.ino, v.digest,
-         v.now, v.now, v.now, 'new', NULL
+         v.now, v.now, v.now, 'new', NULL, v.ctime_ns, v.mode, v.uid, v.gid
      FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
-         $6::bigint[], $7::bytea[], $8::bigint[])
-         AS v(path, size, mtime_ns, dev, ino, digest, now)";
+         $6::bigint[], $7::bytea[], $8::bigint[], $9::bigint[], $10::integer[], $11::bigint[],
+         $12::bigint[])
+         AS v(path, size, mtime_ns, dev, ino, digest, now, ctime_ns, mode, uid, gid)";
 
 /// [`INSERT_NEW`] where a row of the path may be there: it is made new.
 const INSERT_OR_UPDATE: &str =
     "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest,
-         first_seen, last_verified, last_checked, last_result, missing_since)
+         first_seen, last_verified, last_checked, last_result, missing_since, ctime_ns, mode,
+         uid, gid)
      SELECT $1::integer, v.path, v.size, v.mtime_ns, v.dev, v.ino, v.digest,
-         v.now, v.now, v.now, 'new', NULL
+         v.now, v.now, v.now, 'new', NULL, v.ctime_ns, v.mode, v.uid, v.gid
      FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
-         $6::bigint[], $7::bytea[], $8::bigint[])
-         AS v(path, size, mtime_ns, dev, ino, digest, now)
+         $6::bigint[], $7::bytea[], $8::bigint[], $9::bigint[], $10::integer[], $11::bigint[],
+         $12::bigint[])
+         AS v(path, size, mtime_ns, dev, ino, digest, now, ctime_ns, mode, uid, gid)
      ON CONFLICT (tree, path) DO UPDATE SET size = excluded.size,
         mtime_ns = excluded.mtime_ns, dev = excluded.dev, ino = excluded.ino,
         digest = excluded.digest, last_verified = excluded.last_verified,
         last_checked = excluded.last_checked, last_result = 'new',
         missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
-        found_digest = NULL, imported = NULL";
+        found_digest = NULL, imported = NULL, ctime_ns = excluded.ctime_ns,
+        mode = excluded.mode, uid = excluded.uid, gid = excluded.gid";
 
 impl Group {
     fn send(&self, db: &mut Db) -> Result<(), PgError> {
         let n = &self.new;
         if !n.path.is_empty() {
-            let params: [&(dyn ToSql + Sync); 7] =
-                [&n.path, &n.size, &n.mtime, &n.dev, &n.ino, &n.digest, &n.now];
+            let i = &n.inode;
+            let params: [&(dyn ToSql + Sync); 11] = [
+                &n.path, &n.size, &n.mtime, &i.dev, &i.ino, &n.digest, &n.now, &i.ctime, &i.mode,
+                &i.uid, &i.gid,
+            ];
             let savepoint =
                 |db: &mut Db, sql: &str| db.client.batch_execute(sql).map_err(|e| db.err(e));
             savepoint(db, "SAVEPOINT fixity_new")?;
@@ -269,12 +307,28 @@ impl Group {
                 "UPDATE fixity.files f SET size = v.size, mtime_ns = v.mtime_ns, dev = v.dev,
                     ino = v.ino, digest = v.digest, last_verified = v.now, last_checked = v.now,
                     last_result = v.class, missing_since = NULL, moved_from = NULL, note = NULL,
-                    finding_since = NULL, found_digest = NULL, imported = NULL
+                    finding_since = NULL, found_digest = NULL, imported = NULL,
+                    ctime_ns = v.ctime_ns, mode = v.mode, uid = v.uid, gid = v.gid
                  FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
-                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
-                     AS v(path, size, mtime_ns, dev, ino, digest, now, class)
+                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[], $10::bigint[],
+                     $11::integer[], $12::bigint[], $13::bigint[])
+                     AS v(path, size, mtime_ns, dev, ino, digest, now, class, ctime_ns, mode,
+                         uid, gid)
                  WHERE f.tree = $1 AND f.path = v.path",
-                &[&r.path, &r.size, &r.mtime, &r.dev, &r.ino, &r.digest, &r.now, &r.class],
+                &[
+                    &r.path,
+                    &r.size,
+                    &r.mtime,
+                    &r.inode.dev,
+                    &r.inode.ino,
+                    &r.digest,
+                    &r.now,
+                    &r.class,
+                    &r.inode.ctime,
+                    &r.inode.mode,
+                    &r.inode.uid,
+                    &r.inode.gid,
+                ],
             )?;
         }
         let i = &self.imported;
@@ -283,13 +337,28 @@ impl Group {
             db.execute(
                 "INSERT INTO fixity.files (tree, path, size, mtime_ns, dev, ino, digest,
                      first_seen, last_verified, last_checked, last_result, missing_since,
-                     imported)
+                     imported, ctime_ns, mode, uid, gid)
                  SELECT $1::integer, v.path, v.size, v.mtime_ns, v.dev, v.ino, v.digest,
-                     v.now, 0, 0, 'ok', NULL, v.source
+                     v.now, 0, 0, 'ok', NULL, v.source, v.ctime_ns, v.mode, v.uid, v.gid
                  FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
-                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[])
-                     AS v(path, size, mtime_ns, dev, ino, digest, now, source)",
-                &[&i.path, &i.size, &i.mtime, &i.dev, &i.ino, &i.digest, &i.now, &i.class],
+                     $6::bigint[], $7::bytea[], $8::bigint[], $9::text[], $10::bigint[],
+                     $11::integer[], $12::bigint[], $13::bigint[])
+                     AS v(path, size, mtime_ns, dev, ino, digest, now, source, ctime_ns, mode,
+                         uid, gid)",
+                &[
+                    &i.path,
+                    &i.size,
+                    &i.mtime,
+                    &i.inode.dev,
+                    &i.inode.ino,
+                    &i.digest,
+                    &i.now,
+                    &i.class,
+                    &i.inode.ctime,
+                    &i.inode.mode,
+                    &i.inode.uid,
+                    &i.inode.gid,
+                ],
             )?;
         }
         let c = &self.checked;
@@ -300,7 +369,7 @@ impl Group {
                 "UPDATE fixity.files f SET last_checked = v.now, last_result = v.class,
                     note = v.note, moved_from = NULL,
                     last_verified = CASE WHEN v.class = 'ok' THEN v.now ELSE f.last_verified END,
-                    finding_since = CASE WHEN v.class IN ('corrupt', 'unreadable') THEN
+                    finding_since = CASE WHEN v.class IN ('corrupt', 'unreadable', 'changed') THEN
                         CASE WHEN f.last_result = v.class THEN f.finding_since ELSE v.now END
                     END,
                     found_digest = v.found,
@@ -309,6 +378,19 @@ impl Group {
                      AS v(path, now, class, note, found)
                  WHERE f.tree = $1 AND f.path = v.path",
                 &[&c.path, &c.now, &c.class, &c.note, &c.found],
+            )?;
+        }
+        let t = &self.restamped;
+        if !t.path.is_empty() {
+            // Columns no index holds: a heap-only update where the page has room.
+            db.execute(
+                "UPDATE fixity.files f SET dev = v.dev, ino = v.ino, ctime_ns = v.ctime_ns,
+                    mode = v.mode, uid = v.uid, gid = v.gid
+                 FROM unnest($2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[],
+                     $6::integer[], $7::bigint[], $8::bigint[])
+                     AS v(path, dev, ino, ctime_ns, mode, uid, gid)
+                 WHERE f.tree = $1 AND f.path = v.path",
+                &[&t.path, &t.dev, &t.ino, &t.ctime, &t.mode, &t.uid, &t.gid],
             )?;
         }
         if !self.present.is_empty() {
@@ -356,10 +438,10 @@ mod tests {
 
     #[test]
     fn a_second_write_to_a_path_starts_a_group_and_distinct_paths_share_one() {
-        let stamp = Stamp { size: 1, mtime_ns: 2 };
+        let stamp = Stamp::sized(1, 2);
         let mut rows = Rows::default();
         assert!(rows.is_empty());
-        rows.new_file(b"a", (stamp, None, b"d"), 5);
+        rows.new_file(b"a", (stamp, Inode::default(), b"d"), 5);
         rows.checked(b"b", "ok", 5, (None, None));
         rows.missing(b"c", 5);
         rows.present(b"e");

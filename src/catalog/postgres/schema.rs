@@ -122,7 +122,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
      DROP INDEX fixity.files_by_checked;
      CREATE INDEX files_by_listed ON fixity.files (tree, listed_at, path)
          WHERE listed_at IS NOT NULL;",
+    // 9: each file's inode change time (which tells an edit that kept its mtime from
+    // bitrot) and who may read it (a file a repair rebuilds gets them back). NULL in rows
+    // written before; no index holds them, so writing them keeps an update heap-only.
+    "ALTER TABLE fixity.files ADD COLUMN ctime_ns bigint;
+     ALTER TABLE fixity.files ADD COLUMN mode integer;
+     ALTER TABLE fixity.files ADD COLUMN uid bigint;
+     ALTER TABLE fixity.files ADD COLUMN gid bigint;",
 ];
+
+/// The schema from which rows record their files' ctime and access.
+pub(super) const INODE_SCHEMA: i64 = 9;
 
 /// The schema's version: `None` when the database has no fixity tables.
 pub(super) fn version(client: &mut Client, t: &Target) -> Result<Option<i64>, PgError> {

@@ -29,6 +29,9 @@ pub(crate) struct PgStore {
     tree: i32,
     algo: &'static Algorithm,
     before_imports: bool,
+    before_inodes: bool,
+    /// The schema version this open upgraded the catalog from (before ctimes were kept).
+    upgraded_from: Option<i64>,
     /// The catalog as messages name it: the URL (password masked), host and tree.
     location: PathBuf,
     run_id: Option<i64>,
@@ -77,6 +80,7 @@ impl PgStore {
         // Schema 3 added the imported mark: an older schema, read where it is not migrated,
         // is read without it.
         let mut before_imports = false;
+        let (mut before_inodes, mut upgraded_from) = (false, None);
         let found = schema::version(&mut client, &target)?;
         if found.is_some() {
             // Another host's tree is refused as such, before row-level security hides it.
@@ -87,10 +91,12 @@ impl PgStore {
             Some(v) if !writes => {
                 schema::check_version(v, &target)?;
                 before_imports = v < 3;
+                before_inodes = v < schema::INODE_SCHEMA;
                 v
             }
             _ => {
                 schema::migrate(&mut client, &target)?;
+                upgraded_from = found.filter(|&v| v < schema::INODE_SCHEMA);
                 schema::MIGRATIONS.len() as i64
             }
         };
@@ -129,12 +135,15 @@ impl PgStore {
         ));
         let mut db = Db::new(client, target.clone(), tree.id, tree.algo);
         db.before_imports = before_imports;
+        db.before_inodes = before_inodes;
         Ok(PgStore {
             conn: RefCell::new(Conn::new(db, spec.batch_rows)),
             target,
             tree: tree.id,
             algo: tree.algo,
             before_imports,
+            before_inodes,
+            upgraded_from,
             location,
             run_id: None,
             history_kept: version >= 2,
@@ -169,6 +178,7 @@ impl PgStore {
             tree: self.tree,
             algo: self.algo,
             before_imports: self.before_imports,
+            before_inodes: self.before_inodes,
         };
         recipe.connect().map_err(pg)
     }
@@ -205,6 +215,10 @@ impl Store for PgStore {
 
     fn algorithm(&self) -> &'static Algorithm {
         self.algo
+    }
+
+    fn upgrade_note(&self) -> Option<String> {
+        self.upgraded_from.map(|_| crate::catalog::INODE_NOTE.into())
     }
 
     fn remembers_gone(&self) -> bool {
@@ -259,7 +273,7 @@ impl Store for PgStore {
     }
 
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, id, digest) = (found.stamp, found.inode(), found.digest);
         self.writer(|w| w.insert(rel, (stamp, id, digest.as_bytes()), now))
     }
 
@@ -270,7 +284,7 @@ impl Store for PgStore {
         source: &'static str,
         now: i64,
     ) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, id, digest) = (found.stamp, found.inode(), found.digest);
         self.writer(|w| w.imported(rel, (stamp, id, digest.as_bytes()), source, now))
     }
 
@@ -281,7 +295,7 @@ impl Store for PgStore {
         class: Class,
         now: i64,
     ) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, id, digest) = (found.stamp, found.inode(), found.digest);
         self.writer(|w| w.rehashed(&rec.path, (stamp, id, digest.as_bytes()), class, now))
     }
 
@@ -295,7 +309,13 @@ impl Store for PgStore {
     ) -> Result<(), StoreError> {
         // The digest stays: a corrupt file's record keeps the good content's, and what
         // it holds now goes beside it.
-        let now_holds = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
+        if class == Class::Ok
+            && let Some(f) = found
+            && rec.inode_moved(f)
+        {
+            self.writer(|w| w.restamped(&rec.path, f.stamp, f.inode()))?;
+        }
+        let now_holds = found.filter(|_| class.keeps_found()).map(|f| f.digest);
         let now_holds = now_holds.as_ref().map(Digest::as_bytes);
         self.writer(|w| w.checked(&rec.path, class, now, (note, now_holds)))
     }

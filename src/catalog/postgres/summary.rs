@@ -43,7 +43,7 @@ impl Db {
         let problems = self
             .query(
                 "SELECT path, last_result FROM fixity.files
-                 WHERE tree = $1 AND ((last_result IN ('corrupt', 'unreadable')
+                 WHERE tree = $1 AND ((last_result IN ('corrupt', 'unreadable', 'changed')
                         AND missing_since IS NULL) OR missing_since IS NOT NULL)
                  ORDER BY path LIMIT 100",
                 &[],

@@ -365,6 +365,17 @@ impl Conn {
         self.wrote()
     }
 
+    /// Records the new inode of a file found as recorded (a chmod, a rename).
+    pub(super) fn restamped(
+        &mut self,
+        path: &[u8],
+        stamp: crate::device::Stamp,
+        inode: crate::catalog::Inode,
+    ) -> Result<(), PgError> {
+        self.rows.restamped(path, stamp, inode);
+        self.wrote()
+    }
+
     /// Records a new digest for a known file: `class` is what the run found.
     pub(super) fn rehashed(
         &mut self,

@@ -15,7 +15,7 @@
 //! back the open one. Dropping the store waits for the batch on its way, so the catalog
 //! is closed before the run lock is let go.
 
-use super::{Catalog, CatalogError, Result, Writer};
+use super::{Catalog, CatalogError, Inode, Result, Writer};
 use crate::catalog::Class;
 use crate::catalog::numbers::BatchNumbers;
 use crate::device::Stamp;
@@ -33,14 +33,14 @@ pub(super) enum Op {
     Insert {
         path: Vec<u8>,
         stamp: Stamp,
-        id: Option<(u64, u64)>,
+        id: Inode,
         digest: Digest,
         now: i64,
     },
     Rehashed {
         path: Vec<u8>,
         stamp: Stamp,
-        id: Option<(u64, u64)>,
+        id: Inode,
         digest: Digest,
         class: Class,
         now: i64,
@@ -55,10 +55,15 @@ pub(super) enum Op {
     Imported {
         path: Vec<u8>,
         stamp: Stamp,
-        id: Option<(u64, u64)>,
+        id: Inode,
         digest: Digest,
         source: &'static str,
         now: i64,
+    },
+    Restamped {
+        path: Vec<u8>,
+        stamp: Stamp,
+        id: Inode,
     },
     Missing {
         path: Vec<u8>,
@@ -90,6 +95,7 @@ impl Op {
             Op::Imported { path, stamp, id, digest, source, now } => {
                 w.imported(&path, stamp, id, digest.as_bytes(), source, now)
             }
+            Op::Restamped { path, stamp, id } => w.restamped(&path, stamp, id),
             Op::Missing { path, now } => w.missing(&path, now),
             Op::Present { path } => w.present(&path),
             Op::Moved { from, to, now } => w.moved(&from, &to, now),

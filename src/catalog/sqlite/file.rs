@@ -187,8 +187,13 @@ pub(super) fn connect_read_only(uri: &str) -> rusqlite::Result<Connection> {
         [],
         |r| r.get(0),
     )?;
-    if (1..3).contains(&version) && has_files {
-        conn.execute_batch("CREATE TEMP VIEW files AS SELECT *, NULL AS imported FROM main.files")?;
+    // Likewise a catalog from before schema 9 gets the inode's columns, all NULL.
+    if (1..9).contains(&version) && has_files {
+        let imported = if version < 3 { "NULL AS imported, " } else { "" };
+        conn.execute_batch(&format!(
+            "CREATE TEMP VIEW files AS SELECT *, {imported}NULL AS ctime_ns, NULL AS mode,
+                NULL AS uid, NULL AS gid FROM main.files"
+        ))?;
     }
     Ok(conn)
 }

@@ -87,6 +87,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // new files (-v, --json) reads the table in its order.
     "DROP INDEX files_by_checked;
      CREATE INDEX files_by_checked ON files (last_checked) WHERE last_result NOT IN ('ok', 'new');",
+    // 9: each file's inode change time (which tells an edit that kept its mtime from
+    // bitrot) and who may read it (mode, owner, group: a file a repair rebuilds gets them
+    // back). NULL in rows written before: such a row is classed by size and mtime alone
+    // until a run writes it again.
+    "ALTER TABLE files ADD COLUMN ctime_ns INTEGER;
+     ALTER TABLE files ADD COLUMN mode INTEGER;
+     ALTER TABLE files ADD COLUMN uid INTEGER;
+     ALTER TABLE files ADD COLUMN gid INTEGER;",
 ];
 
 /// The `meta` key holding the start of the verification pass that slices are working
@@ -99,6 +107,10 @@ pub(crate) const PASS_AFTER_KEY: &str = "pass_after";
 
 /// The `meta` key holding when the last verification pass completed.
 pub(crate) const PASS_COMPLETED_KEY: &str = "last_pass_completed";
+
+/// The schema from which a row records its file's ctime and access (see
+/// [`crate::catalog::INODE_NOTE`]).
+pub(crate) const INODE_SCHEMA: i64 = 9;
 
 /// Result of catalog operations.
 pub(crate) type Result<T> = std::result::Result<T, CatalogError>;
@@ -124,15 +136,21 @@ pub struct Row {
     pub missing_since: Option<i64>,
     /// The tool its digest was imported from, until fixity verifies it.
     pub imported: Option<String>,
+    /// Its inode: (device, inode) and access; its ctime is in `stamp`.
+    pub inode: Inode,
 }
 
-const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since, imported";
+const ROW_COLUMNS: &str = "path, size, mtime_ns, digest, first_seen, last_verified, last_checked, last_result, missing_since, imported, ctime_ns, dev, ino, mode, uid, gid";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let result: String = r.get(7)?;
     Ok(Row {
         path: r.get(0)?,
-        stamp: Stamp { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get::<_, i64>(2)? as i128 },
+        stamp: Stamp {
+            size: r.get::<_, i64>(1)? as u64,
+            mtime_ns: r.get::<_, i64>(2)? as i128,
+            ctime_ns: r.get::<_, Option<i64>>(10)?.map(i128::from),
+        },
         digest: r.get(3)?,
         first_seen: r.get(4)?,
         last_verified: r.get(5)?,
@@ -140,6 +158,22 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         last_result: Class::from_name(&result).unwrap_or(Class::Ok),
         missing_since: r.get(8)?,
         imported: r.get(9)?,
+        inode: {
+            let (dev, ino) = (r.get::<_, Option<i64>>(11)?, r.get::<_, Option<i64>>(12)?);
+            let (mode, uid, gid): (Option<i64>, Option<i64>, Option<i64>) =
+                (r.get(13)?, r.get(14)?, r.get(15)?);
+            Inode {
+                id: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
+                access: match (mode, uid, gid) {
+                    (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access {
+                        mode: mode as u32,
+                        uid: uid as u32,
+                        gid: gid as u32,
+                    }),
+                    _ => None,
+                },
+            }
+        },
     })
 }
 
@@ -163,6 +197,8 @@ pub struct Catalog {
     read_only: Option<String>,
     /// The schema version (an older catalog is read as it is, without migrating it).
     version: i64,
+    /// The version this open upgraded the catalog from, if it did.
+    upgraded_from: Option<i64>,
     /// (device, inode) of the file when it was opened, to notice its deletion.
     identity: Option<(u64, u64)>,
     /// Statements in the open batch (see [`Writer`]), and when it began.
@@ -237,6 +273,7 @@ impl Catalog {
             algo,
             read_only: None,
             version: MIGRATIONS.len() as i64,
+            upgraded_from: (version < MIGRATIONS.len() as i64).then_some(version),
             identity,
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
@@ -278,6 +315,7 @@ impl Catalog {
             algo,
             read_only: Some(uri),
             version,
+            upgraded_from: None,
             identity: file_identity(path),
             pending: Cell::new(0),
             since: Cell::new(Instant::now()),
@@ -318,6 +356,11 @@ impl Catalog {
     }
 
     /// The algorithm of every digest in the catalog.
+    /// The schema version this open upgraded the catalog from, if it did.
+    pub(crate) fn upgraded_from(&self) -> Option<i64> {
+        self.upgraded_from
+    }
+
     pub fn algorithm(&self) -> &'static Algorithm {
         self.algo
     }
@@ -498,6 +541,7 @@ mod tree;
 mod writer;
 
 use super::below;
+pub(crate) use crate::catalog::store::Inode;
 use file::{
     MigrateError, check_schema, connect_read_only, create_new, file_identity, migrate, probe,
     stored_algorithm, tune, uri_of,

@@ -113,7 +113,7 @@ impl Reader {
     ) -> rusqlite::Result<Vec<History>> {
         let extra = if kept { "finding_since, found_digest" } else { "NULL, NULL" };
         let filter = if standing {
-            "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable'))"
+            "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))"
         } else {
             ""
         };

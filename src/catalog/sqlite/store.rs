@@ -30,6 +30,8 @@ pub(crate) struct SqliteStore {
     run_id: Option<i64>,
     /// Why a catalog opened for a run could only be opened to read.
     read_only_reason: Option<String>,
+    /// The schema version the catalog had before this open upgraded it.
+    upgraded_from: Option<i64>,
     /// A read connection for the pages read while the main one writes.
     reader: RefCell<Option<Reader>>,
     /// Held for as long as the store is open (none when only reading).
@@ -43,6 +45,7 @@ impl SqliteStore {
         let store = |cat: Catalog, lock, reason| SqliteStore {
             path: cat.path().to_path_buf(),
             algo: cat.algorithm(),
+            upgraded_from: cat.upgraded_from(),
             cat: Batches::new(cat),
             run_id: None,
             read_only_reason: reason,
@@ -144,6 +147,8 @@ fn record_of(row: Row, algo: &'static Algorithm) -> Record {
         last_verified: row.last_verified,
         foreign: false,
         imported: row.imported.is_some(),
+        ctime_ns: row.stamp.ctime_ns,
+        access: row.inode.access,
     }
 }
 
@@ -170,6 +175,12 @@ impl Store for SqliteStore {
 
     fn read_only_reason(&self) -> Option<String> {
         self.read_only_reason.clone()
+    }
+
+    fn upgrade_note(&self) -> Option<String> {
+        self.upgraded_from
+            .filter(|&v| v < super::INODE_SCHEMA)
+            .map(|_| crate::catalog::INODE_NOTE.into())
     }
 
     fn remembers_gone(&self) -> bool {
@@ -220,7 +231,8 @@ impl Store for SqliteStore {
     }
 
     fn record_new(&mut self, rel: &[u8], found: &Found, now: i64) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, digest) = (found.stamp, found.digest);
+        let id = found.inode();
         self.write(Op::Insert { path: rel.to_vec(), stamp, id, digest, now })
     }
 
@@ -231,7 +243,8 @@ impl Store for SqliteStore {
         class: Class,
         now: i64,
     ) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, digest) = (found.stamp, found.digest);
+        let id = found.inode();
         self.write(Op::Rehashed { path: rec.path.clone(), stamp, id, digest, class, now })
     }
 
@@ -245,7 +258,13 @@ impl Store for SqliteStore {
     ) -> Result<(), StoreError> {
         // The digest stays: a corrupt file's record keeps the good content's, and what
         // it holds now goes beside it.
-        let found = found.filter(|_| class == Class::Corrupt).map(|f| f.digest);
+        if class == Class::Ok
+            && let Some(f) = found
+            && rec.inode_moved(f)
+        {
+            self.write(Op::Restamped { path: rec.path.clone(), stamp: f.stamp, id: f.inode() })?;
+        }
+        let found = found.filter(|_| class.keeps_found()).map(|f| f.digest);
         let note = note.map(str::to_owned);
         self.write(Op::Checked { path: rec.path.clone(), class, now, note, found })
     }
@@ -257,7 +276,8 @@ impl Store for SqliteStore {
         source: &'static str,
         now: i64,
     ) -> Result<(), StoreError> {
-        let (stamp, id, digest) = (found.stamp, found.file_id, found.digest);
+        let (stamp, digest) = (found.stamp, found.digest);
+        let id = found.inode();
         self.write(Op::Imported { path: rel.to_vec(), stamp, id, digest, source, now })
     }
 

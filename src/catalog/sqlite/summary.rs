@@ -55,7 +55,7 @@ impl Catalog {
         let mut st = c
             .prepare(
                 "SELECT path, last_result FROM files
-                 WHERE (last_result IN ('corrupt', 'unreadable') AND missing_since IS NULL)
+                 WHERE (last_result IN ('corrupt', 'unreadable', 'changed') AND missing_since IS NULL)
                     OR missing_since IS NOT NULL
                  ORDER BY path LIMIT 100",
             )

@@ -2,7 +2,7 @@ use super::*;
 use crate::catalog::store::{Found, OpenOptions, Store};
 
 fn stamp(size: u64, mtime_ns: i128) -> Stamp {
-    Stamp { size, mtime_ns }
+    Stamp::sized(size, mtime_ns)
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn each_finished_run_appends_an_entry_over_what_it_left() {
     let mut store = SqliteStore::open(&d.path().join("c.db"), &how).unwrap();
     assert_eq!(store.last_proof().unwrap(), None);
     let digest = crate::digest::Digest::new(&[5; 32]);
-    let found = |size| Found { digest, stamp: stamp(size, 7), file_id: None };
+    let found = |size| Found { digest, stamp: stamp(size, 7), file_id: None, access: None };
     // Two runs; the second's writes are still in the open batch when it finishes.
     let mut entries = Vec::new();
     for (run, size) in [(1_000, 3), (2_000, 4)] {
@@ -410,7 +410,7 @@ fn batched(p: &Path, limit: usize) -> (SqliteStore, impl Fn(u64) -> Found) {
     store.set_batch_limit(limit);
     store.start_run("scan", 1_000).unwrap();
     let digest = crate::digest::Digest::new(&[5; 32]);
-    (store, move |size| Found { digest, stamp: stamp(size, 7), file_id: None })
+    (store, move |size| Found { digest, stamp: stamp(size, 7), file_id: None, access: None })
 }
 
 #[test]
@@ -526,7 +526,7 @@ fn the_root_of_a_large_catalog_read_by_two_connections_is_the_root_of_its_record
         store.start_run("scan", 1_000).unwrap();
         for i in 0..rows {
             let digest = crate::digest::Digest::new(&[i as u8; 32]);
-            let found = Found { digest, stamp: stamp(i, 7), file_id: None };
+            let found = Found { digest, stamp: stamp(i, 7), file_id: None, access: None };
             store.record_new(format!("f{i:02}").as_bytes(), &found, 1_000).unwrap();
         }
         store.record_missing(b"f01", 1_000).unwrap();

@@ -111,7 +111,7 @@ mod tests {
         claim(&c, &file, &tree, true).unwrap();
         assert_eq!(c.root().unwrap().as_deref(), Some(path_bytes(&tree)));
         let mut w = c.writer();
-        w.insert(b"a/x", Stamp { size: 1, mtime_ns: 1 }, None, b"d", 10).unwrap();
+        w.insert(b"a/x", Stamp::sized(1, 1), None, b"d", 10).unwrap();
         w.commit().unwrap();
 
         let why = refused(claim(&c, &file, &tree.join("a"), true));

@@ -4,6 +4,7 @@
 use super::{Catalog, Result};
 use crate::catalog::Class;
 use crate::catalog::below;
+use crate::catalog::store::Inode;
 use crate::device::Stamp;
 use rusqlite::{CachedStatement, params};
 use std::time::{Duration, Instant};
@@ -92,20 +93,33 @@ impl<'a> Writer<'a> {
         &mut self,
         path: &[u8],
         stamp: Stamp,
-        file_id: Option<(u64, u64)>,
+        inode: impl Into<Inode>,
         digest: &[u8],
         now: i64,
     ) -> Result<()> {
-        let (dev, ino) = split_id(file_id);
+        let i = InodeParams::of(stamp, inode.into());
         self.exec(
             "INSERT INTO files (path, size, mtime_ns, dev, ino, digest, first_seen, last_verified,
-                                last_checked, last_result, missing_since)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, 'new', NULL)
+                                last_checked, last_result, missing_since, ctime_ns, mode, uid, gid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, 'new', NULL, ?8, ?9, ?10, ?11)
              ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
                 digest = ?6, last_verified = ?7, last_checked = ?7, last_result = 'new',
                 missing_since = NULL, moved_from = NULL, note = NULL, finding_since = NULL,
-                found_digest = NULL, imported = NULL",
-            params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now],
+                found_digest = NULL, imported = NULL, ctime_ns = ?8, mode = ?9, uid = ?10,
+                gid = ?11",
+            params![
+                path,
+                stamp.size as i64,
+                stamp.mtime_ns as i64,
+                i.dev,
+                i.ino,
+                digest,
+                now,
+                i.ctime,
+                i.mode,
+                i.uid,
+                i.gid
+            ],
         )?;
         self.cat.inserted(self)
     }
@@ -115,28 +129,45 @@ impl<'a> Writer<'a> {
         &mut self,
         path: &[u8],
         stamp: Stamp,
-        file_id: Option<(u64, u64)>,
+        inode: impl Into<Inode>,
         digest: &[u8],
         class: Class,
         now: i64,
     ) -> Result<()> {
-        let (dev, ino) = split_id(file_id);
+        let i = InodeParams::of(stamp, inode.into());
         self.exec(
             "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
                 last_verified = ?7, last_checked = ?7, last_result = ?8, missing_since = NULL,
                 moved_from = NULL, note = NULL, finding_since = NULL, found_digest = NULL,
-                imported = NULL
+                imported = NULL, ctime_ns = ?9, mode = ?10, uid = ?11, gid = ?12
              WHERE path = ?1",
             params![
                 path,
                 stamp.size as i64,
                 stamp.mtime_ns as i64,
-                dev,
-                ino,
+                i.dev,
+                i.ino,
                 digest,
                 now,
-                class.name()
+                class.name(),
+                i.ctime,
+                i.mode,
+                i.uid,
+                i.gid
             ],
+        )
+        .map(drop)
+    }
+
+    /// Records the inode of a file whose content was found as recorded but whose inode
+    /// changed (a chmod, chown, rename or new link moved its ctime): its new ctime,
+    /// (device, inode) and access, so the next run compares with them.
+    pub(crate) fn restamped(&mut self, path: &[u8], stamp: Stamp, inode: Inode) -> Result<()> {
+        let i = InodeParams::of(stamp, inode);
+        self.exec(
+            "UPDATE files SET dev = ?2, ino = ?3, ctime_ns = ?4, mode = ?5, uid = ?6, gid = ?7
+             WHERE path = ?1",
+            params![path, i.dev, i.ino, i.ctime, i.mode, i.uid, i.gid],
         )
         .map(drop)
     }
@@ -166,7 +197,7 @@ impl<'a> Writer<'a> {
         self.exec(
             "UPDATE files SET last_checked = ?2, last_result = ?3, note = ?4, moved_from = NULL,
                 last_verified = CASE WHEN ?3 = 'ok' THEN ?2 ELSE last_verified END,
-                finding_since = CASE WHEN ?3 IN ('corrupt', 'unreadable') THEN
+                finding_since = CASE WHEN ?3 IN ('corrupt', 'unreadable', 'changed') THEN
                     CASE WHEN last_result = ?3 THEN finding_since ELSE ?2 END END,
                 found_digest = ?5,
                 imported = CASE WHEN ?3 = 'ok' THEN NULL ELSE imported END
@@ -183,17 +214,31 @@ impl<'a> Writer<'a> {
         &mut self,
         path: &[u8],
         stamp: Stamp,
-        file_id: Option<(u64, u64)>,
+        inode: impl Into<Inode>,
         digest: &[u8],
         source: &'static str,
         now: i64,
     ) -> Result<()> {
-        let (dev, ino) = split_id(file_id);
+        let i = InodeParams::of(stamp, inode.into());
         self.exec(
             "INSERT INTO files (path, size, mtime_ns, dev, ino, digest, first_seen, last_verified,
-                                last_checked, last_result, missing_since, imported)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0, 'ok', NULL, ?8)",
-            params![path, stamp.size as i64, stamp.mtime_ns as i64, dev, ino, digest, now, source],
+                                last_checked, last_result, missing_since, imported, ctime_ns,
+                                mode, uid, gid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0, 'ok', NULL, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                path,
+                stamp.size as i64,
+                stamp.mtime_ns as i64,
+                i.dev,
+                i.ino,
+                digest,
+                now,
+                source,
+                i.ctime,
+                i.mode,
+                i.uid,
+                i.gid
+            ],
         )?;
         self.cat.inserted(self)
     }
@@ -248,6 +293,31 @@ impl<'a> Writer<'a> {
             params![from, to, now],
         )?;
         self.delete(from)
+    }
+}
+
+/// The columns of an [`Inode`] and a stamp's ctime, as SQLite stores them.
+struct InodeParams {
+    dev: Option<i64>,
+    ino: Option<i64>,
+    ctime: Option<i64>,
+    mode: Option<i64>,
+    uid: Option<i64>,
+    gid: Option<i64>,
+}
+
+impl InodeParams {
+    fn of(stamp: Stamp, inode: Inode) -> InodeParams {
+        let (dev, ino) = split_id(inode.id);
+        let a = inode.access;
+        InodeParams {
+            dev,
+            ino,
+            ctime: stamp.ctime_ns.map(|c| c as i64),
+            mode: a.map(|a| i64::from(a.mode)),
+            uid: a.map(|a| i64::from(a.uid)),
+            gid: a.map(|a| i64::from(a.gid)),
+        }
     }
 }
 

@@ -68,8 +68,8 @@ fn tree(dir: &Path, files: &[(&str, &[u8])]) -> Box<dyn Store> {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, data).unwrap();
         let m = std::fs::metadata(&p).unwrap();
-        let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
-        let found = Found { digest: md5.digest(data), stamp, file_id: None };
+        let stamp = Stamp::of(&m);
+        let found = Found { digest: md5.digest(data), stamp, file_id: None, access: None };
         store.record_new(name.as_bytes(), &found, 1).unwrap();
     }
     store.commit().unwrap();
@@ -174,9 +174,13 @@ fn digests_read_once_are_kept_for_the_next_run() {
     let how = OpenOptions { create: true, algorithm: Some(b3), ..OpenOptions::default() };
     let mut store = open_store(&StoreSpec::Sqlite(root.join(".fixity/catalog.db")), &how).unwrap();
     let m = std::fs::metadata(root.join("f")).unwrap();
-    let stamp = Stamp { size: m.len(), mtime_ns: crate::device::mtime_ns(&m) };
+    let stamp = Stamp::of(&m);
     store
-        .record_new(b"f", &Found { digest: b3.digest(b"content"), stamp, file_id: None }, 1)
+        .record_new(
+            b"f",
+            &Found { digest: b3.digest(b"content"), stamp, file_id: None, access: None },
+            1,
+        )
         .unwrap();
     store.commit().unwrap();
     for reads in [1, 0] {
