@@ -300,7 +300,13 @@ struct Try {
 }
 
 /// Whether psql and fixity connected (`true`), and what each said when it did not.
-fn attempt(t: &Try, port: u16, certs: &Path, home: &Path) -> ((bool, String), (bool, String)) {
+fn attempt(
+    t: &Try,
+    port: u16,
+    certs: &Path,
+    home: &Path,
+    tree: &str,
+) -> ((bool, String), (bool, String)) {
     let root = certs.join("ca.crt");
     let mut params = vec![format!("sslmode={}", t.mode), format!("sslrootcert={}", root.display())];
     match t.crl {
@@ -338,7 +344,7 @@ fn attempt(t: &Try, port: u16, certs: &Path, home: &Path) -> ((bool, String), (b
     for var in ["PGSSLMODE", "PGSSLROOTCERT", "PGSSLCRL", "PGSSLCRLDIR", "PGSERVICE", "PGHOST"] {
         fx.env_remove(var);
     }
-    let o = fx.args(["scan", "tree", "--catalog", &url, "-q"]).output().expect("run fixity");
+    let o = fx.args(["scan", tree, "--catalog", &url, "-q"]).output().expect("run fixity");
     let said = first_line(&o.stderr);
     let by_fixity = match o.status.code() {
         Some(0) => (true, said),
@@ -371,8 +377,11 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
         }
     };
     let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir(home.path().join("tree")).unwrap();
-    std::fs::write(home.path().join("tree/a.txt"), "hello\n").unwrap();
+    // A tree for each of the three workers (a catalog serves one run per tree at once).
+    for w in 0..3 {
+        std::fs::create_dir(home.path().join(format!("tree{w}"))).unwrap();
+        std::fs::write(home.path().join(format!("tree{w}/a.txt")), "hello\n").unwrap();
+    }
     let mut table = Vec::new();
     let mut differ = 0;
     for (i, c) in CERTS.iter().enumerate() {
@@ -399,11 +408,14 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
         let results: Vec<_> = std::thread::scope(|s| {
             let chunks: Vec<_> = tries
                 .chunks(tries.len().div_ceil(3))
-                .map(|chunk| {
-                    s.spawn(|| {
+                .enumerate()
+                .map(|(w, chunk)| {
+                    let (own, home) = (&own, home.path());
+                    s.spawn(move || {
+                        let tree = format!("tree{w}");
                         chunk
                             .iter()
-                            .map(|t| attempt(t, own.port, &own.certs, home.path()))
+                            .map(|t| attempt(t, own.port, &own.certs, home, &tree))
                             .collect::<Vec<_>>()
                     })
                 })

@@ -4,9 +4,10 @@
 //! certificate, in every sslmode).
 //!
 //! - `disable` never encrypts; `allow` and `prefer` (the default) encrypt when the
-//!   server offers it, without checking its certificate; `require` refuses a server that
-//!   does not encrypt, and checks its certificate against the root certificate file when
-//!   that file exists (libpq's rule, kept for compatibility with its old versions).
+//!   server offers it; `require` refuses a server that does not encrypt. The three check
+//!   the server's certificate against the root certificate file when that file exists
+//!   (libpq's rule, kept for compatibility with its old versions), and not otherwise;
+//!   with `allow` and `prefer`, a connection whose TLS fails is tried again without TLS.
 //! - `verify-ca` checks that the server's certificate chains to a root in `sslrootcert`
 //!   (default `~/.postgresql/root.crt`, which must then exist), within its dates, X.509
 //!   v1 certificates included (what PostgreSQL's "Creating Certificates" makes with
@@ -108,6 +109,8 @@ pub(crate) struct Tls {
     pub(super) checks: String,
     /// The client certificate sent, in words: said when the server asks for one.
     pub(super) sent: String,
+    /// sslmode allow or prefer: a connection whose TLS fails is tried without (libpq's).
+    pub(super) fallback: bool,
 }
 
 /// What is checked of the server's certificate.
@@ -168,7 +171,7 @@ pub(super) fn resolve(
     let given = |v: &Option<String>| v.as_deref().filter(|v| !v.is_empty()).map(PathBuf::from);
     let crldir = given(&asked.crldir);
     let crlfile = given(&asked.crl).or_else(|| crldir.is_none().then(|| in_home("root.crl"))?);
-    let checking = matches!(mode, Mode::VerifyCa | Mode::VerifyFull | Mode::Require) && present;
+    let checking = mode != Mode::Disable && present;
     let crls = match checking && !system {
         true => crl::load(crlfile.as_deref(), crldir.as_deref())?,
         false => None,
@@ -182,10 +185,14 @@ pub(super) fn resolve(
         (Some(_), None, Some(d)) => format!(" and the CRLs in {}", shown_path(d)),
         (Some(_), None, None) => String::new(),
     };
+    // libpq checks the chain whenever a root file exists, in allow, prefer and require
+    // too (and, in allow and prefer, tries again without TLS when the check fails).
     let check = match mode {
-        Mode::Disable | Mode::Allow | Mode::Prefer => Check::Nothing,
-        Mode::Require if !present => Check::Nothing,
-        Mode::Require | Mode::VerifyCa => Check::Chain(roots(rootfile.as_deref(), crls)?),
+        Mode::Disable => Check::Nothing,
+        Mode::Allow | Mode::Prefer | Mode::Require if !present => Check::Nothing,
+        Mode::Allow | Mode::Prefer | Mode::Require | Mode::VerifyCa => {
+            Check::Chain(roots(rootfile.as_deref(), crls)?)
+        }
         Mode::VerifyFull => Check::Full(roots(rootfile.as_deref(), crls)?),
     };
     let from = match &rootfile {
@@ -199,8 +206,13 @@ pub(super) fn resolve(
             format!("sslmode={}: the server's certificate is not checked", mode.name())
         }
         Check::Chain(_) => format!(
-            "sslmode={}: the server's certificate is checked against {from}, not its host name",
-            mode.name()
+            "sslmode={}: the server's certificate is checked against {from}, not its host \
+             name{}",
+            mode.name(),
+            match mode {
+                Mode::Allow | Mode::Prefer => " (on failure, tried again without TLS)",
+                _ => "",
+            }
         ),
         Check::Full(_) => format!(
             "sslmode={}: the server's certificate is checked against {from}, and its host name",
@@ -224,7 +236,8 @@ pub(super) fn resolve(
         Mode::Allow | Mode::Prefer => SslMode::Prefer,
         Mode::Require | Mode::VerifyCa | Mode::VerifyFull => SslMode::Require,
     };
-    Ok(Tls { wire, config: Arc::new(client_config(check, client)?), checks, sent })
+    let fallback = matches!(mode, Mode::Allow | Mode::Prefer) && !sockets_only;
+    Ok(Tls { wire, config: Arc::new(client_config(check, client)?), checks, sent, fallback })
 }
 
 /// The trusted roots: the file's certificates, or (`None`) the system's; with `crls`.

@@ -79,6 +79,11 @@ impl ServerCertVerifier for ServerCheck {
                 )) => {}
                 Err(e) => return Err(e),
             }
+            // CRLs in use but none at all (a CRL directory without any): rustls then
+            // checks nothing; OpenSSL finds no CRL for the certificate, and refuses.
+            if chain.crls.as_ref().is_some_and(|c| c.is_empty()) {
+                return Err(CertificateError::UnknownRevocationStatus.into());
+            }
         }
         if !self.host_name {
             return Ok(ServerCertVerified::assertion());
