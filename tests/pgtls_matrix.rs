@@ -1,5 +1,6 @@
 //! psql and fixity connect, or refuse, alike: for a matrix of server certificates made
-//! with `openssl` (X.509 v1 as PostgreSQL's "Creating Certificates" makes them, v3 with a
+//! with `openssl` (X.509 v1 as PostgreSQL's "Creating Certificates" makes them, and its
+//! self-signed one, a CA's; a CA-flagged or client-only server certificate; v3 with a
 //! common name only, SAN dNSName and iPAddress, wildcards, a wrong host, another CA,
 //! expired, revoked by a CRL), in every sslmode, with no CRL, a CRL file, a hashed CRL
 //! directory, and a CRL file or directory that does not exist. One cluster of its own
@@ -21,6 +22,9 @@ enum How {
     Expired,
     /// `openssl ca`, then revoked in the CA's CRL.
     Revoked,
+    /// `openssl req -x509` (a CA's certificate, as OpenSSL's configuration makes it), its
+    /// own root: PostgreSQL's first example.
+    SelfSigned,
 }
 
 /// A server certificate of the matrix.
@@ -37,6 +41,34 @@ struct Cert {
 const LEAF: &str = "basicConstraints=CA:FALSE\n";
 
 const CERTS: &[Cert] = &[
+    Cert {
+        name: "self-signed",
+        cn: "db.example.test",
+        ext: None,
+        how: How::SelfSigned,
+        hosts: &["db.example.test", "other.example.test"],
+    },
+    Cert {
+        name: "v3-ca-flag",
+        cn: "db.example.test",
+        ext: Some("basicConstraints=critical,CA:TRUE\nsubjectAltName=DNS:db.example.test\n"),
+        how: How::Signed,
+        hosts: &["db.example.test"],
+    },
+    Cert {
+        name: "v3-client-eku",
+        cn: "db.example.test",
+        ext: Some("subjectAltName=DNS:db.example.test\nextendedKeyUsage=clientAuth\n"),
+        how: How::Signed,
+        hosts: &["db.example.test"],
+    },
+    Cert {
+        name: "v3-ca-client-eku",
+        cn: "db.example.test",
+        ext: Some("basicConstraints=CA:TRUE\nextendedKeyUsage=clientAuth\n"),
+        how: How::Signed,
+        hosts: &["db.example.test"],
+    },
     Cert {
         name: "v1-cn",
         cn: "db.example.test",
@@ -243,8 +275,15 @@ fn make(dir: &Path, owner: &[String]) -> Result<(), String> {
             p(&format!("{}.ext", c.name)),
         );
         let subj = format!("/CN={}", c.cn);
-        openssl(&[], &["req", "-new", "-key", &p("server.key"), "-subj", &subj, "-out", &csr])?;
+        if c.how != How::SelfSigned {
+            openssl(&[], &["req", "-new", "-key", &p("server.key"), "-subj", &subj, "-out", &csr])?;
+        }
         let mut args: Vec<String> = match c.how {
+            How::SelfSigned => ["req", "-x509", "-key", &p("server.key"), "-subj", &subj]
+                .into_iter()
+                .chain(["-days", "3", "-out", &crt])
+                .map(String::from)
+                .collect(),
             How::Signed | How::OtherCa => {
                 let ca = if c.how == How::OtherCa { "other-ca" } else { "ca" };
                 ["x509", "-req", "-in", &csr, "-CA", &p(&format!("{ca}.crt")), "-CAkey"]
@@ -307,7 +346,11 @@ fn attempt(
     home: &Path,
     tree: &str,
 ) -> ((bool, String), (bool, String)) {
-    let root = certs.join("ca.crt");
+    // A self-signed certificate is its own root (PostgreSQL: `cp server.crt root.crt`).
+    let root = match t.cert {
+        "self-signed" => certs.join("self-signed.crt"),
+        _ => certs.join("ca.crt"),
+    };
     let mut params = vec![format!("sslmode={}", t.mode), format!("sslrootcert={}", root.display())];
     match t.crl {
         Crl::None => {}

@@ -460,9 +460,12 @@ impl OwnTls {
     }
 }
 
+/// Writes an [`OwnTls`]'s certificates in a directory, given the owner's command prefix.
+pub type MakeCerts = dyn Fn(&Path, &[String]) -> Result<(), String>;
+
 /// Starts an [`OwnTls`]: `make(certs, as_owner)` writes the certificates (at least
 /// `server.key`, made as the owner with `as_owner`, and `server.crt`).
-pub fn own_tls(make: &dyn Fn(&Path, &[String]) -> Result<(), String>) -> Result<OwnTls, String> {
+pub fn own_tls(make: &MakeCerts) -> Result<OwnTls, String> {
     let made: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
     let setup = |dir: &Path, as_owner: &[String]| -> Result<String, String> {
         let certs = dir.join("certs");

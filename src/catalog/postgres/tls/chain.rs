@@ -4,8 +4,11 @@
 //! libpq, takes; and the names a certificate presents, read for libpq's host-name rules
 //! (`name`).
 //!
-//! A v1 server certificate's chain is walked here as OpenSSL walks it: each certificate's
-//! signature by its issuer (a root from the root file, or an intermediate the server
+//! A v1 server certificate's chain, or a CA's certificate's serving as the server's (a
+//! self-signed one, as PostgreSQL's documentation makes first, which webpki refuses as
+//! `CaUsedAsEndEntity`), is walked here as OpenSSL walks it: the server certificate's
+//! purpose (extendedKeyUsage serverAuth and a keyUsage for TLS when present, no unknown
+//! critical extension), each certificate's signature by its issuer (a root from the root file, or an intermediate the server
 //! sent that is a CA: basicConstraints cA), its validity dates, and, when CRLs are in
 //! use, a CRL signed by its issuer that does not list it (none found: refused, as
 //! OpenSSL's `X509_V_FLAG_CRL_CHECK_ALL` refuses; an expired CRL: refused). A v3
@@ -21,13 +24,17 @@ use x509_cert::crl::CertificateList;
 use x509_cert::der::asn1::{AnyRef, BitStringRef};
 use x509_cert::der::oid::{AssociatedOid, ObjectIdentifier};
 use x509_cert::der::{Decode, Encode, Reader, SliceReader};
-use x509_cert::ext::pkix::{BasicConstraints, SubjectAltName, name::GeneralName};
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName};
 use x509_cert::name::Name;
 use x509_cert::spki::SubjectPublicKeyInfoOwned;
 use x509_cert::{Certificate, Version};
 
 /// The subject's commonName attribute.
 const COMMON_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.3");
+
+/// The extendedKeyUsage purpose of a TLS server.
+const SERVER_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.1");
 
 /// The longest chain walked (OpenSSL's default depth is 100; real chains are short).
 const MAX_DEPTH: usize = 8;
@@ -40,6 +47,44 @@ pub(super) fn parse(der: &[u8]) -> Result<Certificate, CertificateError> {
 /// Whether a certificate is X.509 v1 (no extensions: webpki refuses it).
 pub(super) fn is_v1(cert: &Certificate) -> bool {
     cert.tbs_certificate.version == Version::V1
+}
+
+/// Whether a server certificate's chain is walked here, not by webpki: a v1 one, or a
+/// CA's (basicConstraints cA: what `openssl req -x509` makes, PostgreSQL's self-signed
+/// server certificate, its own root), which webpki refuses as a server's
+/// (`CaUsedAsEndEntity`) and OpenSSL takes.
+pub(super) fn walked_here(cert: &Certificate) -> bool {
+    is_v1(cert) || is_ca(cert)
+}
+
+/// OpenSSL's checks of a server certificate's own extensions (its `ssl_server` purpose):
+/// no critical extension it does not know, an extendedKeyUsage (when present) with
+/// serverAuth, a keyUsage (when present) for TLS.
+fn server_purpose(cert: &Certificate) -> Result<(), CertificateError> {
+    const KNOWN: [&str; 7] = [
+        "2.5.29.19", // basicConstraints
+        "2.5.29.15", // keyUsage
+        "2.5.29.37", // extendedKeyUsage
+        "2.5.29.17", // subjectAltName
+        "2.5.29.14", // subjectKeyIdentifier
+        "2.5.29.35", // authorityKeyIdentifier
+        "2.5.29.32", // certificatePolicies
+    ];
+    let exts = cert.tbs_certificate.extensions.as_deref().unwrap_or_default();
+    if exts.iter().any(|e| e.critical && !KNOWN.contains(&e.extn_id.to_string().as_str())) {
+        return Err(CertificateError::UnhandledCriticalExtension);
+    }
+    if let Some(eku) = extension::<ExtendedKeyUsage>(cert)?
+        && !eku.0.contains(&SERVER_AUTH)
+    {
+        return Err(CertificateError::InvalidPurpose);
+    }
+    if let Some(ku) = extension::<KeyUsage>(cert)?
+        && !(ku.digital_signature() || ku.key_encipherment() || ku.key_agreement())
+    {
+        return Err(CertificateError::InvalidPurpose);
+    }
+    Ok(())
 }
 
 /// A trusted root: its subject and key.
@@ -236,7 +281,7 @@ pub(super) fn names(cert: &Certificate) -> Result<(Vec<San>, Option<Vec<u8>>), C
     Ok((sans, cn))
 }
 
-/// A v1 server certificate's chain (`leaf`, then the intermediates the server sent) to
+/// A server certificate's chain (`leaf`, then the intermediates the server sent) to
 /// one of `anchors`, checked at `now`; with `crls` (`None`: no CRL check), no certificate
 /// of it revoked.
 pub(super) fn walk(
@@ -250,6 +295,7 @@ pub(super) fn walk(
     let sent: Vec<(&[u8], Certificate)> =
         intermediates.iter().filter_map(|d| Some((d.as_ref(), parse(d).ok()?))).collect();
     let (mut der, mut cert) = leaf;
+    server_purpose(cert)?;
     for _ in 0..MAX_DEPTH {
         dates(cert, now)?;
         let s = signed(der)?;
@@ -310,3 +356,6 @@ fn not_revoked(
         false => Err(CertificateError::UnknownRevocationStatus),
     }
 }
+
+#[cfg(test)]
+mod tests;

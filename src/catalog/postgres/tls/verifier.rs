@@ -11,7 +11,7 @@ use rustls::{CertificateError, DigitallySignedStruct, Error};
 use std::sync::Arc;
 
 /// What the chain is checked against: the roots (for webpki, which takes v3 server
-/// certificates, and for `chain::walk`, which takes v1 ones) and the CRLs.
+/// certificates, and for `chain::walk`, which takes v1 ones and CAs') and the CRLs.
 pub(super) struct Chain {
     /// rustls' verifier over the roots and CRLs (its host-name check is not used).
     pub(super) webpki: Arc<WebPkiServerVerifier>,
@@ -58,7 +58,7 @@ impl ServerCertVerifier for ServerCheck {
     ) -> Result<ServerCertVerified, Error> {
         let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
         let leaf = chain::parse(end_entity)?;
-        if chain::is_v1(&leaf) {
+        if chain::walked_here(&leaf) {
             let crls = chain.crls.as_deref();
             let leaf_parts = (end_entity.as_ref(), &leaf);
             chain::walk(&self.algorithms, &chain.anchors, crls, leaf_parts, intermediates, now)?;
