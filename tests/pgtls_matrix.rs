@@ -426,6 +426,7 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
         std::fs::write(home.path().join(format!("tree{w}/a.txt")), "hello\n").unwrap();
     }
     let mut table = Vec::new();
+    let mut verdicts = Vec::new();
     let mut differ = 0;
     for (i, c) in CERTS.iter().enumerate() {
         if i > 0 {
@@ -471,6 +472,7 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
             if !same {
                 differ += 1;
             }
+            verdicts.push((t.cert, t.host, t.mode, format!("{:?}", t.crl), f.0));
             table.push(format!(
                 "{} {:<20} {:<19} {:<11} {:<7} psql {:<7} fixity {:<7}{}",
                 if same { " " } else { "!" },
@@ -489,4 +491,28 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
         }
     }
     assert_eq!(differ, 0, "{differ} differences (!):\n{}", table.join("\n"));
+    // And the verdicts are libpq's documented ones (so the matrix is not, say, all
+    // refusals): the cases of issue 38 first.
+    let full = "verify-full";
+    for (cert, host, mode, crl, connects) in [
+        ("v1-cn", "db.example.test", full, "None", true),
+        ("v1-cn", "db.example.test", "verify-ca", "Dir", true),
+        ("v3-cn-only", "db.example.test", full, "None", true),
+        ("self-signed", "db.example.test", full, "None", true),
+        ("self-signed", "other.example.test", full, "None", false),
+        ("san-dns-cn-ignored", "other.example.test", full, "None", false),
+        ("san-ip", "127.0.0.1", full, "None", true),
+        ("san-wildcard", "db.example.test", full, "None", true),
+        ("san-wildcard", "a.db.example.test", full, "None", false),
+        ("v3-other-ca", "db.example.test", "require", "None", false),
+        ("v3-expired", "db.example.test", "verify-ca", "None", false),
+        ("v3-revoked", "db.example.test", full, "None", true),
+        ("v3-revoked", "db.example.test", full, "File", false),
+        ("v1-revoked", "db.example.test", full, "Dir", false),
+        ("v3-client-eku", "db.example.test", full, "None", false),
+    ] {
+        let got =
+            verdicts.iter().find(|v| (v.0, v.1, v.2, v.3.as_str()) == (cert, host, mode, crl));
+        assert_eq!(got.map(|v| v.4), Some(connects), "{cert} {host} {mode} {crl}");
+    }
 }
