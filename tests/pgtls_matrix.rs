@@ -63,6 +63,13 @@ const CERTS: &[Cert] = &[
         hosts: &["db.example.test"],
     },
     Cert {
+        name: "v3-sign-only-ku",
+        cn: "db.example.test",
+        ext: Some("subjectAltName=DNS:db.example.test\nkeyUsage=critical,nonRepudiation\n"),
+        how: How::Signed,
+        hosts: &["db.example.test"],
+    },
+    Cert {
         name: "v3-ca-client-eku",
         cn: "db.example.test",
         ext: Some("basicConstraints=CA:TRUE\nextendedKeyUsage=clientAuth\n"),
@@ -510,6 +517,7 @@ fn psql_and_fixity_accept_and_refuse_the_same_certificates() {
         ("v3-revoked", "db.example.test", full, "File", false),
         ("v1-revoked", "db.example.test", full, "Dir", false),
         ("v3-client-eku", "db.example.test", full, "None", false),
+        ("v3-sign-only-ku", "db.example.test", full, "None", false),
     ] {
         let got =
             verdicts.iter().find(|v| (v.0, v.1, v.2, v.3.as_str()) == (cert, host, mode, crl));

@@ -361,7 +361,7 @@ fn client_config(
 
 /// The chain's check: webpki over the roots and CRLs (for v3 server certificates; a CRL
 /// speaking for every certificate but the root, and not expired, as OpenSSL asks for
-/// libpq), and the same for `chain::walk` (v1 ones).
+/// libpq), and the same for `chain::walk` (v1 ones, and CAs' serving as servers').
 fn chain(roots: Roots, provider: &Arc<CryptoProvider>) -> Result<verifier::Chain, String> {
     let anchors = chain::anchors(&roots.certs);
     let mut builder =

@@ -79,12 +79,18 @@ fn server_purpose(cert: &Certificate) -> Result<(), CertificateError> {
     {
         return Err(CertificateError::InvalidPurpose);
     }
-    if let Some(ku) = extension::<KeyUsage>(cert)?
-        && !(ku.digital_signature() || ku.key_encipherment() || ku.key_agreement())
-    {
-        return Err(CertificateError::InvalidPurpose);
+    tls_key_usage(cert)
+}
+
+/// OpenSSL's check of a server certificate's keyUsage, when it has one: it must allow
+/// TLS (digitalSignature, keyEncipherment or keyAgreement). webpki does not look.
+pub(super) fn tls_key_usage(cert: &Certificate) -> Result<(), CertificateError> {
+    match extension::<KeyUsage>(cert)? {
+        Some(ku) if !(ku.digital_signature() || ku.key_encipherment() || ku.key_agreement()) => {
+            Err(CertificateError::InvalidPurpose)
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A trusted root: its subject and key.

@@ -79,6 +79,7 @@ impl ServerCertVerifier for ServerCheck {
                 )) => {}
                 Err(e) => return Err(e),
             }
+            chain::tls_key_usage(&leaf)?;
             // CRLs in use but none at all (a CRL directory without any): rustls then
             // checks nothing; OpenSSL finds no CRL for the certificate, and refuses.
             if chain.crls.as_ref().is_some_and(|c| c.is_empty()) {
