@@ -8,9 +8,9 @@
 //! self-signed one, as PostgreSQL's documentation makes first, which webpki refuses as
 //! `CaUsedAsEndEntity`), is walked here as OpenSSL walks it: the server certificate's
 //! purpose (extendedKeyUsage serverAuth and a keyUsage for TLS when present, no unknown
-//! critical extension), each certificate's signature by its issuer (a root from the root file, or an intermediate the server
-//! sent that is a CA: basicConstraints cA), its validity dates, and, when CRLs are in
-//! use, a CRL signed by its issuer that does not list it (none found: refused, as
+//! critical extension), each certificate's signature by its issuer (a root from the
+//! root file, or an intermediate the server sent that is a CA: basicConstraints cA),
+//! its validity dates, and, when CRLs are in use, a CRL signed by its issuer that does not list it (none found: refused, as
 //! OpenSSL's `X509_V_FLAG_CRL_CHECK_ALL` refuses; an expired CRL: refused). A v3
 //! certificate goes to webpki (rustls' own verifier), which checks the same.
 //! Signatures are verified by rustls' crypto provider (ring), algorithm by algorithm
