@@ -25,6 +25,7 @@ mod manual;
 mod monitor;
 mod parts;
 mod pgtls;
+mod pgtls_matrix;
 mod pieces;
 mod plan;
 mod proof;

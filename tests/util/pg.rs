@@ -434,3 +434,64 @@ fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<
     }
     Ok(())
 }
+
+/// A TLS cluster of one's own whose server certificate can be changed (for the matrix of
+/// tests/pgtls_matrix.rs): over TCP it takes only TLS (superuser, password); database
+/// `matrix_db`. Its certificates are in `certs`: `server.key` (the owner's, 0600, the
+/// one key of every server certificate) and `server.crt`, which [`OwnTls::restart`]
+/// makes the server read again.
+pub struct OwnTls {
+    pub port: u16,
+    pub certs: PathBuf,
+    cluster: &'static Cluster,
+}
+
+impl OwnTls {
+    /// Restarts the server, so it serves the `server.crt` now in `certs`.
+    pub fn restart(&self) -> Result<(), String> {
+        let c = self.cluster;
+        let data = c.dir.join("data").to_string_lossy().into_owned();
+        let log = c.dir.join("log").to_string_lossy().into_owned();
+        run(
+            &c.as_owner,
+            &c.bin.join("pg_ctl"),
+            &["-D", &data, "-l", &log, "-w", "-m", "fast", "restart"],
+        )
+    }
+}
+
+/// Writes an [`OwnTls`]'s certificates in a directory, given the owner's command prefix.
+pub type MakeCerts = dyn Fn(&Path, &[String]) -> Result<(), String>;
+
+/// Starts an [`OwnTls`]: `make(certs, as_owner)` writes the certificates (at least
+/// `server.key`, made as the owner with `as_owner`, and `server.crt`).
+pub fn own_tls(make: &MakeCerts) -> Result<OwnTls, String> {
+    let made: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+    let setup = |dir: &Path, as_owner: &[String]| -> Result<String, String> {
+        let certs = dir.join("certs");
+        std::fs::create_dir_all(&certs).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&certs, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .map_err(|e| e.to_string())?;
+        make(&certs, as_owner)?;
+        let hba = "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n";
+        let hba_file = certs.join("pg_hba.conf");
+        std::fs::write(&hba_file, hba).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&hba_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .map_err(|e| e.to_string())?;
+        let c = |name: &str| certs.join(name).to_string_lossy().into_owned();
+        *made.lock().unwrap() = Some(certs.clone());
+        Ok(format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c hba_file={}",
+            c("server.crt"),
+            c("server.key"),
+            c("pg_hba.conf")
+        ))
+    };
+    let cluster: &'static Cluster = Box::leak(Box::new(start(Some(&setup))?));
+    let certs = made.lock().unwrap().clone().ok_or("no certificates made")?;
+    let admin =
+        format!("host={} port={} user={USER} dbname=postgres", cluster.dir.display(), cluster.port);
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls).map_err(|e| e.to_string())?;
+    c.batch_execute("CREATE DATABASE matrix_db").map_err(|e| e.to_string())?;
+    Ok(OwnTls { port: cluster.port, certs, cluster })
+}

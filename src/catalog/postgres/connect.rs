@@ -31,21 +31,33 @@ impl Target {
         }
     }
 
-    /// A new connection.
+    /// A new connection. With sslmode allow or prefer, one whose TLS fails (its
+    /// certificate refused by the root file, say) is tried again without TLS, as libpq
+    /// does.
     pub(crate) fn connect(&self) -> Result<Client, PgError> {
         let tls = MakeRustlsConnect::new((*self.tls.config).clone());
-        self.config.connect(tls).map_err(|e| {
-            let mut cause = cause(&e);
-            if let Some(note) = &self.passfile_note {
-                cause.push_str(&format!(" ({note})"));
+        let e = match self.config.connect(tls) {
+            Ok(client) => return Ok(client),
+            Err(e) => e,
+        };
+        let mut cause = cause(&e);
+        if self.tls.fallback && is_tls(&cause) {
+            let mut plain = self.config.clone();
+            plain.ssl_mode(postgres::config::SslMode::Disable);
+            match plain.connect(postgres::NoTls) {
+                Ok(client) => return Ok(client),
+                Err(e) => cause.push_str(&format!("; then without TLS: {}", super::url::cause(&e))),
             }
-            if cause.contains("client certificate") {
-                cause.push_str(&format!(" ({})", self.tls.sent));
-            } else if is_tls(&cause) {
-                cause.push_str(&format!(" ({})", self.tls.checks));
-            }
-            PgError::Connect { catalog: self.shown.clone(), cause }
-        })
+        }
+        if let Some(note) = &self.passfile_note {
+            cause.push_str(&format!(" ({note})"));
+        }
+        if cause.contains("client certificate") {
+            cause.push_str(&format!(" ({})", self.tls.sent));
+        } else if is_tls(&cause) {
+            cause.push_str(&format!(" ({})", self.tls.checks));
+        }
+        Err(PgError::Connect { catalog: self.shown.clone(), cause })
     }
 
     /// A statement's error as the catalog's; one the server refused for want of a

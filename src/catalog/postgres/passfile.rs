@@ -99,6 +99,8 @@ const SERVICE_KEYS: &[&str] = &[
     "sslrootcert",
     "sslcert",
     "sslkey",
+    "sslcrl",
+    "sslcrldir",
 ];
 
 /// The settings of service `name`: from the user's service file (`PGSERVICEFILE`, else

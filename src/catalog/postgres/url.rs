@@ -70,8 +70,8 @@ pub(crate) struct Settings {
 /// A service (`service=NAME` in the URL, else `PGSERVICE`) fills in, from the service
 /// file, what the URL leaves out, before the environment does (libpq's order); then the
 /// password file gives the password if none was given (see `passfile`). TLS is libpq's
-/// sslmode, sslrootcert, sslcert and sslkey (and PGSSLMODE, PGSSLROOTCERT, PGSSLCERT,
-/// PGSSLKEY; see `tls`).
+/// sslmode, sslrootcert, sslcert, sslkey, sslcrl and sslcrldir (and PGSSLMODE,
+/// PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, PGSSLCRL, PGSSLCRLDIR; see `tls`).
 pub(crate) fn settings_noted(
     url: &str,
     env: &dyn Fn(&str) -> Option<String>,
@@ -82,11 +82,15 @@ pub(crate) fn settings_noted(
     let (url, rootcert) = take_query(&url, "sslrootcert");
     let (url, cert) = take_query(&url, "sslcert");
     let (url, key) = take_query(&url, "sslkey");
+    let (url, crl) = take_query(&url, "sslcrl");
+    let (url, crldir) = take_query(&url, "sslcrldir");
     for (slot, value) in [
         (&mut from_url.mode, mode),
         (&mut from_url.rootcert, rootcert),
         (&mut from_url.cert, cert),
         (&mut from_url.key, key),
+        (&mut from_url.crl, crl),
+        (&mut from_url.crldir, crldir),
     ] {
         *slot = value.map(|v| decode(&v)).transpose()?;
     }
@@ -108,6 +112,8 @@ pub(crate) fn settings_noted(
             "PGSSLROOTCERT" => "sslrootcert",
             "PGSSLCERT" => "sslcert",
             "PGSSLKEY" => "sslkey",
+            "PGSSLCRL" => "sslcrl",
+            "PGSSLCRLDIR" => "sslcrldir",
             "PGCONNECT_TIMEOUT" => "connect_timeout",
             "PGPASSFILE" => "passfile",
             _ => "",
@@ -124,6 +130,8 @@ pub(crate) fn settings_noted(
         rootcert: from_url.rootcert.or_else(|| env("PGSSLROOTCERT")),
         cert: from_url.cert.or_else(|| env("PGSSLCERT")),
         key: from_url.key.or_else(|| env("PGSSLKEY")),
+        crl: from_url.crl.or_else(|| env("PGSSLCRL")),
+        crldir: from_url.crldir.or_else(|| env("PGSSLCRLDIR")),
     };
     let url = url.as_str();
     let port = match env("PGPORT") {

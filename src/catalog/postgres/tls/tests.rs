@@ -24,6 +24,11 @@ fn the_modes_ask_the_server_as_libpq_does() {
         let said = if mode == Some("disable") { "not encrypted" } else { "not checked" };
         assert!(tls.checks.contains(said), "{mode:?}: {}", tls.checks);
     }
+    // allow and prefer try again without TLS when TLS fails (libpq's rule); no other.
+    for (mode, fallback) in [("allow", true), ("prefer", true), ("require", false)] {
+        let tls = resolve(&asked(Some(mode), None), h, false).unwrap();
+        assert_eq!(tls.fallback, fallback, "{mode}");
+    }
     // Over Unix-domain sockets, never (the server serves no TLS there).
     let tls = resolve(&asked(Some("require"), None), h, true).unwrap();
     assert_eq!(tls.wire, SslMode::Disable);
