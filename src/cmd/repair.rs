@@ -11,6 +11,8 @@ use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
 use fixity::units::{human_bytes, parse_size};
 use std::io::Write;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// `--redundancy`: `10%` or `0.1`.
@@ -184,15 +186,57 @@ impl Lines<'_> {
     }
 }
 
+/// The tree `dir` is in (its catalog found upward, said on stderr unless `quiet`), its
+/// catalog, and the subtree `dir` is (empty: the whole tree).
+fn tree_of(
+    dir: &Path,
+    catalog: Option<&Path>,
+    find: crate::cli::FindArgs,
+    quiet: bool,
+) -> anyhow::Result<(PathBuf, Option<PathBuf>, Vec<u8>)> {
+    super::tree_dir(dir)?;
+    let found = super::tree::locate(dir, catalog, None, find, false)?;
+    if !(found.found_above || found.is_subtree()) {
+        return Ok((dir.to_path_buf(), catalog.map(Path::to_path_buf), Vec::new()));
+    }
+    super::tree::say(&found, quiet);
+    Ok((found.root, Some(found.catalog), found.subtree))
+}
+
+/// The paths of the standing findings below the subtree `sub` (missing, corrupt,
+/// unreadable), in path order.
+fn findings_under(store: &dyn Store, sub: &[u8]) -> anyhow::Result<Vec<Vec<u8>>> {
+    let (Some(from), _) = fixity::catalog::below(sub) else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    let mut after = from.clone();
+    'pages: loop {
+        let page = store.records_page(Some(&after), 4096)?;
+        let Some(last) = page.last() else { break };
+        after = last.path.clone();
+        for r in page {
+            if !r.path.starts_with(&from) {
+                break 'pages;
+            }
+            if r.missing_since.is_some() || r.last_result.is_failure() {
+                found.push(r.path);
+            }
+        }
+    }
+    Ok(found)
+}
+
 pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
-    let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let dir = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    // A subtree is protected with its tree: recovery sets are made over the tree's
+    // records in path order, and kept in step as a whole.
+    let (root, catalog, _) = tree_of(&dir, args.catalog.as_deref(), args.find, args.quiet)?;
     let opts = repair::ProtectOptions {
         redundancy: share(&args.redundancy)?,
         memory: memory(&args.memory)?,
         par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
         remake: Vec::new(),
     };
-    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let mut store = open(&root, catalog.as_deref(), args.wait)?;
     let started = std::time::Instant::now();
     let (json, quiet) = (args.json, args.quiet);
     let mut lines = Lines::new((json, args.verbose, quiet));
@@ -237,12 +281,21 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
 }
 
 pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
-    let root = args.tree.clone();
+    let (root, catalog, sub) = tree_of(&args.tree, args.catalog.as_deref(), args.find, false)?;
     let base = std::path::absolute(&root).context("cannot resolve the tree")?;
+    let named = std::path::absolute(&args.tree).context("cannot resolve the tree")?;
     let mut paths = Vec::new();
     for p in &args.paths {
         let abs = std::path::absolute(p).context("cannot resolve a path")?;
-        let rel = abs.strip_prefix(&base).ok().filter(|r| !r.as_os_str().is_empty());
+        // As named (TREE's own spelling), or through the directories it resolves to.
+        let real = abs.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        let real = real.zip(abs.file_name()).map(|(d, n)| d.join(n));
+        let rel = abs
+            .strip_prefix(&named)
+            .ok()
+            .map(|r| fixity::scrub::full_path(Path::new(OsStr::from_bytes(&sub)), path_bytes(r)))
+            .or_else(|| real.as_deref().and_then(|r| r.strip_prefix(&base).ok()).map(Path::to_path_buf));
+        let rel = rel.filter(|r| !r.as_os_str().is_empty());
         let Some(rel) = rel else {
             bail!(
                 "{} is not inside the tree {}",
@@ -250,7 +303,7 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
                 quote_env(path_bytes(&root))
             )
         };
-        paths.push(path_bytes(rel).to_vec());
+        paths.push(path_bytes(&rel).to_vec());
     }
     if let Some(from) = &args.from {
         super::tree_dir(from)?;
@@ -262,7 +315,27 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         keep_damaged: args.keep_damaged,
         paths,
     };
-    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let mut store = open(&root, catalog.as_deref(), args.wait)?;
+    // A subtree with no PATH: its standing findings (none: nothing to repair there).
+    let mut opts = opts;
+    if opts.paths.is_empty() && !sub.is_empty() {
+        opts.paths = findings_under(store.as_ref(), &sub)?;
+        if opts.paths.is_empty() {
+            let shown = quote_env(path_bytes(&args.tree));
+            if args.json {
+                let mut v = serde_json::to_value(repair::RepairReport::default())?;
+                v["event"] = "summary".into();
+                writeln!(std::io::stdout().lock(), "{v}")?;
+            } else {
+                writeln!(
+                    std::io::stdout().lock(),
+                    "repair {shown}: no standing finding in the subtree (`fixity verify {shown}` \
+                     looks for them)"
+                )?;
+            }
+            return Ok(Status::Ok);
+        }
+    }
     let json = args.json;
     let mut lines = Lines::new((json, false, false));
     let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?;

@@ -63,6 +63,11 @@ pub(super) fn claim(
 }
 
 impl Catalog {
+    /// The tree the records' paths are relative to (canonical), if a run has recorded it.
+    pub fn recorded_root(&self) -> Result<Option<std::path::PathBuf>> {
+        Ok(self.root()?.map(|r| bytes_path(&r)))
+    }
+
     /// The tree the records' paths are relative to, if a run has recorded it.
     fn root(&self) -> Result<Option<Vec<u8>>> {
         self.meta_blob(ROOT_KEY)
