@@ -166,7 +166,7 @@ fn dups_and_repair_work_on_the_subtree() {
     assert!(groups.contains("in/one") && groups.contains("in/two"), "{groups}");
     assert!(!groups.contains("out/copy"), "{groups}");
     // protect from inside protects the tree; repair of the subtree repairs its losses only.
-    let out = run_in(&d.join("t/in"), &["protect", "-q", "."]);
+    let out = run_in(&d.join("t/in"), &["protect", "-q", "--redundancy", "100%", "."]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
     std::fs::remove_file(d.join("t/in/three")).unwrap();
     std::fs::remove_file(d.join("t/out/lost")).unwrap();
