@@ -12,6 +12,7 @@
 
 use super::sqlite::Catalog;
 use crate::pathtext::{path_bytes, quote_env};
+use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -84,7 +85,12 @@ pub struct Search {
 pub fn find(dir: &Path, how: Search) -> Result<Located, LocateError> {
     let dir = resolve(dir)?;
     let device = |d: &Path| std::fs::metadata(d).ok().map(|m| m.dev());
-    let holds = |d: &Path| Catalog::default_path(d).is_file();
+    // A catalog that cannot be looked at (a directory that cannot be searched) ends the
+    // search there: the command then says why it cannot open it.
+    let holds = |d: &Path| match std::fs::metadata(Catalog::default_path(d)) {
+        Ok(m) => m.is_file(),
+        Err(e) => !matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory),
+    };
     match search(&dir, how.cross_fs, &device, &holds) {
         Ok(root) => {
             let subtree = below_root(&root, &dir).unwrap_or_default();
@@ -96,11 +102,13 @@ pub fn find(dir: &Path, how: Search) -> Result<Located, LocateError> {
 }
 
 /// The tree `dir` is in with the catalog file `catalog` given explicitly: the tree the
-/// catalog records, when `dir` is inside it; else `dir` itself (a catalog not made
-/// yet, or one that records no tree, or another tree: the run decides).
+/// catalog records, when `dir` is inside it and that tree is still there (a tree that
+/// moved below where it was is the catalog's tree from then on: see `sqlite::tree`);
+/// else `dir` itself (a catalog not made yet, or one that records no tree, or another
+/// tree: the run decides).
 pub fn with_catalog(dir: &Path, catalog: &Path) -> Result<Located, LocateError> {
     let dir = resolve(dir)?;
-    let recorded = Catalog::open_read_only(catalog).ok().and_then(|c| c.recorded_root().ok());
+    let recorded = Catalog::open_read_only(catalog).ok().and_then(|c| c.standing_root().ok());
     let (root, subtree) = match recorded.flatten() {
         Some(root) => match below_root(&root, &dir) {
             Some(sub) => (root, sub),
