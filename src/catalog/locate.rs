@@ -204,7 +204,10 @@ mod tests {
 
     #[test]
     fn the_subtree_is_the_path_below_the_root() {
-        assert_eq!(below_root(Path::new("/srv/data"), Path::new("/srv/data/p/2020")), Some(b"p/2020".to_vec()));
+        assert_eq!(
+            below_root(Path::new("/srv/data"), Path::new("/srv/data/p/2020")),
+            Some(b"p/2020".to_vec())
+        );
         assert_eq!(below_root(Path::new("/srv/data"), Path::new("/srv/data")), Some(Vec::new()));
         assert_eq!(below_root(Path::new("/"), Path::new("/srv")), Some(b"srv".to_vec()));
         // A sibling whose name starts like the root's is not inside it.

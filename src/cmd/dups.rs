@@ -80,9 +80,7 @@ pub fn run(args: DupsArgs) -> anyhow::Result<Status> {
     };
     let summary = match &store {
         None => dups::read_tree(&args.path, &opts, &cfg, &mut |e| r.event(e)),
-        Some(store) => {
-            dups::from_catalog(store.as_ref(), &root, &opts, &cfg, &mut |e| r.event(e))
-        }
+        Some(store) => dups::from_catalog(store.as_ref(), &root, &opts, &cfg, &mut |e| r.event(e)),
     };
     progress.finish();
     let summary = summary?;

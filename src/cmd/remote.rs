@@ -75,8 +75,13 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
     let mut write_error: Option<io::Error> = None;
     let mut seen = 0u64;
     let started = now_ms();
-    let result =
-        remote::compare_under(store.as_mut(), &root, client.as_mut(), (&prefix, &within), &opts, &mut |e| {
+    let result = remote::compare_under(
+        store.as_mut(),
+        &root,
+        client.as_mut(),
+        (&prefix, &within),
+        &opts,
+        &mut |e| {
             seen += 1;
             if let Some(bar) = bar.as_ref().filter(|_| seen.is_multiple_of(256)) {
                 bar.set_message(format!("{seen} objects compared"));
@@ -88,7 +93,8 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
                     write_error = Some(err);
                 }
             }
-        });
+        },
+    );
     progress.finish();
     if let Some(e) = write_error {
         return Err(e).context("cannot write the report to standard output");

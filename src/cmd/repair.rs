@@ -10,8 +10,8 @@ use fixity::catalog::{OpenOptions, Store, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
 use fixity::units::{human_bytes, parse_size};
-use std::io::Write;
 use std::ffi::OsStr;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -294,7 +294,9 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
             .strip_prefix(&named)
             .ok()
             .map(|r| fixity::scrub::full_path(Path::new(OsStr::from_bytes(&sub)), path_bytes(r)))
-            .or_else(|| real.as_deref().and_then(|r| r.strip_prefix(&base).ok()).map(Path::to_path_buf));
+            .or_else(|| {
+                real.as_deref().and_then(|r| r.strip_prefix(&base).ok()).map(Path::to_path_buf)
+            });
         let rel = rel.filter(|r| !r.as_os_str().is_empty());
         let Some(rel) = rel else {
             bail!(

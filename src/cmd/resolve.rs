@@ -6,12 +6,12 @@ use super::Status;
 use crate::cli::{ResolveArgs, Store};
 use crate::ui;
 use anyhow::{Context, bail};
+use fixity::catalog::locate::Located;
 use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{Class, OpenOptions, StoreSpec, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::resolve::{Event, Refusal, Tree};
 use std::io::Write;
-use fixity::catalog::locate::Located;
 use std::path::{Path, PathBuf};
 
 /// Records the current content of each PATH as good.

@@ -450,9 +450,9 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
         .part
         .as_ref()
         .map_or(String::new(), |p| format!(" part {} of {} (plan {})", p.part, p.parts, p.plan))
-        + &r.subtree.as_ref().map_or(String::new(), |s| {
-            format!(" subtree {}", quote_env(s.as_bytes()))
-        });
+        + &r.subtree
+            .as_ref()
+            .map_or(String::new(), |s| format!(" subtree {}", quote_env(s.as_bytes())));
     let mut s = format!(
         "{} {}{part}: {} read ({}) in {:.1} s, {}/s\n",
         r.command,

@@ -199,11 +199,7 @@ fn open(args: &StatusArgs) -> anyhow::Result<(Box<dyn Store>, StoreSpec, Vec<u8>
 }
 
 /// What the store knows of the subtree `sub` (the whole tree when empty).
-fn summarize(
-    store: &dyn Store,
-    sub: &[u8],
-    now: i64,
-) -> anyhow::Result<fixity::catalog::Summary> {
+fn summarize(store: &dyn Store, sub: &[u8], now: i64) -> anyhow::Result<fixity::catalog::Summary> {
     let tree = store.summary(now)?;
     Ok(fixity::catalog::under::summary_under(store, sub, now, tree)?)
 }

@@ -3,7 +3,7 @@
 //! that tree; and the one line on standard error that says which catalog was used.
 
 use crate::cli::FindArgs;
-use fixity::catalog::locate::{self, Located, LocateError, Search};
+use fixity::catalog::locate::{self, LocateError, Located, Search};
 use fixity::pathtext::{path_bytes, quote_env};
 use std::path::{Path, PathBuf};
 

@@ -59,8 +59,7 @@ fn look(rec: &Record, opts: &Options) -> Look {
         || size < opts.min_size
         || crate::scrub::excluded(&opts.exclude, &rec.path)
         || !(opts.within.is_empty()
-            || rec.path.starts_with(&opts.within)
-                && rec.path.get(opts.within.len()) == Some(&b'/'))
+            || rec.path.starts_with(&opts.within) && rec.path.get(opts.within.len()) == Some(&b'/'))
     {
         return Look::Skip;
     }
