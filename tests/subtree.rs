@@ -212,3 +212,41 @@ fn the_catalog_given_wins_and_a_directory_in_no_tree_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("a subtree is verified whole"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn verify_remote_of_a_subtree_compares_its_records_with_its_keys_only() {
+    use crate::remote::{aws, bucket, events, server, upload};
+    let Some(srv) = server() else { return };
+    let d = tempdir();
+    let d = d.path();
+    let inside = write(d, "t/in/a.bin", b"inside file content");
+    write(d, "t/out/o.bin", b"outside file content, never uploaded");
+    let b = bucket("subtree");
+    let spec = serde_json::json!([
+        { "key": "copy/in/a.bin", "file": inside, "how": "put", "checksum": "SHA256" },
+        { "key": "copy/extra.bin", "data": "an object the catalog does not record", "how": "put" },
+    ]);
+    upload(srv.proxy, &b, &spec);
+    assert_eq!(run_in(d, &["scan", "-q", "t"]).status.code(), Some(0));
+    let remote = format!("s3://{b}/copy");
+    let endpoint = format!("http://127.0.0.1:{}", srv.proxy);
+    let verify = |dir: &str| {
+        let args = ["verify", dir, "--remote", &remote, "--endpoint", &endpoint, "--json"];
+        aws(d).args(args).output().unwrap()
+    };
+    // The subtree: its one record against its one object; nothing outside is missing,
+    // no object outside its keys is extra.
+    let out = verify("t/in");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (ev, summary) = events(&out);
+    assert!(ev.is_empty(), "{ev:?}");
+    assert_eq!(summary["objects"], 1, "{summary}");
+    assert!(text(&out.stderr).contains("subtree in"), "{}", text(&out.stderr));
+    // The whole tree: the record outside has no object, the object outside no record.
+    let out = verify("t");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let (ev, _) = events(&out);
+    let classes: Vec<(&str, &str)> =
+        ev.iter().map(|e| (e["path"].as_str().unwrap(), e["class"].as_str().unwrap())).collect();
+    assert_eq!(classes, [("extra.bin", "extra"), ("out/o.bin", "missing")], "{ev:?}");
+}
