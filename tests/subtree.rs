@@ -250,3 +250,31 @@ fn verify_remote_of_a_subtree_compares_its_records_with_its_keys_only() {
         ev.iter().map(|e| (e["path"].as_str().unwrap(), e["class"].as_str().unwrap())).collect();
     assert_eq!(classes, [("extra.bin", "extra"), ("out/o.bin", "missing")], "{ev:?}");
 }
+
+#[test]
+fn a_postgresql_catalog_finds_the_tree_a_directory_is_in() {
+    let Some(db) = crate::util::pg::database() else { return };
+    let d = tempdir();
+    let d = d.path();
+    write(d, "t/a.txt", b"top level file");
+    write(d, "t/photos/2020/x.jpg", b"photo x from 2020");
+    write(d, "t/photos/2020/y.jpg", b"photo y from 2020");
+    write(d, "t/other/o.txt", b"another file");
+    let url = db.url.as_str();
+    let out = run_in(d, &["scan", "-q", "--catalog", url, "t"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::remove_file(d.join("t/other/o.txt")).unwrap();
+    rot(&d.join("t/photos/2020/x.jpg"));
+    // The host's tree t holds the directory: it is a subtree of t, not a new tree.
+    let out = run_in(d, &["verify", "--json", "--catalog", url, "t/photos/2020"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let (found, summary) = classes(&out);
+    let want = BTreeMap::from([("photos/2020/x.jpg".to_string(), "corrupt".to_string())]);
+    assert_eq!(found, want, "{summary}");
+    assert_eq!(summary["summary"]["subtree"], "photos/2020", "{summary}");
+    assert!(text(&out.stderr).contains("subtree photos/2020"), "{}", text(&out.stderr));
+    let out = run_in(&d.join("t/photos"), &["status", "--json", "--catalog", url, "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["subtree"].as_str(), v["files"].as_u64()), (Some("photos"), Some(2)), "{v}");
+}
