@@ -23,7 +23,13 @@ pub(super) fn locate(
         if let Some(url) = super::pg_url(catalog) {
             return Ok(in_postgres(dir, catalog, url, host));
         }
-        return Ok(locate::with_catalog(dir, catalog)?);
+        // (A tree that is not there, an unmounted one: the catalog still tells about it.)
+        return Ok(locate::with_catalog(dir, catalog).unwrap_or_else(|_| Located {
+            root: dir.to_path_buf(),
+            catalog: catalog.to_path_buf(),
+            subtree: Vec::new(),
+            found_above: false,
+        }));
     }
     match locate::find(dir, Search { cross_fs: find.cross_fs }) {
         Ok(found) => Ok(found),
