@@ -39,6 +39,7 @@ mod safety;
 mod scale;
 mod sparse;
 mod storage;
+mod subtree;
 mod upstream;
 mod util;
 mod writers;

@@ -13,6 +13,7 @@
 
 mod error;
 mod extra;
+pub mod locate;
 pub mod lock;
 mod numbers;
 pub mod postgres;
@@ -20,6 +21,7 @@ mod proofs;
 pub mod sqlite;
 mod store;
 mod stream;
+pub mod under;
 pub mod xattr;
 
 pub use error::CatalogError;
@@ -116,7 +118,7 @@ impl Class {
 /// The range of paths strictly below directory `rel`, as (after, before) bounds: every
 /// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
 /// `(None, None)` for the empty `rel` (the whole tree).
-pub(crate) fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+pub fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     if rel.is_empty() {
         return (None, None);
     }

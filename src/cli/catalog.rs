@@ -31,6 +31,8 @@ pub struct StatusArgs {
     #[arg(long, conflicts_with_all = ["remote", "nagios", "metrics", "max_age"])]
     pub proof: bool,
     #[command(flatten)]
+    pub find: FindArgs,
+    #[command(flatten)]
     pub health: monitor::HealthArgs,
 }
 
@@ -92,4 +94,14 @@ pub struct InitRolesArgs {
     /// (psql -v ON_ERROR_STOP=1 -f FILE).
     #[arg(long)]
     pub apply: bool,
+}
+
+/// How a command finds the catalog of the tree a directory is in.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct FindArgs {
+    /// Look for the tree's catalog (.fixity/catalog.db in the directory named or a
+    /// directory above it) on other file systems too: by default the search stops where
+    /// the file system changes (a mount point), as git's does.
+    #[arg(long)]
+    pub cross_fs: bool,
 }

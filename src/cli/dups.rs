@@ -37,6 +37,8 @@ pub struct DupsArgs {
     #[command(flatten)]
     pub io: ReadArgs,
     /// The tree (default: the current directory).
+    #[command(flatten)]
+    pub find: super::FindArgs,
     #[arg(value_name = "TREE", default_value = ".")]
     pub path: PathBuf,
 }

@@ -18,7 +18,7 @@ mod repair;
 mod report;
 mod scale;
 pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
-pub use catalog::{CatalogCommand, ExportArgs, InitRolesArgs, StatusArgs};
+pub use catalog::{CatalogCommand, ExportArgs, FindArgs, InitRolesArgs, StatusArgs};
 pub use dups::DupsArgs;
 use exit::*;
 pub use import::{ImportArgs, ImportFrom, XattrName};
@@ -139,6 +139,8 @@ pub struct ResolveArgs {
     /// nothing to forget).
     #[arg(long, value_enum, default_value = "sqlite")]
     pub store: Store,
+    #[command(flatten)]
+    pub find: FindArgs,
     /// Files (for forget, also directories), as paths from here.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -272,6 +274,8 @@ pub struct ScrubArgs {
     pub par2_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub find: FindArgs,
     /// The tree (default: the current directory; with --plan, the tree the plan was made
     /// of).
     #[arg(value_name = "PATH")]

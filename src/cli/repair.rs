@@ -1,5 +1,6 @@
 //! The arguments of `fixity protect` and `fixity repair`.
 
+use super::FindArgs;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,6 +33,8 @@ pub struct ProtectArgs {
     #[arg(long)]
     pub wait: bool,
     /// The tree (default: the current directory).
+    #[command(flatten)]
+    pub find: FindArgs,
     #[arg(value_name = "TREE")]
     pub path: Option<PathBuf>,
 }
@@ -67,6 +70,8 @@ pub struct RepairArgs {
     #[arg(long)]
     pub wait: bool,
     /// The tree.
+    #[command(flatten)]
+    pub find: FindArgs,
     #[arg(value_name = "TREE", required = true)]
     pub tree: PathBuf,
     /// Only these files (paths from here, inside TREE); default: every file with a

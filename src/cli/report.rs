@@ -1,5 +1,6 @@
 //! The arguments of `fixity report` (a tree's state, findings and runs for people).
 
+use super::FindArgs;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -25,6 +26,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub runs: usize,
     /// The tree (default: the current directory).
+    #[command(flatten)]
+    pub find: FindArgs,
     #[arg(value_name = "PATH", default_value = ".")]
     pub path: PathBuf,
 }

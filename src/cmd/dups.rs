@@ -25,16 +25,29 @@ pub fn run(args: DupsArgs) -> anyhow::Result<Status> {
     let mut patterns = super::scrub::ignore_file_patterns(&args.path)?;
     patterns.extend(args.exclude.iter().cloned());
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
-    let opts = Options {
+    let mut opts = Options {
         min_size: args.min_size,
         exclude,
         temp_dir: args.temp_dir.clone().unwrap_or_else(std::env::temp_dir),
         ..Options::default()
     };
+    // From the catalog: the tree the directory is in (its catalog found upward), and
+    // the subtree it is, whose files' duplicates among themselves are grouped.
+    let mut root = args.path.clone();
     let store = if args.read_tree {
         None
     } else {
-        let spec = super::catalog_spec(args.catalog.as_deref(), &args.path, args.host.as_deref());
+        let (host, catalog) = (args.host.as_deref(), args.catalog.as_deref());
+        let found = match super::tree::locate(&args.path, catalog, host, args.find, false) {
+            Ok(f) => f,
+            Err(e) => bail!("{e} (`fixity dups --read` reads the tree instead)"),
+        };
+        super::tree::say(&found, args.quiet);
+        let mut catalog = args.catalog.clone();
+        if found.found_above || found.is_subtree() {
+            (root, catalog, opts.within) = (found.root, Some(found.catalog), found.subtree);
+        }
+        let spec = super::catalog_spec(catalog.as_deref(), &root, host);
         if args.host.is_some() && !matches!(spec, StoreSpec::Postgres(_)) {
             bail!("--host names a tree in a PostgreSQL catalog: pass --catalog postgresql://...");
         }
@@ -67,9 +80,7 @@ pub fn run(args: DupsArgs) -> anyhow::Result<Status> {
     };
     let summary = match &store {
         None => dups::read_tree(&args.path, &opts, &cfg, &mut |e| r.event(e)),
-        Some(store) => {
-            dups::from_catalog(store.as_ref(), &args.path, &opts, &cfg, &mut |e| r.event(e))
-        }
+        Some(store) => dups::from_catalog(store.as_ref(), &root, &opts, &cfg, &mut |e| r.event(e)),
     };
     progress.finish();
     let summary = summary?;

@@ -24,6 +24,7 @@ mod roles;
 mod scrub;
 mod shard;
 mod status;
+mod tree;
 mod update;
 
 use crate::cli::{CatalogCommand, Cli, Command, ReadArgs, Storage};

@@ -33,7 +33,29 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
     }
     let root = args.path.clone().unwrap_or_else(|| ".".into());
     super::tree_dir(&root)?;
-    let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+    // The tree the directory is in (its catalog found upward): a subtree is compared with
+    // the objects under its own keys, and recorded as a comparison with that prefix.
+    let found = super::tree::locate(&root, args.catalog.as_deref(), None, args.find, false)?;
+    let found = Some(found).filter(|f| f.found_above || f.is_subtree());
+    if let Some(f) = &found {
+        super::tree::say(f, args.quiet);
+    }
+    let within = found.as_ref().map(|f| f.subtree.clone()).unwrap_or_default();
+    let prefix = url.prefix().to_string();
+    let url = match (&url, std::str::from_utf8(&within)) {
+        (_, Ok("")) => url,
+        (RemoteUrl::S3 { bucket, prefix }, Ok(sub)) => {
+            RemoteUrl::S3 { bucket: bucket.clone(), prefix: format!("{prefix}{sub}/") }
+        }
+        (_, Err(_)) => bail!("the subtree's name is not UTF-8: no S3 key can hold it"),
+    };
+    let (root, catalog) = match found {
+        Some(f) => (f.root, f.catalog),
+        None => {
+            let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+            (root, catalog)
+        }
+    };
     let spec = super::catalog_spec(Some(&catalog), &root, None);
     let how = OpenOptions { wait: args.wait, ..OpenOptions::default() };
     let mut store = open_store(&spec, &how)?;
@@ -53,8 +75,13 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
     let mut write_error: Option<io::Error> = None;
     let mut seen = 0u64;
     let started = now_ms();
-    let result =
-        remote::compare(store.as_mut(), &root, client.as_mut(), url.prefix(), &opts, &mut |e| {
+    let result = remote::compare_under(
+        store.as_mut(),
+        &root,
+        client.as_mut(),
+        (&prefix, &within),
+        &opts,
+        &mut |e| {
             seen += 1;
             if let Some(bar) = bar.as_ref().filter(|_| seen.is_multiple_of(256)) {
                 bar.set_message(format!("{seen} objects compared"));
@@ -66,7 +93,8 @@ pub fn run(args: ScrubArgs, r: RemoteArgs) -> anyhow::Result<Status> {
                     write_error = Some(err);
                 }
             }
-        });
+        },
+    );
     progress.finish();
     if let Some(e) = write_error {
         return Err(e).context("cannot write the report to standard output");

@@ -12,7 +12,9 @@ use fixity::repair::{self, Event, Left, Source};
 use fixity::scrub;
 use fixity::units::{human_bytes, parse_size};
 use fixity::walk::Exclude;
+use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// `--redundancy`: `10%` or `0.1`.
@@ -203,15 +205,57 @@ impl Lines<'_> {
     }
 }
 
+/// The tree `dir` is in (its catalog found upward, said on stderr unless `quiet`), its
+/// catalog, and the subtree `dir` is (empty: the whole tree).
+fn tree_of(
+    dir: &Path,
+    catalog: Option<&Path>,
+    find: crate::cli::FindArgs,
+    quiet: bool,
+) -> anyhow::Result<(PathBuf, Option<PathBuf>, Vec<u8>)> {
+    super::tree_dir(dir)?;
+    let found = super::tree::locate(dir, catalog, None, find, false)?;
+    if !(found.found_above || found.is_subtree()) {
+        return Ok((dir.to_path_buf(), catalog.map(Path::to_path_buf), Vec::new()));
+    }
+    super::tree::say(&found, quiet);
+    Ok((found.root, Some(found.catalog), found.subtree))
+}
+
+/// The paths of the standing findings below the subtree `sub` (missing, corrupt,
+/// unreadable), in path order.
+fn findings_under(store: &dyn Store, sub: &[u8]) -> anyhow::Result<Vec<Vec<u8>>> {
+    let (Some(from), _) = fixity::catalog::below(sub) else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    let mut after = from.clone();
+    'pages: loop {
+        let page = store.records_page(Some(&after), 4096)?;
+        let Some(last) = page.last() else { break };
+        after = last.path.clone();
+        for r in page {
+            if !r.path.starts_with(&from) {
+                break 'pages;
+            }
+            if r.missing_since.is_some() || r.last_result.is_failure() {
+                found.push(r.path);
+            }
+        }
+    }
+    Ok(found)
+}
+
 pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
-    let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let dir = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    // A subtree is protected with its tree: recovery sets are made over the tree's
+    // records in path order, and kept in step as a whole.
+    let (root, catalog, _) = tree_of(&dir, args.catalog.as_deref(), args.find, args.quiet)?;
     let opts = repair::ProtectOptions {
         redundancy: share(&args.redundancy)?,
         memory: memory(&args.memory)?,
         par2_dir: args.par2_dir.clone().unwrap_or_else(|| repair::default_par2_dir(&root)),
         remake: Vec::new(),
     };
-    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let mut store = open(&root, catalog.as_deref(), args.wait)?;
     let started = std::time::Instant::now();
     let (json, quiet) = (args.json, args.quiet);
     let mut lines = Lines::new((json, args.verbose, quiet));
@@ -256,12 +300,23 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
 }
 
 pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
-    let root = args.tree.clone();
+    let (root, catalog, sub) = tree_of(&args.tree, args.catalog.as_deref(), args.find, false)?;
     let base = std::path::absolute(&root).context("cannot resolve the tree")?;
+    let named = std::path::absolute(&args.tree).context("cannot resolve the tree")?;
     let mut paths = Vec::new();
     for p in &args.paths {
         let abs = std::path::absolute(p).context("cannot resolve a path")?;
-        let rel = abs.strip_prefix(&base).ok().filter(|r| !r.as_os_str().is_empty());
+        // As named (TREE's own spelling), or through the directories it resolves to.
+        let real = abs.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        let real = real.zip(abs.file_name()).map(|(d, n)| d.join(n));
+        let rel = abs
+            .strip_prefix(&named)
+            .ok()
+            .map(|r| fixity::scrub::full_path(Path::new(OsStr::from_bytes(&sub)), path_bytes(r)))
+            .or_else(|| {
+                real.as_deref().and_then(|r| r.strip_prefix(&base).ok()).map(Path::to_path_buf)
+            });
+        let rel = rel.filter(|r| !r.as_os_str().is_empty());
         let Some(rel) = rel else {
             bail!(
                 "{} is not inside the tree {}",
@@ -269,7 +324,7 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
                 quote_env(path_bytes(&root))
             )
         };
-        paths.push(path_bytes(rel).to_vec());
+        paths.push(path_bytes(&rel).to_vec());
     }
     if let Some(from) = &args.from {
         super::tree_dir(from)?;
@@ -285,24 +340,42 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         paths,
         force: args.force,
     };
-    let mut store = open(&root, args.catalog.as_deref(), args.wait)?;
+    let mut store = open(&root, catalog.as_deref(), args.wait)?;
+    let mut opts = opts;
     let json = args.json;
     // Where the damage was found: by a run before (its command and start), or now, by a
     // look this repair takes when nothing stands and no file is named (as `par2 repair`
-    // and `snapraid fix` look before they write).
-    let found_by = match opts.paths.is_empty() {
-        true => standing(store.as_ref())?,
-        false => Some(None),
+    // and `snapraid fix` look before they write). A subtree's: its standing findings, or
+    // its look.
+    let found_by = match (opts.paths.is_empty(), sub.is_empty()) {
+        (false, _) => Some(None),
+        (true, true) => standing(store.as_ref())?.map(|_| last_look(store.as_ref())).transpose()?,
+        (true, false) => {
+            opts.paths = findings_under(store.as_ref(), &sub)?;
+            match opts.paths.is_empty() {
+                true => None,
+                false => Some(last_look(store.as_ref())?),
+            }
+        }
     };
     let looked = match found_by {
         None => {
-            let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
-            Some(look(&root, &catalog, store.as_mut())?)
+            let catalog = catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+            let r = look(&root, &catalog, &sub, store.as_mut())?;
+            if !sub.is_empty() {
+                opts.paths = findings_under(store.as_ref(), &sub)?;
+            }
+            Some(r)
         }
         Some(_) => None,
     };
     let mut lines = Lines::new((json, false, false));
-    let report = repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?;
+    // A subtree whose look found nothing: nothing to repair there (an empty list of
+    // files would be the whole tree's findings).
+    let report = match !sub.is_empty() && opts.paths.is_empty() {
+        true => repair::RepairReport::default(),
+        false => repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?,
+    };
     let mut stdout = lines.done()?;
     let source = match (&looked, found_by.flatten()) {
         (Some(r), _) => format!(
@@ -344,10 +417,18 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     Ok(if report.unrepaired > 0 { Status::Failed } else { Status::Ok })
 }
 
-/// Whether a finding stands in the catalog: `Some` with the last scan or verify before
-/// (command, start ms), `Some(None)` when no run says; `None` when none
-/// stands.
-fn standing(store: &dyn Store) -> anyhow::Result<Option<Option<(String, i64)>>> {
+/// The last scan or verify before (command, start ms), if the catalog keeps one: what
+/// found the findings standing now.
+fn last_look(store: &dyn Store) -> anyhow::Result<Option<(String, i64)>> {
+    let s = store.summary(fixity::clock::now_ms())?;
+    // The runs come newest first. (Not a protect: one runs after each scan and verify of
+    // a protected tree, to keep its sets in step.)
+    let by = s.runs.iter().find(|r| ["scan", "verify"].contains(&&*r.command));
+    Ok(by.map(|r| (r.command.clone(), r.started)))
+}
+
+/// Whether a finding stands in the catalog: `Some(())` when one does.
+fn standing(store: &dyn Store) -> anyhow::Result<Option<()>> {
     let s = store.summary(fixity::clock::now_ms())?;
     let findings = s.missing
         + s.by_result
@@ -355,20 +436,19 @@ fn standing(store: &dyn Store) -> anyhow::Result<Option<Option<(String, i64)>>> 
             .filter(|(class, _)| Class::from_name(class).is_some_and(|c| c.is_failure()))
             .map(|(_, n)| n)
             .sum::<u64>();
-    if findings == 0 {
-        return Ok(None);
-    }
-    // The runs come newest first. (Not a protect: one runs after each scan and verify of
-    // a protected tree, to keep its sets in step.)
-    let by = s.runs.iter().find(|r| ["scan", "verify"].contains(&&*r.command));
-    Ok(Some(by.map(|r| (r.command.clone(), r.started))))
+    Ok((findings > 0).then_some(()))
 }
 
 /// The look a repair takes first when nothing stands: a scan of the tree (every file's
 /// size, mtime and ctime compared with its record; missing files and edits recorded, a
 /// file whose ctime moved read), its findings then repaired as any. Quiet: what it finds
 /// is told by the repair's own lines.
-fn look(root: &Path, catalog: &Path, store: &mut dyn Store) -> anyhow::Result<scrub::Report> {
+fn look(
+    root: &Path,
+    catalog: &Path,
+    sub: &[u8],
+    store: &mut dyn Store,
+) -> anyhow::Result<scrub::Report> {
     let mut patterns = vec!["./.fixity".to_string()];
     patterns.extend(super::exclude::ignore_file_patterns(root)?);
     if matches!(catalog.to_str(), Some(c) if c.starts_with("postgres")) {
@@ -393,7 +473,7 @@ fn look(root: &Path, catalog: &Path, store: &mut dyn Store) -> anyhow::Result<sc
         engine,
         modify_window_ns: 0,
     };
-    let report = scrub::run(root, store, &opts, &mut |_| {})?;
+    let report = scrub::run_subtree(root, store, &opts, sub, &mut |_| {})?;
     if let Some(e) = &report.catalog_error {
         bail!("the look before the repair could not record what it found: {e}");
     }

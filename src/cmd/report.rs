@@ -18,7 +18,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Status> {
     if args.html.is_none() && !args.json {
         bail!("say what to write: --html FILE (a web page) or --json (on standard output)");
     }
-    let spec = super::catalog_spec(args.catalog.as_deref(), &args.path, args.host.as_deref());
+    // The tree the directory is in (its catalog found upward), and the subtree it is.
+    let host = args.host.as_deref();
+    let found = super::tree::locate(&args.path, args.catalog.as_deref(), host, args.find, false)?;
+    super::tree::say(&found, false);
+    let (path, catalog) = match found.found_above || found.is_subtree() {
+        true => (found.root.clone(), Some(found.catalog.clone())),
+        false => (args.path.clone(), args.catalog.clone()),
+    };
+    let spec = super::catalog_spec(catalog.as_deref(), &path, host);
     if args.host.is_some() && !matches!(spec, StoreSpec::Postgres(_)) {
         bail!("--host names a tree in a PostgreSQL catalog: pass --catalog postgresql://...");
     }
@@ -31,11 +39,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Status> {
         StoreSpec::Sqlite(p) | StoreSpec::Xattr(p) => Place {
             catalog: p.to_string_lossy().into_owned(),
             host: None,
-            tree: path_bytes(&std::path::absolute(&args.path).unwrap_or(args.path.clone()))
-                .to_vec(),
+            tree: match found.is_subtree() {
+                true => path_bytes(&super::tree::dir_of(&found)).to_vec(),
+                false => path_bytes(&std::path::absolute(&path).unwrap_or(path.clone())).to_vec(),
+            },
         },
     };
-    let opts = Options { max_findings: args.max_findings, max_runs: args.runs };
+    let within = found.subtree.clone();
+    let opts = Options { max_findings: args.max_findings, max_runs: args.runs, within };
     let report = gather(store.as_ref(), &place, now_ms(), opts)?;
     if let Some(path) = &args.html {
         let cannot = || format!("cannot write {}", quote_env(path_bytes(path)));

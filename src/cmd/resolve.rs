@@ -6,12 +6,13 @@ use super::Status;
 use crate::cli::{ResolveArgs, Store};
 use crate::ui;
 use anyhow::{Context, bail};
+use fixity::catalog::locate::Located;
 use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{Class, OpenOptions, StoreSpec, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::resolve::{Event, Refusal, Tree};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Records the current content of each PATH as good.
 pub fn accept(args: ResolveArgs) -> anyhow::Result<Status> {
@@ -104,22 +105,24 @@ fn target(args: &ResolveArgs) -> anyhow::Result<(PathBuf, StoreSpec)> {
 }
 
 /// The tree (resolved) and its catalog: `--tree`, or the nearest directory above the
-/// first PATH that holds `.fixity/catalog.db` (the current directory with `--catalog`).
+/// first PATH that holds `.fixity/catalog.db` (found as every command finds it, see
+/// `tree::locate`, from the nearest directory above PATH that exists: a forgotten
+/// directory may be gone), or the tree `--catalog` records (else the current directory).
 fn locate(args: &ResolveArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
     let tree = match (&args.tree, &args.catalog) {
         (Some(t), _) => t.clone(),
-        (None, Some(_)) => PathBuf::from("."),
-        (None, None) => {
+        (None, catalog) => {
             let first = &args.paths[0];
             let abs = std::path::absolute(first)
                 .with_context(|| format!("cannot find {}", quote_env(path_bytes(first))))?;
-            match abs.ancestors().skip(1).find(|d| Catalog::default_path(d).is_file()) {
-                Some(d) => d.to_path_buf(),
-                None => bail!(
-                    "no catalog (.fixity/catalog.db) in a directory above {}: pass --tree DIR \
-                     or --catalog FILE",
-                    quote_env(path_bytes(first))
-                ),
+            let above = abs.ancestors().skip(1).find(|d| d.is_dir()).unwrap_or(Path::new("/"));
+            let dir = if catalog.is_some() { Path::new(".") } else { above };
+            match super::tree::locate(dir, catalog.as_deref(), None, args.find, false) {
+                Ok(found) => {
+                    super::tree::say(&Located { subtree: Vec::new(), ..found.clone() }, false);
+                    found.root
+                }
+                Err(e) => bail!("{e}; or pass --tree DIR or --catalog FILE"),
             }
         }
     };

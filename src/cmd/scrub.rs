@@ -69,7 +69,39 @@ pub fn run(
         None => None,
     };
 
-    let catalog_path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+    // The tree the directory named is in, its catalog found upward (not for a part of a
+    // plan, whose plan names its tree, nor the xattr store, whose records are the files'
+    // own: a directory is a tree of its own there), and the subtree the run covers.
+    let found = match (&part, args.store) {
+        (None, Store::Sqlite) => {
+            let fresh = mode == Mode::Scan;
+            Some(super::tree::locate(&root, args.catalog.as_deref(), None, args.find, fresh)?)
+        }
+        _ => None,
+    };
+    let found = found.filter(|f| f.found_above || f.is_subtree());
+    if let Some(f) = &found {
+        super::tree::say(f, args.quiet);
+    }
+    let subtree = found.as_ref().map(|f| f.subtree.clone()).unwrap_or_default();
+    if repair && !subtree.is_empty() {
+        bail!(
+            "verify --repair repairs the whole tree's findings: verify the subtree, then \
+             `fixity repair` it"
+        );
+    }
+    let (root, catalog_path) = match &found {
+        Some(f) => (f.root.clone(), f.catalog.clone()),
+        None => {
+            let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
+            (root, catalog)
+        }
+    };
+    // A subtree's findings are the records below it.
+    let bounds = match fixity::catalog::below(&subtree) {
+        (Some(from), until) => Bounds { from: Some(from), until },
+        _ => bounds,
+    };
     let mut patterns = args.exclude.clone();
     patterns.extend(ignore_file_patterns(&root)?);
     let spec = match args.store {
@@ -176,6 +208,9 @@ pub fn run(
 
     let ran = match scope {
         Some(scope) => scrub::run_part(&root, store.as_mut(), &opts, scope, &mut notice),
+        None if !subtree.is_empty() => {
+            scrub::run_subtree(&root, store.as_mut(), &opts, &subtree, &mut notice)
+        }
         None => scrub::run(&root, store.as_mut(), &opts, &mut notice),
     };
     let report = match ran {
@@ -274,7 +309,7 @@ pub fn run(
     }
     // Repair and the recovery sets, on the whole tree only (not a part of a plan).
     let mut problems = report.failed();
-    if part.is_none() {
+    if part.is_none() && subtree.is_empty() {
         let par2_dir =
             args.par2_dir.clone().unwrap_or_else(|| fixity::repair::default_par2_dir(&root));
         let whole = mode == Mode::Verify && max_bytes.is_none() && max_duration.is_none();
@@ -367,7 +402,10 @@ fn summary_text(root: &Path, r: &Report, out: &mut Vec<u8>) {
     let part = r
         .part
         .as_ref()
-        .map_or(String::new(), |p| format!(" part {} of {} (plan {})", p.part, p.parts, p.plan));
+        .map_or(String::new(), |p| format!(" part {} of {} (plan {})", p.part, p.parts, p.plan))
+        + &r.subtree
+            .as_ref()
+            .map_or(String::new(), |s| format!(" subtree {}", quote_env(s.as_bytes())));
     let mut s = format!(
         "{} {}{part}: {} read ({}) in {:.1} s, {}/s\n",
         r.command,

@@ -25,9 +25,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
                     "--nagios judges one tree: name it (fixity status --nagios TREE --catalog URL)"
                 );
             }
-            let (store, _) = open(&args)?;
+            let (store, _, sub) = open(&args)?;
             let now = now_ms();
-            let summary = store.summary(now)?;
+            let summary = summarize(store.as_ref(), &sub, now)?;
             if let Some(file) = &args.health.metrics {
                 monitor::write_metrics(file, &tree, store.algorithm().name, &summary, now)?;
             }
@@ -44,7 +44,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
         return fleet(url, &args);
     }
     let max_age = monitor::age("--max-age", args.health.max_age.as_deref())?;
-    let (store, spec) = open(&args)?;
+    let (store, spec, sub) = open(&args)?;
     let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
     // What the report calls the catalog: its file, or the URL (password masked), host
     // and tree.
@@ -56,7 +56,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
         StoreSpec::Sqlite(p) | StoreSpec::Xattr(p) => (p.to_string_lossy().into_owned(), None),
     };
     let now = now_ms();
-    let s = store.summary(now)?;
+    let s = summarize(store.as_ref(), &sub, now)?;
     if let Some(file) = &args.health.metrics {
         monitor::write_metrics(file, &tree, store.algorithm().name, &s, now)?;
     }
@@ -85,6 +85,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             "stale": stale,
             "remotes": super::remote::status_json(&checks, args.remote.as_deref())?,
         });
+        if let (false, Some(obj)) = (sub.is_empty(), v.as_object_mut()) {
+            obj.insert("subtree".into(), String::from_utf8_lossy(&sub).into());
+        }
         if let (Some(place), Some(obj)) = (place, v.as_object_mut()) {
             obj.extend(
                 place.as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())),
@@ -99,6 +102,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
             _ => quote_env(shown.as_bytes()),
         };
         writeln!(out, "catalog:   {location} ({})", store.algorithm().name)?;
+        if !sub.is_empty() {
+            writeln!(out, "subtree:   {} (runs and the pass: the tree's)", quote_env(&sub))?;
+        }
         writeln!(out, "files:     {} ({}), {} missing", s.files, human_bytes(s.bytes), s.missing)?;
         let results: Vec<String> = s.by_result.iter().map(|(k, v)| format!("{k} {v}")).collect();
         writeln!(
@@ -171,15 +177,31 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Status> {
     Ok(Status::Ok)
 }
 
-/// The tree's store, opened to be read, and its spec.
-fn open(args: &StatusArgs) -> anyhow::Result<(Box<dyn Store>, StoreSpec)> {
+/// The store of the tree the directory named is in (found upward), opened to be read,
+/// its spec, and the subtree the directory is (empty: the whole tree).
+fn open(args: &StatusArgs) -> anyhow::Result<(Box<dyn Store>, StoreSpec, Vec<u8>)> {
     if args.catalog.as_deref().and_then(super::pg_url).is_none() && args.host.is_some() {
         bail!("--host names trees in a PostgreSQL catalog: pass --catalog postgresql://...");
     }
-    let tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    let spec = super::catalog_spec(args.catalog.as_deref(), &tree, args.host.as_deref());
+    let mut tree = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut catalog = args.catalog.clone();
+    let mut sub = Vec::new();
+    let (host, quiet) = (args.host.as_deref(), args.health.nagios);
+    let found = super::tree::locate(&tree, catalog.as_deref(), host, args.find, false)?;
+    if found.found_above || found.is_subtree() {
+        super::tree::say(&found, quiet);
+        (tree, sub) = (found.root, found.subtree);
+        catalog = catalog.or(Some(found.catalog));
+    }
+    let spec = super::catalog_spec(catalog.as_deref(), &tree, host);
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
-    Ok((open_store(&spec, &how)?, spec))
+    Ok((open_store(&spec, &how)?, spec, sub))
+}
+
+/// What the store knows of the subtree `sub` (the whole tree when empty).
+fn summarize(store: &dyn Store, sub: &[u8], now: i64) -> anyhow::Result<fixity::catalog::Summary> {
+    let tree = store.summary(now)?;
+    Ok(fixity::catalog::under::summary_under(store, sub, now, tree)?)
 }
 
 /// The fleet view: each host's trees with their files, findings, last complete pass and

@@ -58,6 +58,8 @@ fn look(rec: &Record, opts: &Options) -> Look {
     if rec.missing_since.is_some()
         || size < opts.min_size
         || crate::scrub::excluded(&opts.exclude, &rec.path)
+        || !(opts.within.is_empty()
+            || rec.path.starts_with(&opts.within) && rec.path.get(opts.within.len()) == Some(&b'/'))
     {
         return Look::Skip;
     }

@@ -52,6 +52,9 @@ pub struct Options {
     /// Where sorted runs and spooled groups go (a directory of their own is made inside
     /// when the first spills, and removed at the end).
     pub temp_dir: PathBuf,
+    /// From the catalog: only the files below this directory (its path below the tree's
+    /// root; empty: the whole tree), a subtree's duplicates among themselves.
+    pub within: Vec<u8>,
 }
 
 impl Default for Options {
@@ -61,6 +64,7 @@ impl Default for Options {
             exclude: Exclude::default(),
             sort_budget: 32 << 20,
             temp_dir: std::env::temp_dir(),
+            within: Vec::new(),
         }
     }
 }

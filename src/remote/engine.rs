@@ -175,9 +175,23 @@ pub fn compare(
     opts: &Options,
     on: &mut dyn FnMut(&Event),
 ) -> Result<Summary, Box<Failed>> {
+    compare_under(store, root, remote, (prefix, b""), opts, on)
+}
+
+/// [`compare`] of the subtree `within` (a directory's path below the root; empty: the
+/// whole tree) only: its records, and the objects `remote` lists (opened on the prefix
+/// of the subtree's keys), keyed `prefix` and the records' paths.
+pub fn compare_under(
+    store: &mut dyn Store,
+    root: &Path,
+    remote: &mut dyn ObjectStore,
+    (prefix, within): (&str, &[u8]),
+    opts: &Options,
+    on: &mut dyn FnMut(&Event),
+) -> Result<Summary, Box<Failed>> {
     let started = std::time::Instant::now();
     let mut sum = Summary { remote: remote.describe(), ..Summary::default() };
-    let done = merge(store, root, remote, prefix, opts, on, &mut sum);
+    let done = merge(store, root, remote, (prefix, within), opts, on, &mut sum);
     sum.requests = remote.requests();
     sum.seconds = started.elapsed().as_secs_f64();
     sum.complete = done.is_ok();
@@ -199,14 +213,15 @@ fn merge(
     store: &mut dyn Store,
     root: &Path,
     remote: &mut dyn ObjectStore,
-    prefix: &str,
+    (prefix, within): (&str, &[u8]),
     opts: &Options,
     on: &mut dyn FnMut(&Event),
     sum: &mut Summary,
 ) -> Result<(), RemoteError> {
     let base = File::open(root)
         .map_err(|e| RemoteError::Fatal(format!("cannot open {}: {e}", root.display())))?;
-    let mut records = store.records(None)?;
+    let (from, until) = crate::catalog::below(within);
+    let mut records = store.records(from.as_deref())?;
     let mut last_key: Option<String> = None;
     loop {
         let page = remote.next_page()?;
@@ -221,7 +236,8 @@ fn merge(
                 )));
             }
             last_key = Some(listed.key.clone());
-            let Some(rel) = listed.key.strip_prefix(prefix).map(|r| r.as_bytes().to_vec()) else {
+            let rel = listed.key.strip_prefix(prefix).map(|r| r.as_bytes().to_vec());
+            let Some(rel) = rel.filter(|r| from.as_ref().is_none_or(|f| r.starts_with(f))) else {
                 sum.skipped += 1;
                 continue;
             };
@@ -243,7 +259,7 @@ fn merge(
             items.push(Item::new(rel, record, Some(listed)));
         }
         if last_page {
-            while let Some(r) = records.next_before(None) {
+            while let Some(r) = records.next_before(until.as_deref()) {
                 items.push(unlisted(r));
                 if items.len() >= BATCH {
                     let batch = std::mem::take(&mut items);

@@ -19,7 +19,7 @@ pub mod object;
 mod s3;
 mod url;
 
-pub use engine::{Failed, Summary, compare};
+pub use engine::{Failed, Summary, compare, compare_under};
 pub use object::Proof;
 pub use url::RemoteUrl;
 

@@ -16,17 +16,20 @@ use crate::pathtext::text_or_percent;
 use serde::Serialize;
 
 /// What to gather.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Findings listed at most (the counts are always whole).
     pub max_findings: usize,
     /// The last runs shown, at most.
     pub max_runs: usize,
+    /// Only the files below this directory (its path below the tree's root; empty: the
+    /// whole tree): a subtree's counts and findings (the runs and the pass: the tree's).
+    pub within: Vec<u8>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { max_findings: 10_000, max_runs: 200 }
+        Options { max_findings: 10_000, max_runs: 200, within: Vec::new() }
     }
 }
 
@@ -210,7 +213,7 @@ pub fn gather(
     now: i64,
     opts: Options,
 ) -> Result<Report, StoreError> {
-    let s = store.summary(now)?;
+    let s = crate::catalog::under::summary_under(store, &opts.within, now, store.summary(now)?)?;
     let standing = Standing::of(&s);
     let share = |n: u64| if s.files == 0 { 1.0 } else { n as f64 / s.files as f64 };
     let (pass, pass_started, left, bytes_left) = match (s.pass.under_way, s.pass.last_completed) {
@@ -233,13 +236,14 @@ pub fn gather(
             .collect(),
     };
     let mut findings = Vec::new();
-    let mut after: Option<Vec<u8>> = None;
+    let (mut after, _) = crate::catalog::below(&opts.within);
+    let from = after.clone().unwrap_or_default();
     'pages: loop {
         let page = store.history_page(after.as_deref(), 1024, true)?;
         let Some(last) = page.last() else { break };
         after = Some(last.path.clone());
         for h in &page {
-            if findings.len() >= opts.max_findings {
+            if findings.len() >= opts.max_findings || !h.path.starts_with(&from) {
                 break 'pages;
             }
             if let Some(class) = h.finding() {

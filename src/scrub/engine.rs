@@ -17,7 +17,7 @@ use crate::algo::Algorithm;
 use crate::catalog::{Class, Pass, PassOrder, Records, Store, StoreError};
 use crate::pipeline::{self, Task, Work};
 use crate::read::{OpenMode, io_message};
-use crate::walk::{WalkEvent, WalkOptions, default_threads, event_at, walk};
+use crate::walk::{WalkEvent, WalkOptions, default_threads, event_at, walk_under};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,7 +36,7 @@ pub fn run(
     opts: &Options,
     notice: &mut dyn FnMut(Notice),
 ) -> Result<Report, ScrubError> {
-    run_in(root, store, opts, None, notice)
+    run_in(root, store, opts, None, None, notice)
 }
 
 /// Runs `scan` or `verify` over one part of the tree at `root` (see [`Scope`]), as
@@ -53,7 +53,26 @@ pub fn run_part(
     scope: Scope,
     notice: &mut dyn FnMut(Notice),
 ) -> Result<Report, ScrubError> {
-    run_in(root, store, opts, Some(scope), notice)
+    run_in(root, store, opts, Some(scope), None, notice)
+}
+
+/// Runs `scan` or `verify` over the subtree `sub` of the tree at `root` (the path of a
+/// directory below the root, relative to it, without a trailing `/`), as [`run`] does
+/// over the whole tree, but only there: the walk starts at the subtree's directory, only
+/// the records below it are looked at (a file gone elsewhere is not missing), a missing
+/// file pairs only with a new file below it (a move), and new files are recorded by
+/// their paths from the root. A verify reads every file of the subtree in its walk, in
+/// a pass of its own: the files' last verification is recorded, the tree's verification
+/// pass is neither advanced nor completed (a subtree verified is not the tree verified).
+/// A subtree takes no budget (`max_bytes`, `max_duration`).
+pub fn run_subtree(
+    root: &Path,
+    store: &mut dyn Store,
+    opts: &Options,
+    sub: &[u8],
+    notice: &mut dyn FnMut(Notice),
+) -> Result<Report, ScrubError> {
+    run_in(root, store, opts, None, Some(sub).filter(|s| !s.is_empty()), notice)
 }
 
 fn run_in(
@@ -61,6 +80,7 @@ fn run_in(
     store: &mut dyn Store,
     opts: &Options,
     scope: Option<Scope>,
+    sub: Option<&[u8]>,
     notice: &mut dyn FnMut(Notice),
 ) -> Result<Report, ScrubError> {
     let started = Instant::now();
@@ -78,10 +98,22 @@ fn run_in(
             )));
         }
         Some(s) => (s.bounds, Some(s.entries), Some((s.part, s.listed_ms))),
-        None => (Bounds::default(), None, None),
+        None if sub.is_some() && sliced => {
+            return Err(ScrubError::Store(
+                "a subtree is verified whole: drop --max-bytes and --max-duration, or \
+                 verify the whole tree in slices"
+                    .into(),
+            ));
+        }
+        None => match sub.map(crate::catalog::below) {
+            Some((from, until)) => (Bounds { from, until }, None, None),
+            None => (Bounds::default(), None, None),
+        },
     };
     let (part, listed_ms) = part.unzip();
     let in_part = listed.is_some();
+    // A part or a subtree reads its files in its walk, in a pass of its own.
+    let own_pass = in_part || sub.is_some();
     // A run over the whole tree at `root`: the store's tree, or refused before anything
     // is written (a part's root is the plan's, checked when the plan was made).
     if !in_part {
@@ -92,17 +124,18 @@ fn run_in(
         started_ms: now,
         complete: true,
         part,
+        subtree: sub.map(|s| String::from_utf8_lossy(s).into_owned()),
         ..Default::default()
     };
     // A whole verification pass (no budget) reads every file the walk meets, beside the
     // store's records: the reader's own `fstat` tells a changed file from an unchanged
     // one, so the walk takes no stat, and phase two finds nothing left to read but the
     // records the walk did not meet (under an exclusion; issue 27).
-    let whole = verify && !sliced && !in_part && order == PassOrder::Stale;
+    let whole = verify && !sliced && !own_pass && order == PassOrder::Stale;
     // A pass in walk order is joined before the walk, which does its reading; a part's
     // verify reads all its files in that walk, in a pass of its own.
-    let walk_pass = match verify && (order == PassOrder::Walk || in_part) {
-        true if in_part => Some(Pass { since: now, after: None }),
+    let walk_pass = match verify && (order == PassOrder::Walk || own_pass) {
+        true if own_pass => Some(Pass { since: now, after: None }),
         true => Some(store.pass(sliced, now)?),
         false => None,
     };
@@ -134,6 +167,7 @@ fn run_in(
     {
         let walk = Walker {
             root,
+            start: sub.map_or_else(|| root.to_path_buf(), |s| super::full_path(root, s)),
             opts,
             walk: WalkOptions {
                 follow: opts.follow,
@@ -173,14 +207,17 @@ fn run_in(
     }
 
     if remembers_gone && report.count(Class::Missing) > 0 {
-        pair_moves(&mut rec, &mut report, (now, window.mtime_ns), (&bounds, listed_ms), notice);
+        let confined = sub.is_some();
+        let bounded = (&bounds, listed_ms, confined);
+        pair_moves(&mut rec, &mut report, (now, window.mtime_ns), bounded, notice);
         if rec.ok() {
             find_vanished(&mut rec, &mut report, &bounds, notice);
         }
     }
 
-    if in_part {
-        // The part's files were read in the walk; the tree's pass is not the part's.
+    if own_pass {
+        // The part's (subtree's) files were read in the walk; the tree's pass is not
+        // the part's.
     } else if let Some(pass) = walk_pass {
         // A slice continues after the last file this one took (or where the last one
         // stopped, if this one took none).
@@ -254,6 +291,8 @@ impl Slice {
 /// order of their paths.
 struct Walker<'a> {
     root: &'a Path,
+    /// Where the walk starts: the root, or the subtree's directory.
+    start: std::path::PathBuf,
     opts: &'a Options,
     walk: WalkOptions,
     /// How versions are told apart (mtime window, ctime rule).
@@ -277,9 +316,9 @@ impl Walker<'_> {
     /// Walks; returns the error that ended the records early, if one did.
     fn run(mut self, push: &mut dyn FnMut(Task<Item>) -> bool) -> Option<StoreError> {
         let mut go_on = true;
-        let (root, walk_opts) = (self.root, self.walk.clone());
+        let (root, walk_opts, start) = (self.root, self.walk.clone(), self.start.clone());
         match self.listed.take() {
-            None => walk(root, &walk_opts, &mut |ev| {
+            None => walk_under(root, &start, &walk_opts, &mut |ev| {
                 go_on = self.entry(ev, push);
                 go_on
             }),

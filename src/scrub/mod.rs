@@ -29,7 +29,7 @@ mod scope;
 mod vanished;
 
 pub(crate) use classify::{Seen, Window, classify};
-pub use engine::{run, run_part};
+pub use engine::{run, run_part, run_subtree};
 pub use scope::{Bounds, Listed, PartOf, Scope};
 
 use crate::catalog::Class;
@@ -128,6 +128,10 @@ pub struct Report {
     /// The part of a plan the run covered (`scan|verify --plan`), if it covered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<PartOf>,
+    /// The subtree the run covered (its directory's path below the root), if it covered
+    /// one: a verify of a subtree is no verification pass of the tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<String>,
     /// Problems the catalog cannot hold (a file never recorded that could not be read, a
     /// directory that could not be listed), to list beside the catalog's report.
     #[serde(skip)]

@@ -15,7 +15,7 @@ pub(super) fn pair_moves(
     rec: &mut Recorder<'_>,
     report: &mut Report,
     (now, window): (i64, i128),
-    (bounds, listed_ms): (&Bounds, Option<i64>),
+    (bounds, listed_ms, confined): (&Bounds, Option<i64>, bool),
     notice: &mut dyn FnMut(Notice),
 ) {
     // (A part's candidates may be older than its losses: see `Scope::listed_ms`.)
@@ -77,7 +77,11 @@ pub(super) fn pair_moves(
                     break 'pages;
                 }
             };
+            // A subtree's (`confined`) losses pair only with files new inside it.
             let moved = |c: &&Record| {
+                if confined && !bounds.holds(&c.path) {
+                    return false;
+                }
                 let found =
                     Found { digest: c.digest, stamp: c.stamp(), file_id: None, access: None };
                 classify(

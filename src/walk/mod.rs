@@ -173,18 +173,29 @@ const LOOP: &str = "directory loop (a symlink to one of its ancestors)";
 /// helper threads (see `Prefetch`) so a cold tree's directory reads overlap; on a warm tree,
 /// where that would only list every directory twice, they are not (see `Pace`).
 pub fn walk(root: &Path, opts: &WalkOptions, emit: &mut dyn FnMut(WalkEvent) -> bool) {
+    walk_under(root, root, opts, emit)
+}
+
+/// [`walk`] of the directory `start` inside the tree at `root` only: the exclusions match
+/// the paths below `root`, as in a walk of the whole tree.
+pub fn walk_under(
+    root: &Path,
+    start: &Path,
+    opts: &WalkOptions,
+    emit: &mut dyn FnMut(WalkEvent) -> bool,
+) {
     let prefetch = Prefetch::new(opts.threads);
     // Listings that stat are worth making beside the walk (not under `follow`, whose
     // loops the walk decides as it goes).
     let mut ahead = (opts.stat && !opts.follow && opts.threads > 0)
         .then(|| ahead::Ahead::new(root, opts, prefetch.pace.clone()))
         .flatten();
-    let root_id = std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()));
+    let root_id = std::fs::metadata(start).ok().map(|m| (m.dev(), m.ino()));
     let mut stack: Vec<Frame> = Vec::new();
-    match list(root, opts, root, &prefetch, &mut ahead) {
-        Ok(entries) => stack.push(Frame { path: root.to_path_buf(), entries, id: root_id }),
+    match list(start, opts, root, &prefetch, &mut ahead) {
+        Ok(entries) => stack.push(Frame { path: start.to_path_buf(), entries, id: root_id }),
         Err(e) => {
-            emit(WalkEvent::Error(root.to_path_buf(), e));
+            emit(WalkEvent::Error(start.to_path_buf(), e));
             return;
         }
     }

@@ -35,7 +35,7 @@ pub use roles::{
     HOSTS_GROUP, MONITORS_GROUP, PlanError, RolePlan, apply as apply_roles, init_roles_sql,
 };
 pub(crate) use store::PgStore;
-pub use summary::{TreeState, fleet};
+pub use summary::{TreeState, fleet, tree_roots};
 pub use url::{is_url, mask};
 
 use std::path::Path;

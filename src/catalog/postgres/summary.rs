@@ -125,6 +125,21 @@ pub struct TreeState {
     pub last_run: Option<RunInfo>,
 }
 
+/// The roots of `host`'s trees in the catalog at `url` (absolute; raw bytes): where a
+/// directory inside one of them finds its tree (see `catalog::locate::among`).
+pub fn tree_roots(url: &str, host: &str) -> Result<Vec<Vec<u8>>, PgError> {
+    let t = Target::new(url)?;
+    let mut client = t.connect()?;
+    let Some(version) = schema::version(&mut client, &t)? else {
+        return Ok(Vec::new());
+    };
+    schema::check_version(version, &t)?;
+    let rows = client
+        .query("SELECT root FROM fixity.trees WHERE host = $1", &[&host])
+        .map_err(|e| t.query_error(&e))?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
 /// Every tree in the catalog at `url` (only `host`'s, if given), by host and root: every
 /// tree the connected role may read (a host's role of `fixity catalog init-roles` reads
 /// its own hosts' trees, and is refused another host's by name).

@@ -63,6 +63,15 @@ pub(super) fn claim(
 }
 
 impl Catalog {
+    /// The tree the records' paths are relative to (canonical), if a run has recorded it
+    /// and it is still there with its files (as [`claim`] tells).
+    pub fn standing_root(&self) -> Result<Option<std::path::PathBuf>> {
+        let Some(tree) = self.root()?.map(|r| bytes_path(&r)) else { return Ok(None) };
+        let there = self.present_sample(SAMPLE)?;
+        let there = there.iter().any(|rel| tree.join(bytes_path(rel)).symlink_metadata().is_ok());
+        Ok(there.then_some(tree))
+    }
+
     /// The tree the records' paths are relative to, if a run has recorded it.
     fn root(&self) -> Result<Option<Vec<u8>>> {
         self.meta_blob(ROOT_KEY)
