@@ -55,7 +55,8 @@ pub(crate) fn ctime_ns(md: &Metadata) -> i128 {
 /// Who may read a file: its permission bits, owner and group, and whether it carries an
 /// access control list (`system.posix_acl_access`) or other extended attributes than
 /// fixity's own. A repair that writes a file where none stands gives it these back, so a
-/// file rebuilt is never readable by more people than the one lost.
+/// file rebuilt is never readable by more people than the one lost: an ACL is not
+/// restored, so a file that had one is made 0600 instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
     /// The permission bits (`st_mode & 0o7777`).
@@ -64,25 +65,84 @@ pub struct Access {
     pub uid: u32,
     /// Group.
     pub gid: u32,
+    /// It had a POSIX access control list (known when a record was written: false
+    /// otherwise, and in records from before).
+    pub acl: bool,
+    /// It had extended attributes other than fixity's own and its ACL.
+    pub xattrs: bool,
 }
 
+/// The bit of a stored mode that says the file had an ACL: above every bit of `st_mode`.
+const ACL_BIT: u32 = 1 << 16;
+/// The bit of a stored mode that says the file had other extended attributes.
+const XATTRS_BIT: u32 = 1 << 17;
+
 impl Access {
-    /// The access of a file's metadata.
+    /// The access of a file's metadata (its attributes not looked at).
     pub(crate) fn of(md: &Metadata) -> Access {
-        Access { mode: md.mode() & 0o7777, uid: md.uid(), gid: md.gid() }
+        Access { mode: md.mode() & 0o7777, uid: md.uid(), gid: md.gid(), acl: false, xattrs: false }
     }
 
-    /// `0640 1000:1000`, as stored in the recovery sets' sidecars and shown in notes.
+    /// This access with what the attributes of the file at `path` say: an ACL, other
+    /// attributes. Asked only when a record is written (one `listxattr`), not on every
+    /// read. A file system without attributes has none.
+    pub(crate) fn with_attributes(self, path: &Path) -> Access {
+        let Ok(names) = xattr::list(path) else { return self };
+        let (mut acl, mut xattrs) = (false, false);
+        for name in names {
+            let name = name.as_encoded_bytes();
+            if name == b"system.posix_acl_access" {
+                acl = true;
+            } else if !name.starts_with(crate::catalog::xattr::PREFIX.as_bytes()) {
+                xattrs = true;
+            }
+        }
+        Access { acl, xattrs, ..self }
+    }
+
+    /// The mode as a catalog stores it: the permission bits, and a bit each for an ACL
+    /// and other attributes (above `st_mode`'s).
+    pub fn stored_mode(&self) -> u32 {
+        self.mode | if self.acl { ACL_BIT } else { 0 } | if self.xattrs { XATTRS_BIT } else { 0 }
+    }
+
+    /// The inverse of [`Access::stored_mode`], with the owner and group.
+    pub fn from_stored(mode: u32, uid: u32, gid: u32) -> Access {
+        let (acl, xattrs) = (mode & ACL_BIT != 0, mode & XATTRS_BIT != 0);
+        Access { mode: mode & 0o7777, uid, gid, acl, xattrs }
+    }
+
+    /// `0640:1000:100`, with `+acl` and `+xattrs` after it when it had them: as the
+    /// recovery sets' sidecars keep it (no space).
     pub fn text(&self) -> String {
-        format!("{:04o} {}:{}", self.mode, self.uid, self.gid)
+        let mut t = format!("{:04o}:{}:{}", self.mode, self.uid, self.gid);
+        if self.acl {
+            t.push_str("+acl");
+        }
+        if self.xattrs {
+            t.push_str("+xattrs");
+        }
+        t
     }
 
     /// The inverse of [`Access::text`].
     pub fn parse(text: &str) -> Option<Access> {
-        let (mode, owner) = text.split_once(' ')?;
-        let (uid, gid) = owner.split_once(':')?;
-        let mode = u32::from_str_radix(mode, 8).ok().filter(|m| *m <= 0o7777)?;
-        Some(Access { mode, uid: uid.parse().ok()?, gid: gid.parse().ok()? })
+        let mut parts = text.split('+');
+        let mut f = parts.next()?.split(':');
+        let mode = u32::from_str_radix(f.next()?, 8).ok().filter(|m| *m <= 0o7777)?;
+        let (uid, gid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+        if f.next().is_some() {
+            return None;
+        }
+        let mut a = Access { mode, uid, gid, acl: false, xattrs: false };
+        for flag in parts {
+            match flag {
+                "acl" if !a.acl => a.acl = true,
+                "xattrs" if !a.xattrs => a.xattrs = true,
+                _ => return None,
+            }
+        }
+        Some(a)
     }
 }
 
@@ -406,11 +466,18 @@ mod tests {
         for t in ["fuse", "fuseblk", "fuse.sshfs", "fuse.faultfs"] {
             assert!(!ctime_trusted_on(t), "{t}");
         }
-        assert_eq!(Access::parse("0600 1000:27"), Some(Access { mode: 0o600, uid: 1000, gid: 27 }));
-        let a = Access { mode: 0o4755, uid: 0, gid: 0 };
-        assert_eq!(Access::parse(&a.text()), Some(a));
-        assert_eq!(Access::parse("10000 0:0"), None);
-        assert_eq!(Access::parse("0644"), None);
+        let a = |mode, acl, xattrs| Access { mode, uid: 1000, gid: 27, acl, xattrs };
+        assert_eq!(Access::parse("0600:1000:27"), Some(a(0o600, false, false)));
+        assert_eq!(Access::parse("4750:1000:27+acl+xattrs"), Some(a(0o4750, true, true)));
+        for x in [a(0o644, false, false), a(0o600, true, false), a(0o7777, false, true)] {
+            assert_eq!(Access::parse(&x.text()), Some(x));
+            assert_eq!(Access::from_stored(x.stored_mode(), 1000, 27), x);
+        }
+        for bad in
+            ["10000:0:0", "0644", "0644:1", "644:0:0:0", "rw:0:0", "0644:0:0+acl+acl", "0644:0:0+x"]
+        {
+            assert_eq!(Access::parse(bad), None, "{bad}");
+        }
     }
 
     #[test]

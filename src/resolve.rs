@@ -128,7 +128,9 @@ pub fn accept(
     let mut done = Vec::with_capacity(todo.len());
     for (p, rec, h) in todo {
         let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0), ctime_ns: h.ctime_ns };
-        let found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
+        // Whether it has an ACL or other attributes, as a scan records it.
+        let access = h.access.map(|a| a.with_attributes(p));
+        let found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access };
         match store.record_content(&rec, &found, Class::Ok, now) {
             Ok(()) => {}
             Err(StoreError::Attributes(e)) => return Err(ResolveError::Record(p.into(), e)),

@@ -238,6 +238,57 @@ fn a_deleted_file_comes_back_with_its_mode_owner_and_mtime() {
     assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o7777, 0o600);
 }
 
+/// A file with an access control list comes back 0600 (its ACL is not restored: the
+/// mode's group bits, the ACL's mask, could let in more than the list did), and one with
+/// other extended attributes comes back with its mode, its attributes said not restored.
+#[test]
+fn a_file_with_an_acl_comes_back_0600_and_one_with_attributes_says_so() {
+    for t in ["setfacl", "setfattr"] {
+        if !have(t) {
+            missing("ACLs and attributes of a repaired file", &format!("{t} is not installed"));
+            return;
+        }
+    }
+    let d = tempdir();
+    let t = d.path().join("t");
+    let listed = write(&t, "listed.txt", b"for the owner and user 65534\n");
+    let tagged = write(&t, "tagged.txt", b"with a comment attribute\n");
+    std::fs::set_permissions(&listed, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&tagged, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let acl = Command::new("setfacl").args(["-m", "u:65534:r"]).arg(&listed).output().unwrap();
+    if !acl.status.success() {
+        missing("ACLs of a repaired file", "this file system takes no ACL");
+        return;
+    }
+    tool(Command::new("setfattr").args(["-n", "user.comment", "-v", "x"]).arg(&tagged));
+    expect(d.path(), &["scan", "-q", "t"], 0);
+    expect(d.path(), &["protect", "-q", "--redundancy", "100%", "t"], 0);
+    let sides = std::fs::read_dir(t.join(".fixity/par2")).unwrap();
+    let side = sides
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "fixity"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    assert!(side.contains(" 0640:") && side.contains("+acl listed.txt"), "{side}");
+    assert!(side.contains("+xattrs tagged.txt"), "{side}");
+    std::fs::remove_file(&listed).unwrap();
+    std::fs::remove_file(&tagged).unwrap();
+    let o = expect(d.path(), &["repair", "t"], 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("listed.txt (from recovery set")
+            && out.contains("made 0600, not 0640: it had an access control list"),
+        "{out}"
+    );
+    assert!(
+        out.contains("tagged.txt (from recovery set")
+            && out.contains("its extended attributes are not restored"),
+        "{out}"
+    );
+    assert_eq!(std::fs::metadata(&listed).unwrap().mode() & 0o7777, 0o600);
+    assert_eq!(std::fs::metadata(&tagged).unwrap().mode() & 0o7777, 0o640);
+}
+
 /// A record that does not know the file's access (a catalog from before): made 0600,
 /// and said.
 #[test]

@@ -110,8 +110,9 @@ impl Record {
         fn differs<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
             a.is_some() && b.is_some() && a != b
         }
+        let owner = |a: &Access| (a.mode, a.uid, a.gid);
         differs(self.ctime_ns, found.stamp.ctime_ns)
-            || differs(self.access, found.access)
+            || differs(self.access.as_ref().map(owner), found.access.as_ref().map(owner))
             || (self.ctime_ns.is_none() && found.stamp.ctime_ns.is_some())
     }
 

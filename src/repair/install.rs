@@ -114,8 +114,19 @@ fn give_access(file: &AtomicFile, rec: &Record) -> Result<Option<String>, String
                 .into(),
         ));
     };
-    match file.give(a.uid, a.gid, a.mode) {
-        Ok(true) => Ok(None),
+    // An ACL is not restored: without it the mode's group bits (its mask) could let in
+    // more than the list did.
+    let mode = if a.acl { 0o600 } else { a.mode };
+    let unrestored = match (a.acl, a.xattrs) {
+        (true, _) => Some(format!(
+            "made 0600, not {:04o}: it had an access control list, which is not restored",
+            a.mode
+        )),
+        (false, true) => Some("its extended attributes are not restored".to_string()),
+        (false, false) => None,
+    };
+    match file.give(a.uid, a.gid, mode) {
+        Ok(true) => Ok(unrestored),
         Ok(false) => Ok(Some(format!(
             "made 0600, not {:04o}: it cannot be given to its recorded owner {}:{} by this user",
             a.mode, a.uid, a.gid

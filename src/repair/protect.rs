@@ -195,7 +195,7 @@ impl Job<'_> {
             let path = self.root.join(bytes_path(&e.path));
             let meta = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file());
             e.sparse = meta.as_ref().is_some_and(crate::read::is_sparse);
-            e.access = meta.as_ref().map(crate::device::Access::of);
+            e.access = meta.as_ref().map(|m| crate::device::Access::of(m).with_attributes(&path));
         }
         old.sparse_known = true;
         old.write(side).map_err(|e| RepairError::Par2Dir(self.opts.par2_dir.clone(), e))
@@ -231,10 +231,11 @@ impl Job<'_> {
                     if !rec.describes(&stamp, 0) {
                         self.left(on, &rec.path, Left::Changed);
                     } else if m.len() == 0 {
-                        let access = Some(crate::device::Access::of(&m));
+                        let access = Some(crate::device::Access::of(&m).with_attributes(&path));
                         entries.push(Entry { access, ..Entry::of(rec) });
                     } else {
-                        access.insert(&rec.path, crate::device::Access::of(&m));
+                        let a = crate::device::Access::of(&m).with_attributes(&path);
+                        access.insert(&rec.path, a);
                         if crate::read::is_sparse(&m) {
                             sparse.insert(&rec.path);
                         }

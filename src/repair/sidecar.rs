@@ -90,20 +90,17 @@ pub(crate) struct Sidecar {
     pub(crate) sparse_known: bool,
 }
 
-/// An entry's access column: `0640:1000:100`, or `-` when not known.
+/// An entry's access column: [`Access::text`], or `-` when not known.
 fn access_text(a: Option<Access>) -> String {
-    a.map_or("-".into(), |a| format!("{:04o}:{}:{}", a.mode, a.uid, a.gid))
+    a.map_or("-".into(), |a| a.text())
 }
 
 /// The inverse of [`access_text`]: `Some(None)` for `-`, `None` for what is neither.
 fn parse_access(text: &str) -> Option<Option<Access>> {
-    if text == "-" {
-        return Some(None);
+    match text {
+        "-" => Some(None),
+        _ => Access::parse(text).map(Some),
     }
-    let mut f = text.split(':');
-    let mode = u32::from_str_radix(f.next()?, 8).ok().filter(|m| *m <= 0o7777)?;
-    let (uid, gid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
-    f.next().is_none().then_some(Some(Access { mode, uid, gid }))
 }
 
 fn escape(path: &[u8]) -> String {
@@ -236,7 +233,13 @@ mod tests {
                     mtime_ns: -5,
                     digest: "ab".into(),
                     sparse: true,
-                    access: Some(Access { mode: 0o4750, uid: 0, gid: 4_000_000_000 }),
+                    access: Some(Access {
+                        mode: 0o4750,
+                        uid: 0,
+                        gid: 4_000_000_000,
+                        acl: true,
+                        xattrs: false,
+                    }),
                 },
                 Entry {
                     path: b"plain".to_vec(),
@@ -256,7 +259,9 @@ mod tests {
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.starts_with("fixity-par2-set 3\n"), "{text}");
         assert!(
-            text.ends_with("3 -5 ab sparse 4750:0:4000000000 a%20b/%25%0A%FF\n0 1 cd - - plain\n"),
+            text.ends_with(
+                "3 -5 ab sparse 4750:0:4000000000+acl a%20b/%25%0A%FF\n0 1 cd - - plain\n"
+            ),
             "{text}"
         );
         // Version 2 (no access column) reads as not known.

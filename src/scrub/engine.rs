@@ -141,7 +141,9 @@ fn run_in(
     };
     let lists = store.lists_findings();
     let remembers_gone = store.remembers_gone();
-    let mut rec = Recorder { store, lists, batch: Default::default(), failed: None };
+    let root_dir = Some(root.to_path_buf());
+    let mut rec =
+        Recorder { store, lists, batch: Default::default(), failed: None, root: root_dir };
     if let Err(e) = rec.store.start_run(opts.mode.name(), now) {
         rec.fail(e, notice);
     }

@@ -42,6 +42,9 @@ pub(super) struct Recorder<'s> {
     pub(super) batch: VecDeque<(u64, Finding)>,
     /// The first store error.
     pub(super) failed: Option<StoreError>,
+    /// The tree's root: where a file whose record is written is asked for its attributes
+    /// (an ACL, others: [`crate::device::Access::with_attributes`]).
+    pub(super) root: Option<std::path::PathBuf>,
 }
 
 impl Recorder<'_> {
@@ -203,8 +206,17 @@ fn record_content(
     notice: &mut dyn FnMut(Notice),
 ) {
     let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0), ctime_ns: h.ctime_ns };
-    let found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
+    let mut found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
     let class = classify(known, Seen::Content(&found), window);
+    // A record written (a new file, an edit, a file as recorded whose inode changed)
+    // keeps whether the file has an ACL or other attributes: asked only then.
+    let writes = match known {
+        None => true,
+        Some(r) => matches!(class, Class::New | Class::Modified) || r.inode_moved(&found),
+    };
+    if let (true, Some(root), Some(a)) = (writes, &rec.root, found.access) {
+        found.access = Some(a.with_attributes(&super::full_path(root, rel)));
+    }
     // A file recorded missing that is back and read: present again, then checked (new
     // and changed content is recorded whole, which marks it present too).
     if let Some(r) = known

@@ -457,8 +457,13 @@ fn a_failed_store_reports_the_findings_of_every_batch_not_committed_and_no_other
             told.push(String::from_utf8(f.path).unwrap());
         }
     };
-    let mut rec =
-        Recorder { store: &mut store, lists: true, batch: Default::default(), failed: None };
+    let mut rec = Recorder {
+        store: &mut store,
+        lists: true,
+        batch: Default::default(),
+        failed: None,
+        root: None,
+    };
     let mut write = |rec: &mut Recorder<'_>, path: &str, after: (u64, u64)| {
         let f = Finding { path: path.into(), class: Class::New, note: None };
         rec.write(&mut notice, Some(f), |_| {

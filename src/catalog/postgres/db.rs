@@ -174,11 +174,11 @@ impl Db {
                 r.get::<_, Option<i64>>(10),
                 r.get::<_, Option<i64>>(11),
             ) {
-                (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access {
-                    mode: mode as u32,
-                    uid: u32::try_from(uid).unwrap_or(u32::MAX),
-                    gid: u32::try_from(gid).unwrap_or(u32::MAX),
-                }),
+                (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access::from_stored(
+                    mode as u32,
+                    u32::try_from(uid).unwrap_or(u32::MAX),
+                    u32::try_from(gid).unwrap_or(u32::MAX),
+                )),
                 _ => None,
             },
         }

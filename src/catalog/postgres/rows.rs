@@ -68,7 +68,7 @@ impl Inodes {
         self.ino.push(inode.id.map(|(_, i)| i as i64));
         self.ctime.push(stamp.ctime_ns.map(|c| c as i64));
         let a = inode.access;
-        self.mode.push(a.map(|a| a.mode as i32));
+        self.mode.push(a.map(|a| a.stored_mode() as i32));
         self.uid.push(a.map(|a| i64::from(a.uid)));
         self.gid.push(a.map(|a| i64::from(a.gid)));
     }

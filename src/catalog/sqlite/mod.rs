@@ -165,11 +165,11 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             Inode {
                 id: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
                 access: match (mode, uid, gid) {
-                    (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access {
-                        mode: mode as u32,
-                        uid: uid as u32,
-                        gid: gid as u32,
-                    }),
+                    (Some(mode), Some(uid), Some(gid)) => Some(crate::device::Access::from_stored(
+                        mode as u32,
+                        uid as u32,
+                        gid as u32,
+                    )),
                     _ => None,
                 },
             }

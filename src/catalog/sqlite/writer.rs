@@ -314,7 +314,7 @@ impl InodeParams {
             dev,
             ino,
             ctime: stamp.ctime_ns.map(|c| c as i64),
-            mode: a.map(|a| i64::from(a.mode)),
+            mode: a.map(|a| i64::from(a.stored_mode())),
             uid: a.map(|a| i64::from(a.uid)),
             gid: a.map(|a| i64::from(a.gid)),
         }
