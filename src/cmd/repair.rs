@@ -347,27 +347,27 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     // look this repair takes when nothing stands and no file is named (as `par2 repair`
     // and `snapraid fix` look before they write). A subtree's: its standing findings, or
     // its look.
-    let found_by = match (opts.paths.is_empty(), sub.is_empty()) {
-        (false, _) => Some(None),
-        (true, true) => standing(store.as_ref())?.map(|_| last_look(store.as_ref())).transpose()?,
+    let before = match (opts.paths.is_empty(), sub.is_empty()) {
+        (false, _) => Some(Origin::Named),
+        (true, true) => standing(store.as_ref())?.map(Origin::Before),
         (true, false) => {
             opts.paths = findings_under(store.as_ref(), &sub)?;
             match opts.paths.is_empty() {
                 true => None,
-                false => Some(last_look(store.as_ref())?),
+                false => Some(Origin::Before(last_look(store.as_ref())?)),
             }
         }
     };
-    let looked = match found_by {
+    let origin = match before {
+        Some(o) => o,
         None => {
             let catalog = catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
             let r = look(&root, &catalog, &sub, store.as_mut())?;
             if !sub.is_empty() {
                 opts.paths = findings_under(store.as_ref(), &sub)?;
             }
-            Some(r)
+            Origin::Now { looked: r.files_looked(), read: r.files_read }
         }
-        Some(_) => None,
     };
     let mut lines = Lines::new((json, false, false));
     // A subtree whose look found nothing: nothing to repair there (an empty list of
@@ -377,28 +377,29 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
         false => repair::repair(&root, store.as_mut(), &opts, &mut |e| lines.event(&e))?,
     };
     let mut stdout = lines.done()?;
-    let source = match (&looked, found_by.flatten()) {
-        (Some(r), _) => format!(
+    let source = match &origin {
+        Origin::Now { looked, read } => format!(
             "found now (no finding stood: a scan looked at {} by their size, mtime and ctime, \
              and read {}; a verify reads every file for rot)",
-            ui::count(r.files_looked(), "file"),
-            ui::count(r.files_read, "file")
+            ui::count(*looked, "file"),
+            ui::count(*read, "file")
         ),
-        (None, Some((command, at))) => {
-            format!("found by the {command} of {} UTC", fixity::clock::format_time(at))
+        Origin::Before(Some((command, at))) => {
+            format!("found by the {command} of {} UTC", fixity::clock::format_time(*at))
         }
-        (None, None) => "the files named".to_string(),
+        Origin::Before(None) => "found by a run before".to_string(),
+        Origin::Named => "the files named".to_string(),
     };
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["event"] = "summary".into();
-        v["found"] = match &looked {
-            Some(_) => "now".into(),
-            None => source.clone().into(),
+        v["found"] = match &origin {
+            Origin::Now { looked, read } => {
+                v["looked"] = serde_json::json!({"files": looked, "read": read});
+                "now".into()
+            }
+            _ => source.clone().into(),
         };
-        if let Some(r) = &looked {
-            v["looked"] = serde_json::json!({"files": r.files_looked(), "read": r.files_read});
-        }
         writeln!(stdout, "{v}")?;
     } else {
         writeln!(
@@ -417,18 +418,34 @@ pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     Ok(if report.unrepaired > 0 { Status::Failed } else { Status::Ok })
 }
 
-/// The last scan or verify before (command, start ms), if the catalog keeps one: what
-/// found the findings standing now.
-fn last_look(store: &dyn Store) -> anyhow::Result<Option<(String, i64)>> {
-    let s = store.summary(fixity::clock::now_ms())?;
-    // The runs come newest first. (Not a protect: one runs after each scan and verify of
-    // a protected tree, to keep its sets in step.)
-    let by = s.runs.iter().find(|r| ["scan", "verify"].contains(&&*r.command));
-    Ok(by.map(|r| (r.command.clone(), r.started)))
+/// Where the damage a repair works on was found.
+enum Origin {
+    /// The files named on the command line.
+    Named,
+    /// Standing findings: found by a run before (the last scan or verify, command and
+    /// start ms, when the catalog keeps it).
+    Before(Option<(String, i64)>),
+    /// Found now, by the look the repair took: the files its scan looked at, and read.
+    Now { looked: u64, read: u64 },
 }
 
-/// Whether a finding stands in the catalog: `Some(())` when one does.
-fn standing(store: &dyn Store) -> anyhow::Result<Option<()>> {
+/// The last scan or verify of `s.runs` (command, start ms). (Not a protect: one runs after
+/// each scan and verify of a protected tree, to keep its sets in step.)
+fn last_of(s: &fixity::catalog::Summary) -> Option<(String, i64)> {
+    // The runs come newest first.
+    let by = s.runs.iter().find(|r| ["scan", "verify"].contains(&&*r.command));
+    by.map(|r| (r.command.clone(), r.started))
+}
+
+/// The last scan or verify before, if the catalog keeps one: what found the findings
+/// standing now.
+fn last_look(store: &dyn Store) -> anyhow::Result<Option<(String, i64)>> {
+    Ok(last_of(&store.summary(fixity::clock::now_ms())?))
+}
+
+/// Whether a finding stands in the catalog: `Some`, with the last scan or verify before
+/// (see [`last_look`]), when one does.
+fn standing(store: &dyn Store) -> anyhow::Result<Option<Option<(String, i64)>>> {
     let s = store.summary(fixity::clock::now_ms())?;
     let findings = s.missing
         + s.by_result
@@ -436,7 +453,7 @@ fn standing(store: &dyn Store) -> anyhow::Result<Option<()>> {
             .filter(|(class, _)| Class::from_name(class).is_some_and(|c| c.is_failure()))
             .map(|(_, n)| n)
             .sum::<u64>();
-    Ok((findings > 0).then_some(()))
+    Ok((findings > 0).then(|| last_of(&s)))
 }
 
 /// The look a repair takes first when nothing stands: a scan of the tree (every file's
