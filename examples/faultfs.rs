@@ -18,8 +18,11 @@
 //!   sector: ranges before or after it still read);
 //! - `shrink@OFF:SIZE`: the first read request that reaches OFF (its range ends past OFF),
 //!   through a file opened since the file system was last armed (not a queued readahead of
-//!   a process that has gone), makes the file SIZE bytes long from then on: that read and later ones stop at SIZE,
-//!   and getattr reports SIZE (a truncation while the file is read);
+//!   a process that has gone), makes the file SIZE bytes long from then on: that read and
+//!   later ones stop at SIZE, and getattr reports SIZE (a truncation while the file is
+//!   read). While armed, a read of such a file through a handle opened before the last
+//!   arming fails (EIO), so no page a gone process's readahead asked for is cached for the
+//!   next one, which then meets the fault with reads of its own;
 //! - `grow@OFF:SIZE`: the same, making the file longer; bytes past the original content
 //!   are the deterministic pattern;
 //! - `stall@OFF:MS`: every read request whose range holds OFF sleeps MS milliseconds, then
@@ -384,6 +387,16 @@ impl Filesystem for FaultFs {
         let req_end = offset + u64::from(size);
         let arming = ARMINGS.load(Ordering::SeqCst);
         let holds = |at: u64| offset <= at && at < req_end;
+        let resizes = f.faults.iter().any(|x| matches!(x, Fault::Resize { .. }));
+        if ARMED.load(Ordering::SeqCst) && resizes && u64::from(fh) != arming {
+            // A request through a handle of an earlier arming: the kernel's readahead for
+            // a process that has gone, still queued when the test armed again. Served, its
+            // pages would sit in the cache of the next process's handle, which would then
+            // read them without a request of its own reaching the fault, and see no
+            // change. Refused, nothing is cached from it.
+            reply.error(Errno::EIO);
+            return;
+        }
         if ARMED.load(Ordering::SeqCst) {
             for (i, fault) in f.faults.iter().enumerate() {
                 match fault {

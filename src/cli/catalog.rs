@@ -96,7 +96,8 @@ pub struct InitRolesArgs {
     pub apply: bool,
 }
 
-/// How a command finds the catalog of the tree a directory is in.
+// How a command finds the catalog of the tree a directory is in (no doc comment: clap
+// would take it for the about line of every command that flattens it).
 #[derive(Args, Debug, Clone, Copy, Default)]
 pub struct FindArgs {
     /// Look for the tree's catalog (.fixity/catalog.db in the directory named or a
