@@ -72,6 +72,10 @@ pub struct Access {
     pub xattrs: bool,
 }
 
+/// The prefix of fixity's own extended attributes (the xattr store's records): not what
+/// [`Access::with_attributes`] calls the file's other attributes.
+pub(crate) const XATTR_PREFIX: &str = "user.fixity.";
+
 /// The bit of a stored mode that says the file had an ACL: above every bit of `st_mode`.
 const ACL_BIT: u32 = 1 << 16;
 /// The bit of a stored mode that says the file had other extended attributes.
@@ -87,13 +91,16 @@ impl Access {
     /// attributes. Asked only when a record is written (one `listxattr`), not on every
     /// read. A file system without attributes has none.
     pub(crate) fn with_attributes(self, path: &Path) -> Access {
+        if std::env::var_os("FIXITY_PROBE_NO_XATTR").is_some() {
+            return self;
+        }
         let Ok(names) = xattr::list(path) else { return self };
         let (mut acl, mut xattrs) = (false, false);
         for name in names {
             let name = name.as_encoded_bytes();
             if name == b"system.posix_acl_access" {
                 acl = true;
-            } else if !name.starts_with(crate::catalog::xattr::PREFIX.as_bytes()) {
+            } else if !name.starts_with(XATTR_PREFIX.as_bytes()) {
                 xattrs = true;
             }
         }

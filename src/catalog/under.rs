@@ -2,7 +2,7 @@
 //! directory inside the tree): the records below the directory's path, one range of
 //! paths (see [`super::below`]), read in pages.
 
-use super::store::{Store, StoreError, Summary};
+use super::store::{Record, Store, StoreError, Summary};
 use std::collections::BTreeMap;
 
 /// The [`Summary`] of the records below `sub` (a directory's path below the root): its
@@ -15,43 +15,58 @@ pub fn summary_under(
     now: i64,
     tree: Summary,
 ) -> Result<Summary, StoreError> {
-    let (Some(from), _) = super::below(sub) else { return Ok(tree) };
+    if sub.is_empty() {
+        return Ok(tree);
+    }
     let mut s = Summary { runs: tree.runs, pass: tree.pass, ..Summary::default() };
     let mut by_result: BTreeMap<String, u64> = BTreeMap::new();
     let days = [1u32, 7, 30];
     let mut within = [0u64; 3];
-    let mut after = from.clone();
-    'pages: loop {
-        let page = store.records_page(Some(&after), 4096)?;
-        let Some(last) = page.last() else { break };
-        after = last.path.clone();
-        for r in page {
-            if !r.path.starts_with(&from) {
-                break 'pages;
+    each_under(store, sub, &mut |r| {
+        if r.missing_since.is_some() {
+            s.missing += 1;
+            if s.problems.len() < 100 {
+                s.problems.push((r.path, "missing".into()));
             }
-            if r.missing_since.is_some() {
-                s.missing += 1;
-                if s.problems.len() < 100 {
-                    s.problems.push((r.path, "missing".into()));
-                }
-                continue;
-            }
-            s.files += 1;
-            s.bytes += r.size.unwrap_or(0);
-            s.imported += u64::from(r.imported);
-            *by_result.entry(r.last_result.name().to_string()).or_default() += 1;
-            for (n, d) in within.iter_mut().zip(days) {
-                *n += u64::from(r.last_verified >= now - i64::from(d) * 86_400_000);
-            }
-            if s.oldest_verified.as_ref().is_none_or(|(_, t)| r.last_verified < *t) {
-                s.oldest_verified = Some((r.path.clone(), r.last_verified));
-            }
-            if r.last_result.is_failure() && s.problems.len() < 100 {
-                s.problems.push((r.path, r.last_result.name().into()));
-            }
+            return;
         }
-    }
+        s.files += 1;
+        s.bytes += r.size.unwrap_or(0);
+        s.imported += u64::from(r.imported);
+        *by_result.entry(r.last_result.name().to_string()).or_default() += 1;
+        for (n, d) in within.iter_mut().zip(days) {
+            *n += u64::from(r.last_verified >= now - i64::from(d) * 86_400_000);
+        }
+        if s.oldest_verified.as_ref().is_none_or(|(_, t)| r.last_verified < *t) {
+            s.oldest_verified = Some((r.path.clone(), r.last_verified));
+        }
+        if r.last_result.is_failure() && s.problems.len() < 100 {
+            s.problems.push((r.path, r.last_result.name().into()));
+        }
+    })?;
     s.by_result = by_result.into_iter().collect();
     s.verified_within = [(1, within[0]), (7, within[1]), (30, within[2])];
     Ok(s)
+}
+
+/// Calls `each` with every record below `sub` (present and missing), in path order, read
+/// a page at a time. Nothing for an empty `sub` (the whole tree is no subtree).
+pub fn each_under(
+    store: &dyn Store,
+    sub: &[u8],
+    each: &mut dyn FnMut(Record),
+) -> Result<(), StoreError> {
+    let (Some(from), _) = super::below(sub) else { return Ok(()) };
+    let mut after = from.clone();
+    loop {
+        let page = store.records_page(Some(&after), 4096)?;
+        let Some(last) = page.last() else { return Ok(()) };
+        after = last.path.clone();
+        for r in page {
+            if !r.path.starts_with(&from) {
+                return Ok(());
+            }
+            each(r);
+        }
+    }
 }

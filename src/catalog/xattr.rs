@@ -46,7 +46,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Prefix of fixity's attributes.
-pub(crate) const PREFIX: &str = "user.fixity.";
+pub(crate) const PREFIX: &str = crate::device::XATTR_PREFIX;
 const TS: &str = "user.fixity.ts";
 const SIZE: &str = "user.fixity.size";
 const VERIFIED: &str = "user.fixity.verified";

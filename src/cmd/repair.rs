@@ -225,22 +225,12 @@ fn tree_of(
 /// The paths of the standing findings below the subtree `sub` (missing, corrupt,
 /// unreadable), in path order.
 fn findings_under(store: &dyn Store, sub: &[u8]) -> anyhow::Result<Vec<Vec<u8>>> {
-    let (Some(from), _) = fixity::catalog::below(sub) else { return Ok(Vec::new()) };
     let mut found = Vec::new();
-    let mut after = from.clone();
-    'pages: loop {
-        let page = store.records_page(Some(&after), 4096)?;
-        let Some(last) = page.last() else { break };
-        after = last.path.clone();
-        for r in page {
-            if !r.path.starts_with(&from) {
-                break 'pages;
-            }
-            if r.missing_since.is_some() || r.last_result.is_failure() {
-                found.push(r.path);
-            }
+    fixity::catalog::under::each_under(store, sub, &mut |r| {
+        if r.missing_since.is_some() || r.last_result.is_failure() {
+            found.push(r.path);
         }
-    }
+    })?;
     Ok(found)
 }
 

@@ -142,6 +142,14 @@ pub struct Fetched {
     pub access: Option<crate::device::Access>,
 }
 
+impl Fetched {
+    /// What reading `size` bytes of a stream (standard input, a FIFO) learnt: nothing of
+    /// a file's inode.
+    fn stream(size: u64) -> Fetched {
+        Fetched { size, mtime_ns: None, file_id: None, ctime_ns: None, access: None }
+    }
+}
+
 /// Why a file got no digest.
 #[derive(Debug)]
 pub enum ReadError {
@@ -400,13 +408,7 @@ impl Reader<'_> {
             begin(sinks, &Input { size: None, name: Input::STDIN_NAME });
             let mut lock = io::stdin().lock();
             let size = stream::to_end(&mut lock, sinks, self, None).map_err(ReadError::Io)?;
-            return Ok(Fetched {
-                size,
-                mtime_ns: None,
-                file_id: None,
-                ctime_ns: None,
-                access: None,
-            });
+            return Ok(Fetched::stream(size));
         }
         let file = open(path, mode)?;
         self.read_file(&file, path, mode, plan, sinks)
@@ -429,13 +431,7 @@ impl Reader<'_> {
                 // does.
                 begin(sinks, &Input::for_path(path_bytes, None));
                 let size = stream::to_end(&mut &*file, sinks, self, None).map_err(ReadError::Io)?;
-                return Ok(Fetched {
-                    size,
-                    mtime_ns: None,
-                    file_id: None,
-                    ctime_ns: None,
-                    access: None,
-                });
+                return Ok(Fetched::stream(size));
             }
         };
         let len = before.len();
