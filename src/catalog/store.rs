@@ -104,8 +104,9 @@ impl Record {
     }
 
     /// Whether a file read as this record's version has another inode than the record
-    /// says: its ctime, access or (device, inode) moved, or the record predates fixity
-    /// keeping them. A store writes the new ones (no finding: a chmod, a rename).
+    /// says: its ctime or its mode, owner or group moved (a new (device, inode) comes with
+    /// a new ctime), or the record predates fixity keeping them. A store writes the new
+    /// ones (no finding: a chmod, a rename).
     pub(crate) fn inode_moved(&self, found: &Found) -> bool {
         fn differs<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
             a.is_some() && b.is_some() && a != b
