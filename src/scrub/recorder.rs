@@ -207,6 +207,11 @@ fn record_content(
 ) {
     let stamp = Stamp { size: h.size, mtime_ns: h.mtime_ns.unwrap_or(0), ctime_ns: h.ctime_ns };
     let mut found = Found { digest: h.digests[0], stamp, file_id: h.file_id, access: h.access };
+    // Where ctimes are not trusted (FUSE), none is recorded either: one that moves on its
+    // own would have every read write the row again.
+    if window.ctime.is_none() {
+        found.stamp.ctime_ns = None;
+    }
     let class = classify(known, Seen::Content(&found), window);
     // A record written (a new file, an edit, a file as recorded whose inode changed)
     // keeps whether the file has an ACL or other attributes: asked only then.
