@@ -7,6 +7,7 @@
 //! looks first when no finding stands; a catalog made before ctimes were kept behaves as
 //! before and says so once.
 
+use crate::catalog::{mtime, set_mtime};
 use crate::util::{have, missing, tempdir, write};
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -38,14 +39,6 @@ fn fx(dir: &Path) -> Command {
     let mut cmd = crate::util::fixity(dir);
     cmd.env_remove("FIXITY_CTIME");
     cmd
-}
-
-fn mtime(p: &Path) -> SystemTime {
-    std::fs::metadata(p).unwrap().modified().unwrap()
-}
-
-fn set_mtime(p: &Path, t: SystemTime) {
-    std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
 }
 
 /// A 1x1 baseline JPEG with the comment `hello` (built by hand: markers SOI, COM, DQT,

@@ -206,21 +206,7 @@ enum Crl {
 
 /// Runs `openssl ARGS` (as `owner` when given), its error in words.
 fn openssl(owner: &[String], args: &[&str]) -> Result<(), String> {
-    let mut cmd = match owner.split_first() {
-        Some((first, rest)) => {
-            let mut c = Command::new(first);
-            c.args(rest).arg("openssl");
-            c
-        }
-        None => Command::new("openssl"),
-    };
-    let out = cmd.args(args).output().map_err(|e| format!("openssl: {e}"))?;
-    match out.status.success() {
-        true => Ok(()),
-        false => {
-            Err(format!("openssl {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)))
-        }
-    }
+    pg::run(owner, Path::new("openssl"), args)
 }
 
 /// The CAs, the server key, every certificate of [`CERTS`] (as `NAME.crt`), the CA's CRL
@@ -228,30 +214,7 @@ fn openssl(owner: &[String], args: &[&str]) -> Result<(), String> {
 fn make(dir: &Path, owner: &[String]) -> Result<(), String> {
     let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
     for (ca, cn) in [("ca", "matrix CA"), ("other-ca", "matrix other CA")] {
-        openssl(
-            &[],
-            &[
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                &p(&format!("{ca}.key")),
-                "-out",
-                &p(&format!("{ca}.crt")),
-                "-days",
-                "3",
-                "-subj",
-                &format!("/CN={cn}"),
-                "-addext",
-                "basicConstraints=critical,CA:TRUE",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            ],
-        )?;
+        pg::make_ca(Path::new("openssl"), dir, ca, cn)?;
     }
     // One key for every server certificate: the cluster owner's, 0600.
     openssl(

@@ -59,3 +59,15 @@ pub(super) fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
         format!("./{escaped}.new*"),
     ]
 }
+
+/// What a run over the tree at `root` leaves out besides `--exclude`: the ignore file's
+/// patterns, the tree's `.fixity`, and the catalog file `catalog` (a SQLite catalog's,
+/// `None` for another store) where it lies inside the tree.
+pub(super) fn tree_patterns(root: &Path, catalog: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let mut patterns = ignore_file_patterns(root)?;
+    patterns.push("./.fixity".into());
+    if let Some(catalog) = catalog {
+        patterns.extend(catalog_patterns(root, catalog));
+    }
+    Ok(patterns)
+}

@@ -3,7 +3,6 @@
 //! summary and the exit status.
 
 use super::Status;
-use super::scrub::{catalog_patterns, ignore_file_patterns};
 use crate::cli::{ImportArgs, ImportFrom, XattrName};
 use crate::ui;
 use anyhow::{Context, bail};
@@ -32,11 +31,8 @@ pub fn run(args: ImportArgs) -> anyhow::Result<Status> {
     let catalog_path = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&root));
     let spec = super::catalog_spec(Some(&catalog_path), &root, None);
     let mut patterns = args.exclude.clone();
-    patterns.extend(ignore_file_patterns(&root)?);
-    patterns.push("./.fixity".into());
-    if matches!(spec, StoreSpec::Sqlite(_)) {
-        patterns.extend(catalog_patterns(&root, &catalog_path));
-    }
+    let file = matches!(spec, StoreSpec::Sqlite(_)).then_some(catalog_path.as_path());
+    patterns.extend(super::exclude::tree_patterns(&root, file)?);
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
     let mut source = importer(&args, &root, asked, &exclude)?;
 

@@ -6,7 +6,7 @@ use crate::cli::{ProtectArgs, RepairArgs};
 use crate::ui;
 use anyhow::{Context, bail};
 use fixity::catalog::sqlite::Catalog;
-use fixity::catalog::{Class, OpenOptions, Store, open_store};
+use fixity::catalog::{Class, OpenOptions, Store, StoreSpec, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
 use fixity::scrub;
@@ -456,21 +456,21 @@ fn look(
     sub: &[u8],
     store: &mut dyn Store,
 ) -> anyhow::Result<scrub::Report> {
-    let mut patterns = vec!["./.fixity".to_string()];
-    patterns.extend(super::exclude::ignore_file_patterns(root)?);
-    if matches!(catalog.to_str(), Some(c) if c.starts_with("postgres")) {
-        // A PostgreSQL catalog is not in the tree.
-    } else {
-        patterns.extend(super::exclude::catalog_patterns(root, catalog));
-    }
-    let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
-    let (engine, note) = fixity::pipeline::Config::for_devices(std::sync::Arc::new(
-        fixity::storage::Devices::new(None),
-    ))
-    .bounded(None, fixity::pipeline::DEFAULT_BUFFER_BUDGET);
-    if let Some(note) = note {
-        ui::error(&note);
-    }
+    let spec = super::catalog_spec(Some(catalog), root, None);
+    let file = matches!(spec, StoreSpec::Sqlite(_)).then_some(catalog);
+    let exclude =
+        Exclude::new(&super::exclude::tree_patterns(root, file)?).context("bad exclude pattern")?;
+    // As `scan` reads with its defaults, quiet.
+    let read = crate::cli::ReadArgs {
+        jobs: None,
+        buffer_memory: None,
+        storage: crate::cli::Storage::Auto,
+        no_mmap: false,
+        progress: false,
+        no_progress: true,
+        verbose: false,
+    };
+    let engine = super::engine_config(Some(root), &read);
     let opts = scrub::Options {
         mode: scrub::Mode::Scan,
         follow: false,

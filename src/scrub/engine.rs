@@ -236,7 +236,15 @@ fn run_in(
         };
         end?;
     } else if verify {
-        stale_pass(root, &mut rec, &mut report, opts, (now, started, sliced, whole), notice)?;
+        stale_pass(
+            root,
+            &mut rec,
+            &mut report,
+            opts,
+            (now, started, sliced, whole),
+            window,
+            notice,
+        )?;
     }
     rec.commit(notice);
     report.seconds = started.elapsed().as_secs_f64();
@@ -461,6 +469,7 @@ fn stale_pass(
     report: &mut Report,
     opts: &Options,
     (now, started, sliced, walked): (i64, Instant, bool, bool),
+    window: Window,
     notice: &mut dyn FnMut(Notice),
 ) -> Result<(), ScrubError> {
     let pass = match rec.store.pass(sliced, now) {
@@ -493,7 +502,6 @@ fn stale_pass(
     // The last file this run took: where the next slice goes on.
     let mut took: Option<Vec<u8>> = None;
     let (max_bytes, max_duration) = (opts.max_bytes, opts.max_duration);
-    let window = Window { mtime_ns: opts.modify_window_ns, ctime: ctime_rule(root, &*rec.store) };
     let took_ref = &mut took;
     let remembers_gone = rec.store.remembers_gone();
     let mut budget_used = report.bytes_read;

@@ -130,7 +130,7 @@ fn is_root() -> bool {
 }
 
 /// Runs `program args` as the cluster's owner; its output on failure.
-fn run(as_owner: &[String], program: &Path, args: &[&str]) -> Result<(), String> {
+pub fn run(as_owner: &[String], program: &Path, args: &[&str]) -> Result<(), String> {
     let mut cmd = match as_owner.split_first() {
         Some((first, rest)) => {
             let mut c = Command::new(first);
@@ -297,29 +297,15 @@ fn start_tls() -> Result<TlsCluster, String> {
     let openssl = super::which("openssl").ok_or("openssl not found (apt-get install openssl)")?;
     let made: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
     let setup = |dir: &Path, as_owner: &[String]| -> Result<String, String> {
-        let certs = dir.join("certs");
-        std::fs::create_dir_all(&certs).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&certs, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-            .map_err(|e| e.to_string())?;
-        make_certificates(&openssl, &certs, as_owner)?;
         // Over TCP, TLS only (so a connection that succeeds was encrypted): certuser with a
         // client certificate, everyone else with a password; the socket trusts.
         let hba = "local all all trust\n\
                    hostssl all certuser 127.0.0.1/32 cert\n\
                    hostssl all all 127.0.0.1/32 scram-sha-256\n";
-        let hba_file = certs.join("pg_hba.conf");
-        std::fs::write(&hba_file, hba).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&hba_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .map_err(|e| e.to_string())?;
-        let c = |name: &str| certs.join(name).to_string_lossy().into_owned();
-        *made.lock().unwrap() = Some(certs.clone());
-        Ok(format!(
-            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c ssl_ca_file={} -c hba_file={}",
-            c("server.crt"),
-            c("server.key"),
-            c("ca.crt"),
-            c("pg_hba.conf")
-        ))
+        let make = |certs: &Path, owner: &[String]| make_certificates(&openssl, certs, owner);
+        let (certs, settings) = tls_dir(dir, as_owner, &make, hba, true)?;
+        *made.lock().unwrap() = Some(certs);
+        Ok(settings)
     };
     let cluster = start(Some(&setup))?;
     let certs = made.lock().unwrap().clone().ok_or("no certificates made")?;
@@ -343,13 +329,14 @@ fn start_tls() -> Result<TlsCluster, String> {
     })
 }
 
-/// The certificates, by the openssl command: two CAs, the server's (for `localhost`,
-/// its key the cluster owner's, 0600), and certuser's client certificate.
-fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<(), String> {
-    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let ssl = |args: &[&str]| run(&[], openssl, args);
-    for (ca, cn) in [("ca", "fixity test CA"), ("other-ca", "fixity other CA")] {
-        ssl(&[
+/// A CA of its own in `dir`: `NAME.key` and the self-signed `NAME.crt` (P-256, 3 days,
+/// CN `cn`), by `openssl`.
+pub fn make_ca(openssl: &Path, dir: &Path, name: &str, cn: &str) -> Result<(), String> {
+    let p = |file: String| dir.join(file).to_string_lossy().into_owned();
+    run(
+        &[],
+        openssl,
+        &[
             "req",
             "-x509",
             "-newkey",
@@ -358,9 +345,9 @@ fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<
             "ec_paramgen_curve:P-256",
             "-nodes",
             "-keyout",
-            &p(&format!("{ca}.key")),
+            &p(format!("{name}.key")),
             "-out",
-            &p(&format!("{ca}.crt")),
+            &p(format!("{name}.crt")),
             "-days",
             "3",
             "-subj",
@@ -369,7 +356,48 @@ fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<
             "basicConstraints=critical,CA:TRUE",
             "-addext",
             "keyUsage=critical,keyCertSign,cRLSign",
-        ])?;
+        ],
+    )
+}
+
+/// A cluster's TLS set-up in `dir/certs` (made writable for the owner's key): the
+/// certificates `make(certs, as_owner)` writes, `pg_hba.conf` holding `hba`; the server's
+/// settings (`-c ...`: certificate, key, the rules, and `ca.crt` as the CA of client
+/// certificates with `client_ca`).
+fn tls_dir(
+    dir: &Path,
+    as_owner: &[String],
+    make: &(impl Fn(&Path, &[String]) -> Result<(), String> + ?Sized),
+    hba: &str,
+    client_ca: bool,
+) -> Result<(PathBuf, String), String> {
+    let certs = dir.join("certs");
+    std::fs::create_dir_all(&certs).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&certs, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .map_err(|e| e.to_string())?;
+    make(&certs, as_owner)?;
+    let hba_file = certs.join("pg_hba.conf");
+    std::fs::write(&hba_file, hba).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&hba_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .map_err(|e| e.to_string())?;
+    let c = |name: &str| certs.join(name).to_string_lossy().into_owned();
+    let ca = if client_ca { format!(" -c ssl_ca_file={}", c("ca.crt")) } else { String::new() };
+    let settings = format!(
+        " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}{ca} -c hba_file={}",
+        c("server.crt"),
+        c("server.key"),
+        c("pg_hba.conf")
+    );
+    Ok((certs, settings))
+}
+
+/// The certificates, by the openssl command: two CAs, the server's (for `localhost`,
+/// its key the cluster owner's, 0600), and certuser's client certificate.
+fn make_certificates(openssl: &Path, dir: &Path, as_owner: &[String]) -> Result<(), String> {
+    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let ssl = |args: &[&str]| run(&[], openssl, args);
+    for (ca, cn) in [("ca", "fixity test CA"), ("other-ca", "fixity other CA")] {
+        make_ca(openssl, dir, ca, cn)?;
     }
     let leaf = |name: &str, cn: &str, ext: &str, owner: &[String]| -> Result<(), String> {
         std::fs::write(p(&format!("{name}.ext")), ext).map_err(|e| e.to_string())?;
@@ -468,24 +496,10 @@ pub type MakeCerts = dyn Fn(&Path, &[String]) -> Result<(), String>;
 pub fn own_tls(make: &MakeCerts) -> Result<OwnTls, String> {
     let made: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
     let setup = |dir: &Path, as_owner: &[String]| -> Result<String, String> {
-        let certs = dir.join("certs");
-        std::fs::create_dir_all(&certs).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&certs, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-            .map_err(|e| e.to_string())?;
-        make(&certs, as_owner)?;
         let hba = "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n";
-        let hba_file = certs.join("pg_hba.conf");
-        std::fs::write(&hba_file, hba).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&hba_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .map_err(|e| e.to_string())?;
-        let c = |name: &str| certs.join(name).to_string_lossy().into_owned();
-        *made.lock().unwrap() = Some(certs.clone());
-        Ok(format!(
-            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c hba_file={}",
-            c("server.crt"),
-            c("server.key"),
-            c("pg_hba.conf")
-        ))
+        let (certs, settings) = tls_dir(dir, as_owner, make, hba, false)?;
+        *made.lock().unwrap() = Some(certs);
+        Ok(settings)
     };
     let cluster: &'static Cluster = Box::leak(Box::new(start(Some(&setup))?));
     let certs = made.lock().unwrap().clone().ok_or("no certificates made")?;
