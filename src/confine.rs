@@ -11,12 +11,12 @@
 //! resolved by hand, and a `..` or an absolute target that climbs above the directory
 //! refused. Symlinks that stay inside are followed, as a plain open would.
 
+use crate::sys::MetadataExt;
+use crate::sys::{OsStrExt, OsStringExt};
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many symlinks one path may pass through (the kernel's limit, too).

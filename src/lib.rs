@@ -26,6 +26,7 @@
 //! - [`pathtext`]: names as bytes: coreutils' escaping in manifests and quoting in messages.
 //! - [`walk`]: the parallel, byte-order-sorted tree walk (symlinks, loops, excludes).
 //! - [`sources`]: the one producer: command-line paths become the files to read, in order.
+//! - [`sys`]: the platform seam: names as bytes, metadata, identity, on Unix and Windows.
 //! - [`device`]: what the device and file system say of a file: stamp, disk kind, cache.
 //! - [`storage`]: the storage policy per device: a probe tells seeking disks from flash
 //!   and network storage; one reader and physical order for the first, many reads for the rest.
@@ -71,6 +72,11 @@ pub mod bench;
 pub mod catalog;
 pub mod check;
 pub mod clock;
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub mod confine;
+#[cfg(windows)]
+#[path = "confine_windows.rs"]
 #[allow(unsafe_code)]
 pub mod confine;
 #[allow(unsafe_code)]
@@ -80,6 +86,7 @@ pub mod dups;
 pub mod formats;
 pub mod hashing;
 pub mod import;
+#[cfg(unix)]
 #[allow(unsafe_code)]
 mod mapping;
 pub mod monitor;
@@ -99,5 +106,7 @@ pub mod scrub;
 pub mod shard;
 pub mod sources;
 pub mod storage;
+#[allow(unsafe_code)]
+pub mod sys;
 pub mod units;
 pub mod walk;

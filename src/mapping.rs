@@ -229,7 +229,7 @@ fn restore_default(sig: libc::c_int) {
 /// (it is now shorter than the mapping: changed while read), or its storage failed (the
 /// error a plain read at that offset gives now, or EIO if that read succeeds).
 pub(crate) fn fault_error(file: &File, len: u64, offset: u64) -> FaultKind {
-    use std::os::unix::fs::FileExt;
+    use crate::sys::FileExt;
     if let Ok(md) = file.metadata()
         && md.len() < len
     {

@@ -10,9 +10,9 @@
 //! (`/dev/null`, `/dev/stdout`, a FIFO) is written directly: there is nothing to replace
 //! atomically, and renaming over it would replace the device node itself.
 
+use crate::sys::MetadataExt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// How many symlinks a target may pass through.
@@ -76,7 +76,7 @@ impl AtomicFile {
         };
         if let Some(md) = &existing {
             if md.is_dir() {
-                return Err(io::Error::from_raw_os_error(libc::EISDIR));
+                return Err(crate::sys::is_a_directory());
             }
             if !md.is_file() {
                 let file = OpenOptions::new().write(true).open(target)?;
@@ -104,7 +104,9 @@ impl AtomicFile {
             tmp_name.push(name);
             tmp_name.push(format!(".fixity-tmp.{}.{attempt}", std::process::id()));
             let tmp = dir.join(tmp_name);
-            match OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp) {
+            match crate::sys::new_file_mode(OpenOptions::new().write(true).create_new(true), mode)
+                .open(&tmp)
+            {
                 Ok(file) => {
                     let f = AtomicFile { file: Some(file), tmp, target, direct: false };
                     if let Some(md) = &existing {
@@ -124,36 +126,20 @@ impl AtomicFile {
     /// silently kept otherwise, as `cp -p` does for a user; the mode always, after them
     /// (changing the owner clears set-id bits).
     fn take_over(&self, old: &Metadata) -> io::Result<()> {
-        let file = self.file.as_ref().expect("live file");
-        let now = file.metadata()?;
-        if (now.uid(), now.gid()) != (old.uid(), old.gid())
-            && std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err()
-            && now.gid() != old.gid()
-        {
-            let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))
+        crate::sys::take_access(self.file.as_ref().expect("live file"), old)
     }
 
     /// Gives the temporary file `uid`, `gid` and `mode`, all or none: false (and the file
     /// left as it is) when the owner and group cannot be set (another user's file, for a
     /// user who is not root). The mode goes last (changing the owner clears set-id bits).
     pub fn give(&self, uid: u32, gid: u32, mode: u32) -> io::Result<bool> {
-        let file = self.file.as_ref().expect("live file");
-        let now = file.metadata()?;
-        if (now.uid(), now.gid()) != (uid, gid)
-            && std::os::unix::fs::fchown(file, Some(uid), Some(gid)).is_err()
-        {
-            return Ok(false);
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
-        Ok(true)
+        crate::sys::give_access(self.file.as_ref().expect("live file"), uid, gid, mode)
     }
 
     /// Device and inode of the temporary file (so a walk can leave it out).
     pub fn inode(&self) -> Option<(u64, u64)> {
-        let md = self.file.as_ref()?.metadata().ok()?;
-        Some((md.dev(), md.ino()))
+        let file = self.file.as_ref()?;
+        Some(crate::sys::id(file, &file.metadata().ok()?))
     }
 
     /// Sets the modification time the file will have in place (a repaired file keeps the
@@ -169,7 +155,7 @@ impl AtomicFile {
     /// file (its length set by [`AtomicFile::set_len`] when nothing is written after it).
     pub(crate) fn skip(&mut self, n: u64) -> io::Result<()> {
         use std::io::Seek;
-        let n = i64::try_from(n).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let n = i64::try_from(n).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         let file = self.file.as_mut().expect("live file");
         file.seek(io::SeekFrom::Current(n)).map(drop)
     }
@@ -236,7 +222,9 @@ fn resolve_links(target: &Path, existing: Option<&Metadata>) -> io::Result<PathB
             Ok(md) => {
                 // A link the kernel resolves differently (a /proc "magic" link) is refused
                 // rather than guessed at.
-                if existing.is_some_and(|e| (e.dev(), e.ino()) != (md.dev(), md.ino())) {
+                if existing.is_some_and(|e| {
+                    crate::sys::meta_id(target, e) != crate::sys::meta_id(&path, &md)
+                }) {
                     break;
                 }
                 return Ok(path);
@@ -256,7 +244,7 @@ fn resolve_links(target: &Path, existing: Option<&Metadata>) -> io::Result<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
     #[test]
     fn commit_replaces_and_drop_discards() {

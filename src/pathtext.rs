@@ -2,8 +2,8 @@
 //! shell-style quoting it applies to names in diagnostics. Names are bytes throughout
 //! (Unix file names need not be UTF-8) and round-trip exactly.
 
+use crate::sys::OsStrExt;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The name of the directory that holds fixity's state in a tree

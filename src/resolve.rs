@@ -10,9 +10,9 @@ use crate::digest::Digest;
 use crate::pathtext::path_bytes;
 use crate::pipeline::{Hashed, hash_path};
 use crate::read::{OpenMode, ReadOptions, io_message};
+use crate::sys::OsStrExt;
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Where the paths' records are.

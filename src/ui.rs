@@ -23,11 +23,7 @@ pub fn program() -> &'static str {
 /// Restores the default SIGPIPE action (Rust ignores it), so `fixity ... | head` ends the
 /// way `sha256sum ... | head` does.
 pub fn restore_sigpipe() {
-    #[allow(unsafe_code)]
-    // SAFETY: setting a signal disposition to its default at startup, before any threads.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    fixity::sys::default_sigpipe();
 }
 
 /// An error and its causes as one line, `outer: inner: cause`, with system errors worded

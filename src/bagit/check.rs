@@ -14,9 +14,9 @@ use crate::formats::bagit::{
 use crate::pathtext::{bytes_path, path_bytes};
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, ReadError, io_message};
+use crate::sys::OsStrExt;
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
 use std::collections::{BTreeMap, HashMap};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -9,10 +9,10 @@ use crate::output::AtomicFile;
 use crate::pathtext::path_bytes;
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, io_message};
+use crate::sys::OsStrExt;
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -303,7 +303,7 @@ pub fn create(
     for (rel, target) in &escaping {
         let link = dir.join("data").join(rel);
         let retarget =
-            std::fs::remove_file(&link).and_then(|()| std::os::unix::fs::symlink(target, &link));
+            std::fs::remove_file(&link).and_then(|()| crate::sys::symlink(target, &link));
         retarget.map_err(|e| io_err(&link, &e))?;
     }
 

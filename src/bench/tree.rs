@@ -123,11 +123,7 @@ impl EvictMethod {
 pub(crate) fn evict(files: &[PathBuf], method: EvictMethod) -> io::Result<f64> {
     match method {
         EvictMethod::DropCaches => {
-            // SAFETY: sync(2) has no preconditions.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::sync();
-            }
+            crate::sys::sync_all();
             std::fs::write("/proc/sys/vm/drop_caches", b"3\n")?;
         }
         EvictMethod::Fadvise => {

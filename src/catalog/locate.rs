@@ -12,8 +12,8 @@
 
 use super::sqlite::Catalog;
 use crate::pathtext::{path_bytes, quote_env};
+use crate::sys::MetadataExt;
 use std::io::ErrorKind;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Where a directory's tree and catalog are.

@@ -23,33 +23,26 @@ impl RunLock {
     /// (flock needs no write access); with none, the run goes on unlocked: it cannot write
     /// the catalog either, and SQLite keeps its reads consistent.
     pub fn acquire(path: &Path, wait: bool, shared: bool) -> io::Result<Option<RunLock>> {
-        use std::os::fd::AsRawFd;
         let file =
             match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path) {
                 Ok(f) => f,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => {
-                    match File::open(path) {
-                        Ok(f) => f,
-                        Err(_) => return Ok(Some(RunLock { _file: None })),
-                    }
-                }
+                Err(e) if crate::sys::write_refused(&e) => match File::open(path) {
+                    Ok(f) => f,
+                    Err(_) => return Ok(Some(RunLock { _file: None })),
+                },
                 Err(e) => return Err(e),
             };
-        let kind = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
-        let op = if wait { kind } else { kind | libc::LOCK_NB };
-        loop {
-            #[allow(unsafe_code)]
-            // SAFETY: flock on a descriptor this function owns.
-            let r = unsafe { libc::flock(file.as_raw_fd(), op) };
-            if r == 0 {
-                return Ok(Some(RunLock { _file: Some(file) }));
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) => return Ok(None),
-                _ => return Err(e),
-            }
+        // flock(2) on Unix, LockFileEx on Windows: released when the file is closed.
+        let taken = match (shared, wait) {
+            (true, true) => file.lock_shared(),
+            (false, true) => file.lock(),
+            (true, false) => file.try_lock_shared().map_err(io::Error::from),
+            (false, false) => file.try_lock().map_err(io::Error::from),
+        };
+        match taken {
+            Ok(()) => Ok(Some(RunLock { _file: Some(file) })),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(e),
         }
     }
 }

@@ -41,8 +41,8 @@ use crate::device::Stamp;
 use crate::digest::Digest;
 use crate::pathtext::{path_bytes, quote_env};
 use crate::read::io_message;
+use crate::sys::{OsStrExt, attrs};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Prefix of fixity's attributes.
@@ -163,11 +163,11 @@ pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
 // The `_deref` calls follow a final symlink: paths reach here only from a walk, which
 // yields symlinks solely under -L, and then the target is the file meant.
 fn get(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
-    xattr::get_deref(path, name)
+    attrs::get(path, name, true)
 }
 
 fn set(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    xattr::set_deref(path, name, value)
+    attrs::set(path, name, value, true)
 }
 
 fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
@@ -183,7 +183,7 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
     }
     if found.is_none() {
-        for name in xattr::list_deref(path)? {
+        for name in attrs::list(path, true)? {
             let Some(name) = name.to_str() else { continue };
             let Some(algo_name) = name.strip_prefix(PREFIX) else { continue };
             let Some(a) = algo::lookup(algo_name).filter(|a| a.name == algo_name) else {
@@ -293,22 +293,19 @@ fn seal(path: &Path) -> io::Result<()> {
 }
 
 fn remove(path: &Path, name: &str) -> io::Result<()> {
-    match xattr::remove_deref(path, name) {
-        Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
-        r => r,
-    }
+    attrs::remove(path, name, true)
 }
 
 /// Fails with a message naming the file system when `dir`'s file system does not take
 /// user extended attributes.
 pub(crate) fn probe(dir: &Path) -> Result<(), String> {
     const PROBE: &str = "user.fixity.probe";
-    match xattr::set(dir, PROBE, b"1") {
+    match attrs::set(dir, PROBE, b"1", false) {
         Ok(()) => {
-            let _ = xattr::remove(dir, PROBE);
+            let _ = attrs::remove(dir, PROBE, false);
             Ok(())
         }
-        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(format!(
+        Err(e) if attrs::unsupported(&e) => Err(format!(
             "{}: the {} file system here does not support user extended attributes \
              (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
             crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
@@ -328,10 +325,7 @@ pub(crate) fn read_cursor(root: &Path) -> io::Result<Option<Vec<u8>>> {
 pub(crate) fn write_cursor(root: &Path, cursor: Option<&[u8]>) -> io::Result<()> {
     match cursor {
         Some(c) => set(root, CURSOR, c),
-        None => match xattr::remove_deref(root, CURSOR) {
-            Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Ok(()),
-            r => r,
-        },
+        None => attrs::remove(root, CURSOR, true),
     }
 }
 

@@ -10,9 +10,9 @@ use crate::formats::{LineKind, Manifest, gnu};
 use crate::pathtext::bytes_path;
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::OpenMode;
+use crate::sys::OsStrExt;
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::ffi::OsStrExt;
 
 /// A validated check: what to read and how to judge it. The CLI and every drop-in's option
 /// parser build one; [`run`] carries it out.

@@ -16,7 +16,6 @@ use fixity::read::io_message;
 use fixity::sources::Sources;
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Reads the known hashdeep files into one set. Errors name the file and line.
@@ -65,8 +64,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Status> {
     let mut cfg = engine_config(paths.first().map(Path::new), &args.read);
     // Never audit the known files themselves.
     for (slot, k) in args.known.iter().take(2).enumerate() {
-        if let Ok(md) = std::fs::metadata(k) {
-            cfg.read.skip_inodes[slot] = Some((md.dev(), md.ino()));
+        if let Ok(id) = fixity::sys::path_id(Path::new(k)) {
+            cfg.read.skip_inodes[slot] = Some(id);
         }
     }
     let mut progress = Progress::new(args.read.progress, !args.read.no_progress);

@@ -12,9 +12,9 @@ use fixity::digest::Digest;
 use fixity::formats::coreutils::result_line;
 use fixity::formats::json;
 use fixity::pathtext::quote_env;
+use fixity::sys::OsStrExt;
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 
 /// `fixity check MANIFEST...`.
 pub fn run(args: CheckArgs) -> anyhow::Result<Status> {

@@ -14,8 +14,8 @@ use fixity::pathtext::{bytes_path, quote_env};
 use fixity::pipeline::hash_path;
 use fixity::read::{OpenMode, io_message};
 use fixity::sources::{Source, Sources};
+use fixity::sys::OsStrExt;
 use fixity::walk::Exclude;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 fn crc32() -> &'static Algorithm {

@@ -16,7 +16,6 @@ use fixity::sources::Sources;
 use fixity::walk::Exclude;
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// A checked hash run: the files, the writer (which knows the algorithms), how to read.
@@ -139,8 +138,8 @@ pub(crate) fn run_job(job: Job) -> anyhow::Result<Status> {
     let mut atomic = None;
     let mut skip = [None, None];
     if let Some(target) = job.output.as_deref() {
-        if let Ok(md) = std::fs::metadata(target) {
-            skip[1] = Some((md.dev(), md.ino()));
+        if let Ok(id) = fixity::sys::path_id(target) {
+            skip[1] = Some(id);
         }
         let f = AtomicFile::create(target)
             .with_context(|| format!("cannot write {}", quote_env(path_bytes(target))))?;

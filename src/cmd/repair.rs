@@ -10,11 +10,11 @@ use fixity::catalog::{Class, OpenOptions, Store, StoreSpec, open_store};
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::repair::{self, Event, Left, Source};
 use fixity::scrub;
+use fixity::sys::OsStrExt;
 use fixity::units::{human_bytes, parse_size};
 use fixity::walk::Exclude;
 use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// `--redundancy`: `10%` or `0.1`.

@@ -9,7 +9,7 @@ use fixity::formats::rhash::{Case, Enc, Style};
 use fixity::formats::template::Template;
 use fixity::formats::{ManifestWriter, OutputFormat, WriteOptions};
 use fixity::pathtext::{path_bytes, quote_env};
-use std::os::unix::ffi::OsStrExt;
+use fixity::sys::OsStrExt;
 
 /// The digest encoding of fixity's own line formats: `--base64` gives `cksum --base64`'s
 /// lines (BSD, or GNU with `--untagged`), the digest in padded base64.

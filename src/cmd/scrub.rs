@@ -481,10 +481,7 @@ fn plan_part(
     let index = super::shard::part_in(&plan, part)?;
     let root = match (path, &plan.root) {
         (Some(p), Some(r)) => {
-            let id = |p: &Path| {
-                use std::os::unix::fs::MetadataExt;
-                std::fs::metadata(p).map(|m| (m.dev(), m.ino())).ok()
-            };
+            let id = |p: &Path| fixity::sys::path_id(p).ok();
             if id(p).is_none() || id(p) != id(r) {
                 bail!(
                     "{} is not the tree the plan in {} was made of ({})",

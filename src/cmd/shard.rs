@@ -14,10 +14,10 @@ use fixity::shard::part::{self, PartEvent, Record};
 use fixity::shard::piece::PieceResult;
 use fixity::shard::{MakeEvent, MakeOptions, Plan, host_name};
 use fixity::sources::{Source, Sources};
+use fixity::sys::OsStringExt;
 use fixity::walk::Exclude;
 use std::ffi::OsString;
 use std::io::{self, BufRead, Write};
-use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 /// `fixity plan`.

@@ -12,12 +12,11 @@ use fixity::formats::{Format, LineKind, Manifest};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::sources::Sources;
+use fixity::sys::{OsStrExt, OsStringExt};
 use fixity::walk::Exclude;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::{ErrorKind, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// What an existing manifest tells about the lines to append.
@@ -106,14 +105,14 @@ pub fn run(mut args: HashArgs) -> anyhow::Result<Status> {
     }
 
     // The files to hash: everything under the paths that the manifest does not list.
-    let skip = std::fs::metadata(manifest).ok().map(|m| (m.dev(), m.ino()));
+    let skip = fixity::sys::path_id(manifest).ok();
     let exclude = Exclude::new(&args.exclude).context("bad --exclude pattern")?;
     let sources =
         Sources { paths: args.paths.clone(), follow: args.follow, exclude, no_walk: false };
     let is_new = |name: &[u8]| {
         !listed.names.contains(normalized(name))
-            && std::fs::metadata(OsStr::from_bytes(name))
-                .map_or(true, |m| Some((m.dev(), m.ino())) != skip)
+            && fixity::sys::path_id(Path::new(OsStr::from_bytes(name)))
+                .map_or(true, |id| Some(id) != skip)
     };
     let mut todo: Vec<OsString> = Vec::new();
     let walk_failed = super::list_files(&sources, &mut |name, _, _| {

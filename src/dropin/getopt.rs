@@ -4,8 +4,8 @@
 //! options. Errors carry glibc's message text; the caller prints it after the program
 //! name, followed by its "Try ..." line.
 
+use fixity::sys::OsStrExt;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 
 /// One option a program takes.
 #[derive(Clone, Copy, Debug)]

@@ -20,9 +20,9 @@ use crate::ui;
 use fixity::algo::{self, Algorithm};
 use fixity::check::CheckPlan;
 use fixity::formats::WriteOptions;
+use fixity::sys::OsStrExt;
 use getopt::{Item, Opt};
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 
 /// The tool `argv0` names and its algorithm, if fixity stands in for it (the registry
 /// rows' [`fixity::algo::Algorithm::tools`]).

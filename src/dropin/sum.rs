@@ -17,9 +17,9 @@ use fixity::formats::cksum::{self, Shape};
 use fixity::pathtext::{quote_env, utf8_locale};
 use fixity::pipeline::hash_path;
 use fixity::read::{OpenMode, ReadError, ReadOptions};
+use fixity::sys::OsStrExt;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// A usage error: the message, then coreutils' "Try ..." line; exit 1.

@@ -12,10 +12,10 @@
 //! processor time: the same for one busy thread. Everything goes to standard error.
 
 use fixity::read::io_message;
+use fixity::sys::OsStrExt;
 use std::ffi::OsString;
 use std::hash::Hasher as _;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 use twox_hash::{XxHash3_64, XxHash3_128};
 

@@ -16,9 +16,9 @@ use fixity::formats::xxhsum;
 use fixity::read::{
     self, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader, io_message,
 };
+use fixity::sys::OsStrExt;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, IsTerminal, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Standard output as C's stdio buffers it for xxhsum, which never flushes it itself: a
@@ -38,18 +38,9 @@ struct CStdout {
 
 impl CStdout {
     fn new() -> CStdout {
-        use std::os::fd::AsFd;
         let out = io::stdout();
         let line = out.is_terminal();
-        let block = out
-            .as_fd()
-            .try_clone_to_owned()
-            .map(std::fs::File::from)
-            .and_then(|f| f.metadata())
-            .map(|m| std::os::unix::fs::MetadataExt::blksize(&m) as usize)
-            .ok()
-            .filter(|&b| b > 0)
-            .unwrap_or(8192);
+        let block = fixity::sys::stdout_block().filter(|&b| b > 0).unwrap_or(8192);
         CStdout { buf: Vec::with_capacity(block), block, line, out, failed: false }
     }
 

@@ -18,8 +18,8 @@ use crate::digest::Digest;
 use crate::pathtext::{bytes_path, path_bytes};
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, io_message};
+use crate::sys::MetadataExt;
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -183,7 +183,7 @@ pub fn from_catalog(
                     (Item::Left(path, Left::Changed), None)
                 }
                 Ok(md) if confirm => {
-                    let id = (md.dev(), md.ino());
+                    let id = crate::sys::meta_id(&bytes_path(&path), &md);
                     let linked = md.nlink() > 1;
                     if linked && !queued.insert(id) {
                         (Item::Link { id, path }, None)
@@ -197,7 +197,7 @@ pub fn from_catalog(
                     }
                 }
                 Ok(md) => {
-                    let id = (md.dev(), md.ino());
+                    let id = crate::sys::meta_id(&bytes_path(&path), &md);
                     (Item::Fresh { size, digest: rec.digest, id, path }, None)
                 }
             };

@@ -46,8 +46,7 @@ impl TempDir {
 
 /// Makes `dir` and its parents, private.
 fn make_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    crate::sys::private_dirs(std::fs::DirBuilder::new().recursive(true)).create(dir)
 }
 
 impl Drop for TempDir {

@@ -22,9 +22,9 @@ use crate::digest::Digest;
 use crate::pathtext::{bytes_path, path_bytes};
 use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, ReadError, io_message};
+use crate::sys::FileExt;
 use crate::walk::{WalkEvent, WalkOptions, walk};
 use std::collections::HashMap;
-use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -313,7 +313,7 @@ fn probe(
         h.update(buf);
         2 * HEAD
     };
-    Ok(Probe { id: (before.dev(), before.ino()), key: h.finish(), whole, read })
+    Ok(Probe { id: crate::sys::id(&file, &before), key: h.finish(), whole, read })
 }
 
 /// Reads from the start of `file` until `buf` is full or the file ends; the bytes read.

@@ -3,7 +3,7 @@ use super::*;
 use crate::catalog::{OpenOptions, Store, StoreSpec, open_store};
 use crate::pipeline::Config;
 use crate::scrub::{Mode, Options as ScrubOptions};
-use std::os::unix::ffi::OsStrExt;
+use crate::sys::OsStrExt;
 use std::path::Path;
 
 /// A group as the events give it: size, files, links, and each name with its link flag.

@@ -344,21 +344,9 @@ fn local_date_time(secs: i64) -> (String, String) {
     (d.to_string(), t.to_string())
 }
 
-/// Seconds east of UTC of local time at `secs` (the C library's time zone rules, `TZ`).
-#[allow(unsafe_code)]
+/// Seconds east of UTC of local time at `secs`.
 fn local_offset(secs: i64) -> i64 {
-    // time_t, inferred from localtime_r (the alias is deprecated on musl, whose time_t
-    // became 64-bit in 1.2.0; on glibc x86_64 it is 64-bit too).
-    let t = secs as _;
-    // SAFETY: `tm` is plain data that localtime_r fills in; both pointers are valid for
-    // the call, and localtime_r is the thread-safe variant.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return 0;
-        }
-        tm.tm_gmtoff
-    }
+    crate::sys::local_offset(secs)
 }
 
 mod embedded;

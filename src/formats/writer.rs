@@ -82,11 +82,9 @@ pub struct Invocation {
 impl Invocation {
     /// This process's command line, run from `dir`.
     pub fn current(dir: &[u8]) -> Invocation {
-        use std::os::unix::ffi::OsStringExt;
+        use crate::sys::OsStringExt;
         let argv: Vec<Vec<u8>> = std::env::args_os().map(OsStringExt::into_vec).collect();
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        #[allow(unsafe_code)]
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = crate::sys::is_root();
         Invocation { dir: dir.to_vec(), command: argv.join(&b' '), root }
     }
 }

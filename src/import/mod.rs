@@ -42,10 +42,9 @@ use crate::catalog::{Found, Store, StoreError};
 use crate::device::Stamp;
 use crate::digest::Digest;
 use crate::scrub::{excluded, full_path, rel_of};
+use crate::sys::OsStrExt;
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
 use std::collections::{HashMap, HashSet};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// A source of digests.
@@ -361,7 +360,7 @@ pub fn run(
         let found = Found {
             digest,
             stamp,
-            file_id: Some((md.dev(), md.ino())),
+            file_id: Some(crate::sys::meta_id(&root.join(crate::pathtext::bytes_path(&rel)), &md)),
             access: Some(crate::device::Access::of(&md)),
         };
         match store.record_imported(&rel, &found, name, now) {
@@ -484,8 +483,9 @@ struct DirCache {
 
 impl DirCache {
     fn file(&mut self, root: &Path, rel: &[u8]) -> Result<std::fs::Metadata, Refusal> {
-        let gone =
-            |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR));
+        let gone = |e: &std::io::Error| {
+            matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+        };
         let mut dir = root.to_path_buf();
         let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
         for part in &parts[..parts.len() - 1] {

@@ -15,6 +15,7 @@ use crate::algo::{self, Algorithm};
 use crate::catalog::xattr::{CHECKSUM_PREFIX, SHATAG_TS, parse_ts};
 use crate::digest::Digest;
 use crate::scrub::rel_of;
+use crate::sys::attrs;
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
 use std::path::{Path, PathBuf};
 
@@ -70,7 +71,7 @@ impl Xattrs {
     fn entry(&self, full: &Path, rel: &[u8], attribute: &str) -> Option<Entry> {
         let path = EntryPath::Relative(rel.to_vec());
         let bad = |why: String| Some(Entry::malformed(attribute.to_string(), path.clone(), why));
-        let value = match xattr::get(full, attribute) {
+        let value = match attrs::get(full, attribute, false) {
             Ok(Some(v)) => v,
             Ok(None) => return None,
             Err(e) => {
@@ -85,7 +86,7 @@ impl Xattrs {
         };
         let mut e = Entry::new(attribute.to_string(), path.clone(), Some((self.algo, digest)));
         if self.names == Names::Shatag {
-            let ts = match xattr::get(full, SHATAG_TS) {
+            let ts = match attrs::get(full, SHATAG_TS, false) {
                 Ok(v) => v,
                 Err(e) => {
                     return bad(format!(
@@ -127,8 +128,8 @@ impl Importer for Xattrs {
     fn ready(&self) -> Result<(), String> {
         // A file system without user xattrs holds none: said once, not per file.
         let root = &self.root;
-        if let Err(e) = xattr::list(root)
-            && e.raw_os_error() == Some(libc::EOPNOTSUPP)
+        if let Err(e) = attrs::list(root, false)
+            && attrs::unsupported(&e)
         {
             let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
             return Err(format!(

@@ -14,13 +14,13 @@
 use super::encode::Encoder;
 use super::packet::{FileDesc, Id, Ifsc, Main, SliceCheck, id_order, md5_many, slice_checks};
 use crate::read::Zeroed;
+use crate::sys::FileExt;
+use crate::sys::MetadataExt;
 use md5::{Digest as _, Md5};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
@@ -96,7 +96,8 @@ fn stamp(f: &File) -> io::Result<Stamp> {
     if !m.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
-    Ok(Stamp(m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino()))
+    let ino = crate::sys::id(f, &m).1;
+    Ok(Stamp(m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, ino))
 }
 
 /// A member changed between its reads (or while read): an edit under way, not a fault.

@@ -317,7 +317,7 @@ impl Source for std::fs::File {
         self.metadata().map_or(0, |m| m.len())
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::FileExt;
+        use crate::sys::FileExt;
         let mut done = 0;
         while done < buf.len() {
             match FileExt::read_at(self, &mut buf[done..], offset + done as u64) {

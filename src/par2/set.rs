@@ -215,7 +215,7 @@ impl State {
 /// Opens a set's file beneath `base`: refused names and symbolic links out of it are
 /// errors of their own.
 pub(crate) fn open_member(base: &File, name: &[u8]) -> Result<File, State> {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::sys::OsStrExt;
     if !safe_name(name) {
         return Err(State::Refused);
     }

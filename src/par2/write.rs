@@ -14,10 +14,10 @@
 use super::create::Described;
 use super::packet::{CREATOR, FILE_DESC, IFSC, Id, MAIN, packet, recovery_head};
 use crate::output::AtomicFile;
+use crate::sys::{OsStrExt, OsStringExt};
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::ops::Range;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// Most volume files a set gets.

@@ -26,9 +26,9 @@ use crate::digest::Digest;
 use crate::read::{
     self, Admitted, Extents, OnChange, OpenMode, ReadError, ReadOptions, Serial, Span,
 };
+use crate::sys::MetadataExt;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::Ordering;
 
 /// The most bytes a lane reads at once: large enough for few system calls, small enough
@@ -464,7 +464,7 @@ fn read_some<T>(
     block: bool,
     extent_end: u64,
 ) -> io::Result<Refill> {
-    use std::os::unix::fs::FileExt;
+    use crate::sys::FileExt;
     loop {
         let r = if block || lane.no_nowait {
             lane.file.read_at(dest, lane.got)
@@ -493,10 +493,7 @@ fn read_some<T>(
                 }
                 return Ok(Refill::Pending);
             }
-            Err(e)
-                if e.raw_os_error() == Some(libc::EOPNOTSUPP)
-                    || e.raw_os_error() == Some(libc::EINVAL) =>
-            {
+            Err(e) if crate::device::cannot_nowait(&e) => {
                 // No RWF_NOWAIT here (some file systems): plain reads from now on.
                 lane.no_nowait = true;
             }

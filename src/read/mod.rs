@@ -11,6 +11,10 @@
 //! holes hashed from zeros, whatever the plan (`sparse`). With `unsafe` for `madvise`,
 //! `posix_fadvise`, `preadv2` and `lseek`.
 
+#[cfg(unix)]
+mod mapped;
+#[cfg(not(unix))]
+#[path = "unmapped.rs"]
 mod mapped;
 mod samples;
 mod sparse;
@@ -21,9 +25,9 @@ pub(crate) use stream::{advise_sequential, advise_willneed};
 use crate::algo::{Hasher, Input};
 use crate::confine::{self, Refused};
 use crate::device::{kind_name, mtime_ns, sized_by_content};
+use crate::sys::MetadataExt;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -250,20 +254,17 @@ pub fn open(path: &Path, mode: OpenMode) -> Result<File, ReadError> {
     }
     let mut oo = std::fs::OpenOptions::new();
     oo.read(true);
-    let mut flags = libc::O_NOCTTY;
-    if let OpenMode::Walked { follow } = mode {
-        // Never block on a FIFO that replaced a file after the walk saw it, and never
-        // follow a symlink the walk was told not to follow.
-        flags |= libc::O_NONBLOCK;
-        if !follow {
-            flags |= libc::O_NOFOLLOW;
-        }
-    }
-    oo.custom_flags(flags);
+    // Never block on a FIFO that replaced a file after the walk saw it, and never
+    // follow a symlink the walk was told not to follow.
+    let walked = match mode {
+        OpenMode::Walked { follow } => Some(follow),
+        _ => None,
+    };
+    crate::sys::reading(&mut oo, walked);
     match oo.open(path) {
         Ok(f) => Ok(f),
         Err(e)
-            if e.raw_os_error() == Some(libc::ELOOP)
+            if crate::sys::refused_symlink(&e)
                 && matches!(mode, OpenMode::Walked { follow: false }) =>
         {
             Err(ReadError::Symlink)
@@ -290,12 +291,14 @@ pub(crate) fn admit(
     opts: &ReadOptions,
 ) -> Result<Admitted, ReadError> {
     let before = file.metadata().map_err(ReadError::Io)?;
-    if opts.skip_inodes.contains(&Some((before.dev(), before.ino()))) {
+    if opts.skip_inodes.iter().any(|s| s.is_some())
+        && opts.skip_inodes.contains(&Some(crate::sys::id(file, &before)))
+    {
         return Err(ReadError::OwnOutput);
     }
     let ft = before.file_type();
     if ft.is_dir() {
-        return Err(ReadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
+        return Err(ReadError::Io(crate::sys::is_a_directory()));
     }
     if ft.is_file() {
         return Ok(Admitted::Regular(before));
@@ -329,7 +332,7 @@ pub(crate) fn settle(
     Ok(Fetched {
         size,
         mtime_ns: Some(mtime_ns(before)),
-        file_id: Some((before.dev(), before.ino())),
+        file_id: Some(crate::sys::id(file, before)),
         ctime_ns: Some(crate::device::ctime_ns(before)),
         access: Some(crate::device::Access::of(before)),
     })

@@ -18,7 +18,7 @@ pub(super) fn read<H: Hasher + ?Sized>(
     sinks: &mut [Box<H>],
     reader: &mut Reader<'_>,
 ) -> Result<u64, ReadError> {
-    use std::os::unix::fs::FileExt;
+    use crate::sys::FileExt;
     let buf = &mut *reader.buf;
     for h in sinks.iter_mut() {
         let ranges = h.sample_ranges().unwrap_or_else(|| std::iter::once(0..size).collect());

@@ -17,11 +17,10 @@
 
 use super::{Reader, Turn, feed};
 use crate::algo::Hasher;
-use crate::device::pread_nowait;
+use crate::device::{cannot_nowait, past_last_data, pread_nowait, seek_extent};
+use crate::sys::{FileExt, MetadataExt};
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, MetadataExt};
-use std::os::unix::io::AsRawFd;
 
 /// Unallocated bytes (the size less the allocated blocks) from which a file's holes are
 /// looked for: below it, the `lseek`s would cost more than the holes they skip.
@@ -99,16 +98,16 @@ impl Extents {
         if self.plain {
             return Span::Data(self.size);
         }
-        match seek(file, off, libc::SEEK_DATA) {
+        match seek_extent(file, off, false) {
             Ok(d) if d > off => Span::Hole(d.min(self.size)),
-            Ok(_) => match seek(file, off, libc::SEEK_HOLE) {
+            Ok(_) => match seek_extent(file, off, true) {
                 Ok(h) if h > off => Span::Data(h.min(self.size)),
                 // A hole punched at `off` meanwhile, or the file shrank: read plainly,
                 // the stat after the read judges.
                 _ => Span::Data(self.size),
             },
             // No data at or after `off`: a hole to the size.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Span::Hole(self.size),
+            Err(e) if past_last_data(&e) => Span::Hole(self.size),
             // No SEEK_DATA here (EINVAL), or it failed: plain reads from now on.
             Err(_) => {
                 self.plain = true;
@@ -134,15 +133,6 @@ impl Extents {
             Span::Data(_) => file.read_at(&mut buf[..n], off),
         }
     }
-}
-
-/// `lseek(fd, off, whence)`.
-fn seek(file: &File, off: u64, whence: libc::c_int) -> io::Result<u64> {
-    let off = libc::off_t::try_from(off).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: lseek on an open descriptor; it changes only the file position, which the
-    // readers here never use (they read with pread).
-    let r = unsafe { libc::lseek(file.as_raw_fd(), off, whence) };
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as u64) }
 }
 
 /// `want` bytes, at most `left`.
@@ -232,9 +222,7 @@ pub(super) fn whole<H: Hasher + ?Sized>(
             Err(e)
                 if turn.is_some()
                     && !waiting
-                    && (e.kind() == io::ErrorKind::WouldBlock
-                        || e.raw_os_error() == Some(libc::EOPNOTSUPP)
-                        || e.raw_os_error() == Some(libc::EINVAL)) =>
+                    && (e.kind() == io::ErrorKind::WouldBlock || cannot_nowait(&e)) =>
             {
                 waiting = true;
                 if let Some(t) = turn {

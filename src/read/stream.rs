@@ -92,7 +92,7 @@ fn serial<H: Hasher + ?Sized>(
     reader: &mut Reader<'_>,
     turn: Turn<'_>,
 ) -> io::Result<u64> {
-    use std::os::unix::fs::FileExt;
+    use crate::sys::FileExt;
     let buf = buffer(reader.buf, reader.opts.buffer_size, expect);
     let mut guard = None;
     let mut waiting = false;
@@ -132,12 +132,12 @@ fn serial<H: Hasher + ?Sized>(
 /// Asks the kernel to read `len` bytes of `file` from `off` into the page cache, without
 /// waiting for them (`POSIX_FADV_WILLNEED`).
 pub(crate) fn advise_willneed(file: &File, off: u64, len: u64) {
-    device::advise(file, off, len, libc::POSIX_FADV_WILLNEED);
+    device::advise(file, off, len, device::Advice::WillNeed);
 }
 
 /// Tells the kernel a file larger than 256 KiB is read front to back (more read-ahead).
 pub(crate) fn advise_sequential(file: &File, len: u64) {
     if len > 256 * 1024 {
-        device::advise(file, 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        device::advise(file, 0, 0, device::Advice::Sequential);
     }
 }

@@ -21,10 +21,10 @@ use crate::par2::{self, Placed, Set, State};
 use crate::pathtext::bytes_path;
 use crate::pipeline::hash_file;
 use crate::read::{OpenMode, ReadError, ReadOptions};
+use crate::sys::OsStrExt;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// How to repair.

@@ -184,7 +184,7 @@ pub(crate) fn install(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
+    use crate::sys::MetadataExt;
 
     /// Whatever the pieces it is given in, a sparse file's rebuild holds exactly its bytes,
     /// and its blocks of zeros (not a zero byte more) are holes, a trailing one too.

@@ -200,7 +200,7 @@ impl Sidecar {
 /// Every sidecar in `dir` by its set's stem, sorted; `None` for one that cannot be read
 /// (damaged, or another program's file). An unreadable directory has none.
 pub(crate) fn all(dir: &Path) -> Vec<(String, Option<Sidecar>)> {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::sys::OsStrExt;
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut out: Vec<(String, Option<Sidecar>)> = entries
         .filter_map(Result::ok)

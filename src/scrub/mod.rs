@@ -37,9 +37,9 @@ use crate::catalog::StoreError;
 use crate::catalog::sqlite::CatalogError;
 use crate::pathtext::path_bytes;
 use crate::pipeline::Config;
+use crate::sys::OsStrExt;
 use crate::walk::Exclude;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -15,8 +15,8 @@
 use super::PlanError;
 use super::codec::{esc, hex, unesc};
 use crate::read::OpenMode;
+use crate::sys::MetadataExt;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// One entry of a list.

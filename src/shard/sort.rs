@@ -35,9 +35,9 @@ impl LineSorter {
         // The directory is made at the first spill (private: the lines may be names), so
         // a sort that fits in memory leaves nothing behind, even if the process is killed.
         if self.runs.is_empty() {
-            use std::os::unix::fs::DirBuilderExt;
-            let mut b = std::fs::DirBuilder::new();
-            b.recursive(true).mode(0o700).create(&self.dir).map_err(PlanError::io(&self.dir))?;
+            crate::sys::private_dirs(std::fs::DirBuilder::new().recursive(true))
+                .create(&self.dir)
+                .map_err(PlanError::io(&self.dir))?;
         }
         let path = self.dir.join(format!(".sort-{}", self.runs.len()));
         let f = std::fs::File::create(&path).map_err(PlanError::io(&path))?;

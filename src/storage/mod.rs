@@ -21,8 +21,8 @@ pub(crate) use probe::Want;
 pub use probe::{Facts, Probe, Timings};
 
 use crate::read::Serial;
+use crate::sys::MetadataExt;
 use std::fmt;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};

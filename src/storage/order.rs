@@ -18,7 +18,7 @@
 use super::{Devices, Kind, Want};
 use crate::device;
 use crate::read::OpenMode;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use crate::sys::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Files in a row without an extent after which a device's are not asked for one.
@@ -160,14 +160,12 @@ pub(crate) fn place_of(path: &Path, mode: OpenMode, extents: bool) -> Option<(Pl
     let extent = if mode == OpenMode::Beneath || !extents || md.len() == 0 {
         None
     } else {
-        let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
-        if nofollow {
-            flags |= libc::O_NOFOLLOW;
-        }
-        let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path).ok();
+        let mut oo = std::fs::OpenOptions::new();
+        crate::sys::reading(oo.read(true), Some(!nofollow));
+        let file = oo.open(path).ok();
         file.and_then(|f| device::first_extent(&f))
     };
-    Some((Place { extent: extent.unwrap_or(u64::MAX), ino: md.ino() }, md.len()))
+    Some((Place { extent: extent.unwrap_or(u64::MAX), ino: crate::sys::inode_hint(&md) }, md.len()))
 }
 
 /// The held tasks in the order to read them: each device's in physical order, the

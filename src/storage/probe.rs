@@ -13,9 +13,9 @@
 
 use super::Kind;
 use crate::device;
+use crate::sys::{FileExt, MetadataExt};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -205,10 +205,7 @@ pub(crate) fn decide(facts: &Facts, forced: Option<Kind>) -> (Kind, String) {
 /// directory on it) as `want` says.
 pub(crate) fn gather(dev: u64, seed: &Path, want: Want) -> Facts {
     let mount = device::mount_of(dev);
-    let device = mount.as_ref().map_or_else(
-        || format!("device {}:{}", libc::major(dev), libc::minor(dev)),
-        |m| m.source.clone(),
-    );
+    let device = mount.as_ref().map_or_else(|| device::device_name(dev), |m| m.source.clone());
     let fs_type = mount.map(|m| m.fs_type);
     let fs = fs_type.as_deref().unwrap_or("");
     // A file whose sampled blocks are all cached, before a run (a warm one-file run, the
@@ -327,11 +324,7 @@ pub(crate) fn plan(files: &[(PathBuf, u64)]) -> Vec<(usize, u64)> {
 /// Opens a sample file for probing: never following a symlink, never blocking on a FIFO
 /// that replaced it, with `O_DIRECT` when `direct`.
 fn open(path: &Path, direct: bool) -> std::io::Result<File> {
-    let mut flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-    if direct {
-        flags |= libc::O_DIRECT;
-    }
-    std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)
+    device::open_sample(path, direct)
 }
 
 /// Whether every planned block is in the page cache (as far as `RWF_NOWAIT` tells).
@@ -353,7 +346,7 @@ fn time(files: &[(PathBuf, u64)], plan: &[(usize, u64)]) -> Probe {
         let path = &files[i].0;
         let opened = match open(path, t.direct) {
             // The file system does not do O_DIRECT (tmpfs, some FUSE): cached reads.
-            Err(e) if t.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            Err(e) if t.direct && device::direct_refused(&e) => {
                 t.direct = false;
                 open(path, false)
             }
@@ -369,7 +362,7 @@ fn time(files: &[(PathBuf, u64)], plan: &[(usize, u64)]) -> Probe {
         if !t.direct && device::cached_at(&file, off) == Some(true) {
             // Without O_DIRECT the page cache answers for what it holds: drop the block,
             // and leave it untimed if it stays (a file system that keeps its pages).
-            device::advise(&file, off, BLOCK as u64, libc::POSIX_FADV_DONTNEED);
+            device::advise(&file, off, BLOCK as u64, device::Advice::DontNeed);
             if device::cached_at(&file, off) == Some(true) {
                 t.cached += 1;
                 continue;

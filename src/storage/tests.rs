@@ -3,7 +3,7 @@ use super::probe::{self, Facts, Probe, Timings, decide, median, plan, settled};
 use super::*;
 use crate::device;
 use crate::read::OpenMode;
-use std::os::unix::fs::MetadataExt;
+use crate::sys::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -568,7 +568,7 @@ fn the_first_read_that_waits_decides_a_device_left_undecided() {
     for n in &names {
         // Out of the page cache: the first read of each file has to wait for the device.
         let f = std::fs::File::open(dir.path().join(n)).unwrap();
-        crate::device::advise(&f, 0, 0, libc::POSIX_FADV_DONTNEED);
+        crate::device::advise(&f, 0, 0, crate::device::Advice::DontNeed);
     }
     // MD5 goes through the lanes, SHA-512 through the one-file reader: both decide.
     for algo in ["md5", "sha512"] {

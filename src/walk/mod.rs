@@ -8,11 +8,10 @@
 //! another fixity process's temporary manifest are never part of a tree's content (BagIt's
 //! payload, where every file counts, aside).
 
+use crate::sys::OsStrExt;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::cmp::Ordering;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
@@ -152,7 +151,9 @@ pub(crate) fn event_at(path: &Path, follow: bool) -> Option<WalkEvent> {
     let md = if follow { std::fs::metadata(path) } else { std::fs::symlink_metadata(path) };
     let md = match md {
         Ok(md) => md,
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return None,
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            return None;
+        }
         Err(_) => return Some(WalkEvent::File(path.to_path_buf(), None)),
     };
     Some(match Kind::of(md.file_type()) {
@@ -190,7 +191,7 @@ pub fn walk_under(
     let mut ahead = (opts.stat && !opts.follow && opts.threads > 0)
         .then(|| ahead::Ahead::new(root, opts, prefetch.pace.clone()))
         .flatten();
-    let root_id = std::fs::metadata(start).ok().map(|m| (m.dev(), m.ino()));
+    let root_id = crate::sys::path_id(start).ok();
     let mut stack: Vec<Frame> = Vec::new();
     match list(start, opts, root, &prefetch, &mut ahead) {
         Ok(entries) => stack.push(Frame { path: start.to_path_buf(), entries, id: root_id }),
@@ -226,11 +227,7 @@ pub fn walk_under(
             Kind::Symlink => WalkEvent::Skipped(path, NOT_FOLLOWED),
             Kind::Special(what) => WalkEvent::Skipped(path, what),
             Kind::Dir => {
-                let id = if opts.follow {
-                    std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()))
-                } else {
-                    None
-                };
+                let id = if opts.follow { crate::sys::path_id(&path).ok() } else { None };
                 if id.is_some() && stack.iter().any(|f| f.id == id) {
                     WalkEvent::Skipped(path, LOOP)
                 } else {

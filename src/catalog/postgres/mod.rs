@@ -59,7 +59,7 @@ impl PgSpec {
     /// The tree at `root` (made absolute, symbolic links resolved when it exists here)
     /// of `host`, or of this machine ([`this_host`]).
     pub fn new(url: &str, host: Option<&str>, root: &Path) -> PgSpec {
-        use std::os::unix::ffi::OsStrExt;
+        use crate::sys::OsStrExt;
         let tree = std::fs::canonicalize(root)
             .or_else(|_| std::path::absolute(root))
             .unwrap_or_else(|_| root.to_path_buf());
@@ -78,13 +78,5 @@ pub fn this_host() -> String {
     if let Some(h) = std::env::var("FIXITY_HOST").ok().filter(|h| !h.is_empty()) {
         return h;
     }
-    let mut buf = [0u8; 256];
-    #[allow(unsafe_code)]
-    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer it is given.
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    match r {
-        0 if len > 0 => String::from_utf8_lossy(&buf[..len]).into_owned(),
-        _ => "localhost".to_string(),
-    }
+    crate::sys::hostname().unwrap_or_else(|| "localhost".to_string())
 }

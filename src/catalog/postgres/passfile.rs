@@ -37,8 +37,7 @@ pub(super) fn password(env: Env<'_>, host: &str, port: u16, db: &str, user: &str
     if !meta.is_file() {
         return Looked::Ignored(format!("{} is not a plain file", path.display()));
     }
-    use std::os::unix::fs::PermissionsExt;
-    if meta.permissions().mode() & 0o077 != 0 {
+    if !crate::sys::owner_only(&meta) {
         return Looked::Ignored(format!(
             "the password file {} has group or world access; permissions should be u=rw \
              (0600) or less (chmod 0600 it)",

@@ -316,7 +316,7 @@ fn client_identity(
 /// read (0600 or less), or, when root owns it, that others cannot read and the group only
 /// read (0640 or less).
 fn key_permissions(key: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
+    use crate::sys::MetadataExt;
     let shown = shown_path(key);
     let meta = std::fs::metadata(key)
         .map_err(|e| format!("could not read private key file \"{shown}\": {e}"))?;

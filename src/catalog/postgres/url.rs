@@ -183,6 +183,8 @@ pub(crate) fn settings_noted(
     if config.get_password().is_none() {
         let host = match config.get_hosts().first() {
             Some(Host::Tcp(h)) => h.clone(),
+            // A socket directory's path (Unix only).
+            #[cfg(unix)]
             Some(Host::Unix(p)) => p.to_string_lossy().into_owned(),
             None => "localhost".into(),
         };
@@ -199,7 +201,7 @@ pub(crate) fn settings_noted(
     }
     let sockets_only = !config.get_hosts().is_empty()
         && config.get_hostaddrs().is_empty()
-        && config.get_hosts().iter().all(|h| matches!(h, Host::Unix(_)));
+        && config.get_hosts().iter().all(|h| !matches!(h, Host::Tcp(_)));
     let home = env("HOME").map(std::path::PathBuf::from);
     let tls = tls::resolve(&asked, home.as_deref(), sockets_only).map_err(|e| {
         match e.starts_with("invalid sslmode") {

@@ -17,8 +17,7 @@ pub(super) fn tune(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 pub(super) fn file_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    crate::sys::path_id(path).ok()
 }
 
 /// Refuses, before SQLite touches it, a file that cannot be a catalog: an empty one (an
@@ -153,7 +152,7 @@ pub(super) fn create_new(path: &Path, algo: &'static Algorithm) -> Result<()> {
 /// A `file:` URI for a read-only connection to `path`, immutable if asked (no locks, no
 /// shared-memory index: the file is taken as nothing else changes it).
 pub(super) fn uri_of(path: &Path, immutable: bool) -> String {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::sys::OsStrExt;
     let mut uri = String::from("file:");
     for &b in path.as_os_str().as_bytes() {
         if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {

@@ -3,8 +3,8 @@
 
 use super::NAME;
 use crate::cmd::Status;
+use fixity::sys::OsStrExt;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 
 /// The options, with how clap shows them in messages.
 pub(super) struct Arg {

@@ -10,9 +10,9 @@ use fixity::check::digests_match;
 use fixity::digest::Digest;
 use fixity::formats::b3sum;
 use fixity::read::{self, Fetch, OnChange, OpenMode, ReadError, ReadOptions, ReadPlan, Reader};
+use fixity::sys::OsStrExt;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 mod args;

@@ -92,7 +92,7 @@ fn a_client_key_others_can_read_is_refused_and_a_missing_certificate_sends_none(
     assert!(e.contains("not private key file"), "{e}");
     std::fs::write(&key, "key").unwrap();
     // A key root owns may be read by its group (0640); one the user owns may not.
-    use std::os::unix::fs::MetadataExt;
+    use crate::sys::MetadataExt;
     let by_root = std::fs::metadata(&key).unwrap().uid() == 0;
     for (mode, refused) in [
         (0o644, true),

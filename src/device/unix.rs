@@ -1,171 +1,19 @@
-//! What the device and the file system say about a file, without reading its content:
-//! its [`Stamp`] (size and modification time), the kind of a special file, the type of
-//! the file system holding it, whether its disk spins, where its data starts on the
-//! device, how much of it the page cache holds, and how to drop it from there. The reader
-//! asks these; so do the walk, the catalogs, the storage policy and the benchmarks. With
-//! `unsafe` for `fstatfs`, `mincore`, `posix_fadvise`, `preadv2` and `ioctl(FIEMAP)`.
+//! The storage-probe seam on Unix (Linux): what the kernel says of a file without
+//! reading it: the kind of a special file, its extended attributes' names, the file
+//! system's type from /proc/self/mountinfo, whether a disk spins (sysfs), where a file's
+//! data starts on the device (`FIEMAP`), what the page cache holds (`preadv2(RWF_NOWAIT)`,
+//! `mincore`) and hints to it (`posix_fadvise`).
 
+use super::{Advice, Mount, XATTR_PREFIX};
 use crate::mapping::Mapping;
-use std::fs::{File, Metadata};
+use crate::sys::MetadataExt;
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-/// What identifies a version of a file without reading it: size and modification time,
-/// and the inode's change time (ctime) where it is known.
-///
-/// A program can set a file's mtime back (`touch -r`, `cp -p`, `rsync -t`, `tar x`,
-/// `exiftool -P`) but not its ctime: the kernel sets it to the current time on every
-/// change of the content or the inode. So an edit that keeps its mtime still moves the
-/// ctime, and bitrot moves neither: that is what tells the two apart
-/// ([`crate::catalog::Record::ctime_moved`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the epoch.
-    pub mtime_ns: i128,
-    /// Inode change time, nanoseconds since the epoch, when known (a stat gives it; a
-    /// record made before fixity kept it has none).
-    pub ctime_ns: Option<i128>,
-}
-
-impl Stamp {
-    /// The stamp of a file's metadata.
-    pub(crate) fn of(md: &Metadata) -> Stamp {
-        Stamp { size: md.len(), mtime_ns: mtime_ns(md), ctime_ns: Some(ctime_ns(md)) }
-    }
-
-    /// A stamp of size and mtime alone (no ctime known).
-    pub fn sized(size: u64, mtime_ns: i128) -> Stamp {
-        Stamp { size, mtime_ns, ctime_ns: None }
-    }
-}
-
-/// Modification time in nanoseconds since the epoch.
-pub(crate) fn mtime_ns(md: &Metadata) -> i128 {
-    md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128
-}
-
-/// Inode change time in nanoseconds since the epoch.
-pub(crate) fn ctime_ns(md: &Metadata) -> i128 {
-    md.ctime() as i128 * 1_000_000_000 + md.ctime_nsec() as i128
-}
-
-/// Who may read a file: its permission bits, owner and group, and whether it carries an
-/// access control list (`system.posix_acl_access`) or other extended attributes than
-/// fixity's own. A repair that writes a file where none stands gives it these back, so a
-/// file rebuilt is never readable by more people than the one lost: an ACL is not
-/// restored, so a file that had one is made 0600 instead.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Access {
-    /// The permission bits (`st_mode & 0o7777`).
-    pub mode: u32,
-    /// Owner.
-    pub uid: u32,
-    /// Group.
-    pub gid: u32,
-    /// It had a POSIX access control list (known when a record was written: false
-    /// otherwise, and in records from before).
-    pub acl: bool,
-    /// It had extended attributes other than fixity's own and its ACL.
-    pub xattrs: bool,
-}
-
-/// The prefix of fixity's own extended attributes (the xattr store's records): not what
-/// [`Access::with_attributes`] calls the file's other attributes.
-pub(crate) const XATTR_PREFIX: &str = "user.fixity.";
-
-/// The bit of a stored mode that says the file had an ACL: above every bit of `st_mode`.
-const ACL_BIT: u32 = 1 << 16;
-/// The bit of a stored mode that says the file had other extended attributes.
-const XATTRS_BIT: u32 = 1 << 17;
-
-impl Access {
-    /// The access of a file's metadata (its attributes not looked at).
-    pub(crate) fn of(md: &Metadata) -> Access {
-        Access { mode: md.mode() & 0o7777, uid: md.uid(), gid: md.gid(), acl: false, xattrs: false }
-    }
-
-    /// This access with what the attributes of the file at `path` say: an ACL, other
-    /// attributes. Asked only when a record is written (one `listxattr`), not on every
-    /// read. A file system without attributes has none.
-    pub(crate) fn with_attributes(self, path: &Path) -> Access {
-        if std::env::var_os("FIXITY_PROBE_NO_XATTR").is_some() {
-            return self;
-        }
-        let Ok(names) = xattr::list(path) else { return self };
-        let (mut acl, mut xattrs) = (false, false);
-        for name in names {
-            let name = name.as_encoded_bytes();
-            if name == b"system.posix_acl_access" {
-                acl = true;
-            } else if !name.starts_with(XATTR_PREFIX.as_bytes()) {
-                xattrs = true;
-            }
-        }
-        Access { acl, xattrs, ..self }
-    }
-
-    /// The mode as a catalog stores it: the permission bits, and a bit each for an ACL
-    /// and other attributes (above `st_mode`'s).
-    pub fn stored_mode(&self) -> u32 {
-        self.mode | if self.acl { ACL_BIT } else { 0 } | if self.xattrs { XATTRS_BIT } else { 0 }
-    }
-
-    /// The inverse of [`Access::stored_mode`], with the owner and group.
-    pub fn from_stored(mode: u32, uid: u32, gid: u32) -> Access {
-        let (acl, xattrs) = (mode & ACL_BIT != 0, mode & XATTRS_BIT != 0);
-        Access { mode: mode & 0o7777, uid, gid, acl, xattrs }
-    }
-
-    /// `0640:1000:100`, with `+acl` and `+xattrs` after it when it had them: as the
-    /// recovery sets' sidecars keep it (no space).
-    pub fn text(&self) -> String {
-        let mut t = format!("{:04o}:{}:{}", self.mode, self.uid, self.gid);
-        if self.acl {
-            t.push_str("+acl");
-        }
-        if self.xattrs {
-            t.push_str("+xattrs");
-        }
-        t
-    }
-
-    /// The inverse of [`Access::text`].
-    pub fn parse(text: &str) -> Option<Access> {
-        let mut parts = text.split('+');
-        let mut f = parts.next()?.split(':');
-        let mode = u32::from_str_radix(f.next()?, 8).ok().filter(|m| *m <= 0o7777)?;
-        let (uid, gid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
-        if f.next().is_some() {
-            return None;
-        }
-        let mut a = Access { mode, uid, gid, acl: false, xattrs: false };
-        for flag in parts {
-            match flag {
-                "acl" if !a.acl => a.acl = true,
-                "xattrs" if !a.xattrs => a.xattrs = true,
-                _ => return None,
-            }
-        }
-        Some(a)
-    }
-}
-
-/// The kinds of file that are not regular, as messages name them: the kind alone, and
-/// what a walk says when it leaves one out.
-const KINDS: [(&str, &str); 7] = [
-    ("directory", "skipping directory"),
-    ("FIFO", "skipping FIFO"),
-    ("socket", "skipping socket"),
-    ("block device", "skipping block device"),
-    ("character device", "skipping character device"),
-    ("symbolic link", "skipping symbolic link"),
-    ("special file", "skipping special file"),
-];
-
-fn kind_of(ft: &std::fs::FileType) -> usize {
+/// The row of `KINDS` of a file type.
+pub(super) fn kind_of(ft: &std::fs::FileType) -> usize {
     if ft.is_dir() {
         0
     } else if ft.is_fifo() {
@@ -183,14 +31,20 @@ fn kind_of(ft: &std::fs::FileType) -> usize {
     }
 }
 
-/// Describes a non-regular file type for messages ("FIFO", "character device").
-pub(crate) fn kind_name(ft: &std::fs::FileType) -> &'static str {
-    KINDS[kind_of(ft)].0
-}
-
-/// What a walk says of a file of this type that it leaves out ("skipping FIFO").
-pub(crate) fn skipping(ft: &std::fs::FileType) -> &'static str {
-    KINDS[kind_of(ft)].1
+/// Whether the file at `path` has a POSIX ACL, and other extended attributes than
+/// fixity's own (one `listxattr`); `None` where the file system has no attributes.
+pub(super) fn attribute_flags(path: &Path) -> Option<(bool, bool)> {
+    let names = xattr::list(path).ok()?;
+    let (mut acl, mut xattrs) = (false, false);
+    for name in names {
+        let name = name.as_encoded_bytes();
+        if name == b"system.posix_acl_access" {
+            acl = true;
+        } else if !name.starts_with(XATTR_PREFIX.as_bytes()) {
+            xattrs = true;
+        }
+    }
+    Some((acl, xattrs))
 }
 
 /// Whether `file` lives on a kernel pseudo file system (procfs, sysfs, ...), whose regular
@@ -236,27 +90,8 @@ pub(crate) fn fs_type(path: &Path) -> Option<String> {
     best.map(|(_, t)| t)
 }
 
-/// Whether the file system holding `path` reports inode change times (ctimes) that
-/// tell an edit whose mtime was put back from bitrot. Local file systems (ext4, XFS,
-/// btrfs, ZFS, tmpfs) and network ones whose server keeps the ctime (NFS, SMB) do; a FUSE
-/// file system reports whatever its server makes up (sshfs passes the remote's, others
-/// give the mtime, the mount time or a constant), so there the classes follow size and
-/// mtime alone, as before fixity kept ctimes (docs/catalog.md).
-///
-/// `FIXITY_CTIME` overrides the file system's type: `ignore` for a file system whose
-/// ctimes move without an edit (a server that makes them up, a restore that sets every
-/// file's anew), `trust` for a FUSE file system known to keep them (sshfs over a server
-/// that does).
-pub(crate) fn ctime_trusted(path: &Path) -> bool {
-    match std::env::var("FIXITY_CTIME").as_deref() {
-        Ok("ignore") => false,
-        Ok("trust") => true,
-        _ => fs_type(path).is_none_or(|t| ctime_trusted_on(&t)),
-    }
-}
-
 /// [`ctime_trusted`] by the file system's type, as /proc/self/mountinfo names it.
-fn ctime_trusted_on(fs_type: &str) -> bool {
+pub(super) fn ctime_trusted_on(fs_type: &str) -> bool {
     !(fs_type == "fuse" || fs_type == "fuseblk" || fs_type.starts_with("fuse."))
 }
 
@@ -276,15 +111,6 @@ pub(crate) fn rotational(dev: u64) -> Option<bool> {
         .iter()
         .find_map(|rel| std::fs::read_to_string(format!("{base}/{rel}")).ok())
         .map(|s| s.trim() == "1")
-}
-
-/// A mounted file system, as /proc/self/mountinfo lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mount {
-    /// What is mounted: `/dev/vda1`, `server:/export`, `tmpfs`.
-    pub source: String,
-    /// The file system type: `ext4`, `nfs4`, `fuse.sshfs`.
-    pub fs_type: String,
 }
 
 /// The file system whose files have `st_dev` equal to `dev` (the first mount of it listed
@@ -390,8 +216,13 @@ pub(crate) fn cached_at(file: &File, offset: u64) -> Option<bool> {
 /// ahead now, without waiting) or `DONTNEED` (drop their clean pages from the cache; a
 /// memory file system keeps them). Returns the call's error number, 0 on success; a
 /// failed hint is harmless to every caller but `evict`.
-pub(crate) fn advise(file: &File, offset: u64, len: u64, advice: libc::c_int) -> libc::c_int {
+pub(crate) fn advise(file: &File, offset: u64, len: u64, advice: Advice) -> libc::c_int {
     use std::os::fd::AsRawFd;
+    let advice = match advice {
+        Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
+        Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
+    };
     // SAFETY: plain syscall on a descriptor the caller keeps open.
     unsafe {
         libc::posix_fadvise(file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, advice)
@@ -457,12 +288,59 @@ pub(crate) fn evict(path: &Path) -> io::Result<()> {
     unsafe {
         libc::fdatasync(file.as_raw_fd());
     }
-    let r = advise(&file, 0, 0, libc::POSIX_FADV_DONTNEED);
+    let r = advise(&file, 0, 0, Advice::DontNeed);
     if r != 0 { Err(io::Error::from_raw_os_error(r)) } else { Ok(()) }
+}
+
+/// A device by its number, for messages: `device MAJOR:MINOR`.
+pub(crate) fn device_name(dev: u64) -> String {
+    format!("device {}:{}", libc::major(dev), libc::minor(dev))
+}
+
+/// Opens a file for the storage probe: never following a symlink, never blocking on a
+/// FIFO that replaced it, past the page cache (`O_DIRECT`) when `direct`.
+pub(crate) fn open_sample(path: &Path, direct: bool) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    if direct {
+        flags |= libc::O_DIRECT;
+    }
+    std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)
+}
+
+/// Whether an [`open_sample`] past the cache failed because the file system cannot
+/// read so (tmpfs, some FUSE): `EINVAL`.
+pub(crate) fn direct_refused(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EINVAL)
+}
+
+/// Where the data of a sparse file lies: the offset of the first data (`hole` false) or
+/// hole (`hole` true) at or after `off` (`lseek(SEEK_DATA / SEEK_HOLE)`); `ENXIO` past
+/// the last data.
+#[allow(unsafe_code)]
+pub(crate) fn seek_extent(file: &File, off: u64, hole: bool) -> io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let whence = if hole { libc::SEEK_HOLE } else { libc::SEEK_DATA };
+    let off = libc::off_t::try_from(off).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: lseek on a descriptor the caller keeps open.
+    let r = unsafe { libc::lseek(file.as_raw_fd(), off, whence) };
+    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as u64) }
+}
+
+/// Whether a [`seek_extent`] says there is no data past the offset (`ENXIO`).
+pub(crate) fn past_last_data(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENXIO)
+}
+
+/// Whether a [`pread_nowait`] failed because the file system or the kernel cannot
+/// tell what is cached (`EOPNOTSUPP`, `EINVAL`): read plainly.
+pub(crate) fn cannot_nowait(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::*;
     use super::*;
 
     #[test]
@@ -473,30 +351,6 @@ mod tests {
         for t in ["fuse", "fuseblk", "fuse.sshfs", "fuse.faultfs"] {
             assert!(!ctime_trusted_on(t), "{t}");
         }
-        let a = |mode, acl, xattrs| Access { mode, uid: 1000, gid: 27, acl, xattrs };
-        assert_eq!(Access::parse("0600:1000:27"), Some(a(0o600, false, false)));
-        assert_eq!(Access::parse("4750:1000:27+acl+xattrs"), Some(a(0o4750, true, true)));
-        for x in [a(0o644, false, false), a(0o600, true, false), a(0o7777, false, true)] {
-            assert_eq!(Access::parse(&x.text()), Some(x));
-            assert_eq!(Access::from_stored(x.stored_mode(), 1000, 27), x);
-        }
-        for bad in
-            ["10000:0:0", "0644", "0644:1", "644:0:0:0", "rw:0:0", "0644:0:0+acl+acl", "0644:0:0+x"]
-        {
-            assert_eq!(Access::parse(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_stamp_is_the_size_and_mtime() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, b"12345").unwrap();
-        let md = std::fs::metadata(&p).unwrap();
-        assert_eq!(
-            Stamp::of(&md),
-            Stamp { size: 5, mtime_ns: mtime_ns(&md), ctime_ns: Some(ctime_ns(&md)) }
-        );
     }
 
     #[test]
@@ -529,7 +383,7 @@ mod tests {
         let file = File::open(&big).unwrap();
         file.sync_all().unwrap();
         assert_eq!(resident_fraction(&big).unwrap(), 1.0);
-        assert_eq!(advise(&file, 2 << 20, 2 << 20, libc::POSIX_FADV_DONTNEED), 0);
+        assert_eq!(advise(&file, 2 << 20, 2 << 20, Advice::DontNeed), 0);
         let half = resident_fraction(&big).unwrap();
         // tmpfs keeps every page whatever it is told.
         assert!(half == 0.5 || half == 1.0, "{half}");

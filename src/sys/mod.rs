@@ -1,0 +1,27 @@
+//! The platform seam: the few facts about files and names that each operating system
+//! gives its own way, behind one interface the rest of fixity uses on every system.
+//!
+//! - Names as bytes ([`OsStrExt`], [`OsStringExt`]): on Unix a name's own bytes; on
+//!   Windows its UTF-8 (WTF-8 for a name that is not valid Unicode, as the standard
+//!   library encodes it), so manifests and catalogs hold UTF-8 on every system.
+//! - A file's metadata ([`MetadataExt`]): permission bits, owner, times in seconds and
+//!   nanoseconds, blocks; on Windows what NTFS keeps in their place (the read-only flag
+//!   as the mode, no owner, the last-write time, blocks from the size).
+//! - Reads and writes at an offset ([`FileExt`]).
+//! - A file's identity ([`id`], [`path_id`]): (device, inode) on Unix, (volume serial
+//!   number, file index) on Windows, which has them only from an open handle.
+//! - Separators ([`SEPARATORS`], [`portable_arg`]): fixity writes `/` in every name it
+//!   keeps; Windows accepts `/` as well as `\`.
+//!
+//! What a device or file system says (spinning or not, cache residency, extents, the file
+//! system's type) is [`crate::device`]'s, the other half of this seam.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;
