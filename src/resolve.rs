@@ -208,7 +208,7 @@ pub(crate) fn relative(tree: Tree, path: &Path) -> Result<Vec<u8>, ResolveError>
         return Ok(path_bytes(path).to_vec());
     };
     let not_found = || ResolveError::NotFound(path.to_path_buf());
-    let abs = std::path::absolute(path).map_err(|_| not_found())?;
+    let abs = crate::sys::absolute(path).map_err(|_| not_found())?;
     // The last component is kept as written unless it is `.` or `..` (a symlink in the
     // tree is recorded as itself, not as its target).
     let (mut base, mut rest): (PathBuf, Vec<OsString>) = match (abs.file_name(), abs.parent()) {
@@ -216,7 +216,7 @@ pub(crate) fn relative(tree: Tree, path: &Path) -> Result<Vec<u8>, ResolveError>
         _ => (abs.clone(), Vec::new()),
     };
     let resolved = loop {
-        match std::fs::canonicalize(&base) {
+        match crate::sys::canonicalize(&base) {
             Ok(r) => break r,
             Err(_) => match (base.file_name(), base.parent()) {
                 (Some(name), Some(parent)) => {
@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn paths_are_recorded_relative_to_the_resolved_tree() {
         let dir = tempfile::tempdir().unwrap();
-        let tree = std::fs::canonicalize(dir.path()).unwrap();
+        let tree = crate::sys::canonicalize(dir.path()).unwrap();
         std::fs::create_dir(tree.join("sub")).unwrap();
         std::fs::write(tree.join("sub/f"), b"x").unwrap();
         let t = Tree::Catalog(&tree);

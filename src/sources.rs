@@ -57,9 +57,12 @@ impl Sources {
     pub fn each(&self, emit: &mut dyn FnMut(Source) -> bool) {
         let stdin = [OsString::from("-")];
         let paths: &[OsString] = if self.paths.is_empty() { &stdin } else { &self.paths };
+        let paths: Vec<OsString> =
+            paths.iter().flat_map(|p| crate::sys::expand_wildcards(p)).collect();
         let opts = self.walk_options();
-        for p in paths {
-            let path = Path::new(p);
+        for p in &paths {
+            let arg = crate::sys::portable_arg(Path::new(p));
+            let path: &Path = &arg;
             let go_on = if p == "-" {
                 emit(Source::File { name: b"-".to_vec(), path: path.into(), mode: OpenMode::Stdin })
             } else if !self.no_walk && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {

@@ -765,7 +765,7 @@ fn xattr_store_on_a_file_system_without_xattrs_names_it() {
     let out = cmd_in(Path::new("/"), &["scan", "--store", "xattr", "/proc/self/fdinfo"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("does not support user extended attributes"), "{err}");
+    assert!(err.contains("does not keep user extended attributes"), "{err}");
     assert!(err.contains("proc"), "names the file system: {err}");
 }
 

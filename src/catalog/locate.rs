@@ -133,7 +133,7 @@ pub fn among(dir: &Path, roots: &[Vec<u8>]) -> Result<Option<(PathBuf, Vec<u8>)>
 
 /// `dir`, absolute and canonical.
 fn resolve(dir: &Path) -> Result<PathBuf, LocateError> {
-    std::fs::canonicalize(dir).map_err(|e| LocateError::Unresolved(dir.to_path_buf(), e))
+    crate::sys::canonicalize(dir).map_err(|e| LocateError::Unresolved(dir.to_path_buf(), e))
 }
 
 /// `dir`'s path below `root` (empty for the root itself); `None` when it is not inside.
@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(below_root(Path::new("/srv/data"), Path::new("/srv/data2")), None);
         let roots = [b"/srv".to_vec(), b"/srv/data".to_vec(), b"/other".to_vec()];
         let d = tempfile::tempdir().unwrap();
-        let real = std::fs::canonicalize(d.path()).unwrap();
+        let real = crate::sys::canonicalize(d.path()).unwrap();
         std::fs::create_dir_all(real.join("a/b")).unwrap();
         let mut with = roots.to_vec();
         with.push(path_bytes(&real).to_vec());
@@ -227,7 +227,7 @@ mod tests {
     #[test]
     fn a_directory_in_a_tree_finds_its_catalog_through_dots_and_links() {
         let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
+        let root = crate::sys::canonicalize(d.path()).unwrap();
         std::fs::create_dir_all(root.join(".fixity")).unwrap();
         std::fs::write(Catalog::default_path(&root), b"").unwrap();
         std::fs::create_dir_all(root.join("photos/2020")).unwrap();

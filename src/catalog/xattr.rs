@@ -296,21 +296,28 @@ fn remove(path: &Path, name: &str) -> io::Result<()> {
     attrs::remove(path, name, true)
 }
 
-/// Fails with a message naming the file system when `dir`'s file system does not take
-/// user extended attributes.
+/// Fails with a message naming the file system when `dir`'s file system does not keep
+/// user extended attributes (alternate data streams on Windows): one set on `dir` must
+/// be listed back (Wine, say, makes a file of a stream's name instead).
 pub(crate) fn probe(dir: &Path) -> Result<(), String> {
     const PROBE: &str = "user.fixity.probe";
+    let refuse = || {
+        format!(
+            "{}: the {} file system here does not keep {} ({}, or keep digests in the \
+             catalog: drop --store xattr)",
+            crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
+            crate::device::fs_type(dir).unwrap_or_else(|| "unknown".into()),
+            attrs::WHAT,
+            attrs::REMEDY,
+        )
+    };
     match attrs::set(dir, PROBE, b"1", false) {
         Ok(()) => {
+            let kept = attrs::list(dir, false).is_ok_and(|names| names.iter().any(|n| n == PROBE));
             let _ = attrs::remove(dir, PROBE, false);
-            Ok(())
+            if kept { Ok(()) } else { Err(refuse()) }
         }
-        Err(e) if attrs::unsupported(&e) => Err(format!(
-            "{}: the {} file system here does not support user extended attributes \
-             (mount it with user_xattr, or keep digests in the catalog: drop --store xattr)",
-            crate::pathtext::quote_env(crate::pathtext::path_bytes(dir)),
-            crate::device::fs_type(dir).unwrap_or_else(|| "unknown".into())
-        )),
+        Err(e) if attrs::unsupported(&e) => Err(refuse()),
         // Other failures (a read-only root directory, say) show up per file later.
         Err(_) => Ok(()),
     }

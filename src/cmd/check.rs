@@ -42,6 +42,8 @@ pub(crate) fn plan(args: &CheckArgs) -> anyhow::Result<CheckPlan> {
     };
     let manifests: Vec<OsString> =
         if args.manifests.is_empty() { vec![OsString::from("-")] } else { args.manifests.clone() };
+    let manifests: Vec<OsString> =
+        manifests.iter().flat_map(|m| fixity::sys::expand_wildcards(m)).collect();
     Ok(CheckPlan {
         manifests,
         forced,

@@ -33,13 +33,13 @@ pub(super) fn ignore_file_patterns(root: &Path) -> anyhow::Result<Vec<String>> {
 /// when it lives inside the tree.
 pub(super) fn catalog_patterns(root: &Path, catalog: &Path) -> Vec<String> {
     let (Ok(root), Some(dir), Some(name)) = (
-        std::fs::canonicalize(root),
+        fixity::sys::canonicalize(root),
         catalog.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }),
         catalog.file_name(),
     ) else {
         return Vec::new();
     };
-    let Ok(dir) = std::fs::canonicalize(dir) else { return Vec::new() };
+    let Ok(dir) = fixity::sys::canonicalize(dir) else { return Vec::new() };
     let Ok(rel) = dir.join(name).strip_prefix(&root).map(Path::to_path_buf) else {
         return Vec::new();
     };

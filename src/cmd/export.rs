@@ -75,7 +75,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let mut opts = WriteOptions::default();
     if format == OutputFormat::Hashdeep {
         // Invoked from the tree, whose paths the lines hold.
-        let tree = std::path::absolute(&args.path)
+        let tree = fixity::sys::absolute(&args.path)
             .with_context(|| format!("cannot find {}", quote_env(path_bytes(&args.path))))?;
         opts.invocation = Invocation::current(path_bytes(&tree));
         // The command line is written into the manifest: never a catalog's password.

@@ -31,7 +31,7 @@ pub fn write_metrics(
         .is_ok_and(|md| md.is_file())
         .then(|| std::fs::read_to_string(file).ok())
         .flatten();
-    let tree = std::path::absolute(tree).unwrap_or_else(|_| tree.to_path_buf());
+    let tree = fixity::sys::absolute(tree).unwrap_or_else(|_| tree.to_path_buf());
     let input = prometheus::Input {
         tree: path_bytes(&tree),
         algorithm,

@@ -291,13 +291,13 @@ pub fn protect(args: ProtectArgs) -> anyhow::Result<Status> {
 
 pub fn repair(args: RepairArgs) -> anyhow::Result<Status> {
     let (root, catalog, sub) = tree_of(&args.tree, args.catalog.as_deref(), args.find, false)?;
-    let base = std::path::absolute(&root).context("cannot resolve the tree")?;
-    let named = std::path::absolute(&args.tree).context("cannot resolve the tree")?;
+    let base = fixity::sys::absolute(&root).context("cannot resolve the tree")?;
+    let named = fixity::sys::absolute(&args.tree).context("cannot resolve the tree")?;
     let mut paths = Vec::new();
     for p in &args.paths {
-        let abs = std::path::absolute(p).context("cannot resolve a path")?;
+        let abs = fixity::sys::absolute(p).context("cannot resolve a path")?;
         // As named (TREE's own spelling), or through the directories it resolves to.
-        let real = abs.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        let real = abs.parent().and_then(|d| fixity::sys::canonicalize(d).ok());
         let real = real.zip(abs.file_name()).map(|(d, n)| d.join(n));
         let rel = abs
             .strip_prefix(&named)

@@ -41,7 +41,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Status> {
             host: None,
             tree: match found.is_subtree() {
                 true => path_bytes(&super::tree::dir_of(&found)).to_vec(),
-                false => path_bytes(&std::path::absolute(&path).unwrap_or(path.clone())).to_vec(),
+                false => path_bytes(&fixity::sys::absolute(&path).unwrap_or(path.clone())).to_vec(),
             },
         },
     };

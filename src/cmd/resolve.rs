@@ -113,7 +113,7 @@ fn locate(args: &ResolveArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
         (Some(t), _) => t.clone(),
         (None, catalog) => {
             let first = &args.paths[0];
-            let abs = std::path::absolute(first)
+            let abs = fixity::sys::absolute(first)
                 .with_context(|| format!("cannot find {}", quote_env(path_bytes(first))))?;
             let above = abs.ancestors().skip(1).find(|d| d.is_dir()).unwrap_or(Path::new("/"));
             let dir = if catalog.is_some() { Path::new(".") } else { above };
@@ -126,7 +126,7 @@ fn locate(args: &ResolveArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
             }
         }
     };
-    let resolved = std::fs::canonicalize(&tree)
+    let resolved = fixity::sys::canonicalize(&tree)
         .with_context(|| format!("cannot find the tree {}", quote_env(path_bytes(&tree))))?;
     let catalog = args.catalog.clone().unwrap_or_else(|| Catalog::default_path(&tree));
     Ok((resolved, catalog))

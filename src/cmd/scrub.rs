@@ -40,7 +40,7 @@ pub fn run(
     // (the findings listed are those).
     let (scope, bounds) = match &part {
         Some((plan, index)) => {
-            let base = plan.root.clone().map_or_else(|| std::path::absolute(&root), Ok)?;
+            let base = plan.root.clone().map_or_else(|| fixity::sys::absolute(&root), Ok)?;
             let scope = fixity::shard::scope::part_scope(plan, *index, &base)?;
             let bounds = scope.bounds.clone();
             (Some(scope), bounds)
@@ -477,7 +477,7 @@ fn plan_part(
     part: Option<usize>,
     path: Option<&Path>,
 ) -> anyhow::Result<(std::path::PathBuf, Plan, usize)> {
-    let plan = Plan::read(&std::path::absolute(dir).context("cannot find the plan")?)?;
+    let plan = Plan::read(&fixity::sys::absolute(dir).context("cannot find the plan")?)?;
     let index = super::shard::part_in(&plan, part)?;
     let root = match (path, &plan.root) {
         (Some(p), Some(r)) => {

@@ -91,9 +91,9 @@ pub(crate) fn plan(args: PlanArgs) -> anyhow::Result<Status> {
     };
     // A plan of one directory knows its tree: `scan|verify --plan` take it as the root.
     let root = match (&args.from_list, &args.paths[..]) {
-        (None, [one]) if std::fs::metadata(one).is_ok_and(|m| m.is_dir()) => {
-            Some(std::path::absolute(one).context("cannot find the current directory")?)
-        }
+        (None, [one]) if std::fs::metadata(one).is_ok_and(|m| m.is_dir()) => Some(
+            fixity::sys::absolute(Path::new(one)).context("cannot find the current directory")?,
+        ),
         _ => None,
     };
     let opts = MakeOptions {
@@ -166,7 +166,7 @@ pub(super) fn part_in(plan: &Plan, arg: Option<usize>) -> anyhow::Result<usize> 
 
 /// `fixity hash --plan DIR`.
 pub(crate) fn part(args: HashArgs) -> anyhow::Result<Status> {
-    let dir = std::path::absolute(args.plan.as_deref().expect("--plan"))
+    let dir = fixity::sys::absolute(args.plan.as_deref().expect("--plan"))
         .context("cannot find the plan")?;
     let plan = Plan::read(&dir)?;
     let index = part_in(&plan, args.part)?;

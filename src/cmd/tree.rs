@@ -46,7 +46,7 @@ pub(super) fn locate(
 /// With a PostgreSQL catalog: the nearest tree of `host` (this machine) that holds `dir`;
 /// `dir` itself when none does, or the catalog cannot be asked (the run says why).
 fn in_postgres(dir: &Path, catalog: &Path, url: &str, host: Option<&str>) -> Located {
-    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let resolved = fixity::sys::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mine = Located {
         root: resolved.clone(),
         catalog: catalog.to_path_buf(),

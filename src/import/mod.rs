@@ -281,7 +281,7 @@ pub fn run(
     let algo = store.algorithm();
     let now = store.clock()?;
     store.start_run("import", now)?;
-    let base = std::fs::canonicalize(root)
+    let base = crate::sys::canonicalize(root)
         .map_err(|e| ImportError::Source(format!("{}: {e}", root.display())))?;
     // Lookups only where the catalog has records to find; paths seen, by digest of the
     // path (16 bytes each), for a source that lists one twice.

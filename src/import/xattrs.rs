@@ -133,8 +133,9 @@ impl Importer for Xattrs {
         {
             let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
             return Err(format!(
-                "{}: the {fs} file system here does not support user extended attributes",
-                root.display()
+                "{}: the {fs} file system here does not keep {}",
+                root.display(),
+                attrs::WHAT
             ));
         }
         Ok(())

@@ -108,9 +108,7 @@ fn serial<H: Hasher + ?Sized>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e)
                 if !waiting
-                    && (e.kind() == io::ErrorKind::WouldBlock
-                        || e.raw_os_error() == Some(libc::EOPNOTSUPP)
-                        || e.raw_os_error() == Some(libc::EINVAL)) =>
+                    && (e.kind() == io::ErrorKind::WouldBlock || device::cannot_nowait(&e)) =>
             {
                 waiting = true;
                 guard = turn.lock().map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));

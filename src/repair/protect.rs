@@ -69,7 +69,7 @@ pub fn protect(
     let existed = opts.par2_dir.exists();
     std::fs::create_dir_all(&opts.par2_dir)
         .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
-    let canonical = |p: &Path| std::fs::canonicalize(p);
+    let canonical = |p: &Path| crate::sys::canonicalize(p);
     if let (Ok(dir), Ok(tree)) = (canonical(&opts.par2_dir), canonical(root))
         && dir.starts_with(&tree)
         && !dir.starts_with(tree.join(crate::pathtext::STATE_DIR))

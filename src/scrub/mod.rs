@@ -286,7 +286,7 @@ pub fn corrupt_digests(note: &str) -> Option<(&str, &str)> {
 }
 
 pub fn full_path(root: &Path, rel: &[u8]) -> PathBuf {
-    root.join(OsStr::from_bytes(rel))
+    crate::sys::join(root, OsStr::from_bytes(rel))
 }
 
 #[cfg(test)]

@@ -125,6 +125,11 @@ pub fn inode_hint(md: &Metadata) -> u64 {
 /// read. `follow`: a final symlink is followed (the `_deref` calls).
 pub mod attrs {
     use std::ffi::OsString;
+
+    /// What these attributes are called, for messages.
+    pub const WHAT: &str = "user extended attributes";
+    /// How a file system is made to keep them.
+    pub const REMEDY: &str = "mount it with user_xattr";
     use std::io;
     use std::path::Path;
 
@@ -215,4 +220,24 @@ pub fn default_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// `dir` joined with `name` by `/`.
+pub fn join(dir: &Path, name: &std::ffi::OsStr) -> std::path::PathBuf {
+    dir.join(name)
+}
+
+/// A path argument as the program gets it: the shell has expanded its wildcards.
+pub fn expand_wildcards(arg: &std::ffi::OsStr) -> Vec<std::ffi::OsString> {
+    vec![arg.to_owned()]
+}
+
+/// The absolute path of `path`, every symlink resolved (`realpath`).
+pub fn canonicalize(path: &Path) -> io::Result<std::path::PathBuf> {
+    std::fs::canonicalize(path)
+}
+
+/// The absolute path of `path`, symlinks left as they are.
+pub fn absolute(path: &Path) -> io::Result<std::path::PathBuf> {
+    std::path::absolute(path)
 }

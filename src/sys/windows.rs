@@ -423,6 +423,68 @@ pub fn stdout_block() -> Option<usize> {
 /// No SIGPIPE on Windows: a write to a closed pipe fails, and the writer ends on it.
 pub fn default_sigpipe() {}
 
+/// `dir` joined with `name` by `/`, as fixity writes names on every system (a bare
+/// drive, `C:`, is joined without one: `C:name` is relative to that drive's directory).
+pub fn join(dir: &Path, name: &OsStr) -> PathBuf {
+    let d = dir.as_os_str();
+    let b = d.as_encoded_bytes();
+    if b.is_empty() || b.ends_with(b"/") || b.ends_with(b"\\") || b.ends_with(b":") {
+        return dir.join(name);
+    }
+    let mut s = OsString::with_capacity(b.len() + 1 + name.len());
+    s.push(d);
+    s.push("/");
+    s.push(name);
+    PathBuf::from(s)
+}
+
+/// The files a path argument with wildcards (`*`, `?`, `[...]` in its last component)
+/// names, sorted; the argument itself when it has none or matches nothing (then it is
+/// reported as a missing file). Windows' shells leave wildcards to the program, as the
+/// C runtime's `setargv` expands them; names are matched without regard to case.
+pub fn expand_wildcards(arg: &OsStr) -> Vec<OsString> {
+    let keep = || vec![arg.to_owned()];
+    let Some(text) = arg.to_str() else { return keep() };
+    if !text.contains(['*', '?', '[']) || Path::new(text).exists() {
+        return keep();
+    }
+    let cut = text.rfind(['/', '\\']).map_or(0, |i| i + 1);
+    let (dir, pattern) = text.split_at(cut);
+    if dir.contains(['*', '?', '[']) {
+        return keep();
+    }
+    let Ok(glob) =
+        globset::GlobBuilder::new(pattern).case_insensitive(true).literal_separator(true).build()
+    else {
+        return keep();
+    };
+    let matcher = glob.compile_matcher();
+    let Ok(entries) = std::fs::read_dir(if dir.is_empty() { "." } else { dir }) else {
+        return keep();
+    };
+    let mut found: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| matcher.is_match(n))
+        .map(|n| format!("{dir}{n}"))
+        .collect();
+    if found.is_empty() {
+        return keep();
+    }
+    found.sort();
+    found.into_iter().map(OsString::from).collect()
+}
+
+/// The absolute path of `path`, links resolved, in fixity's form: `C:/Photos/x`, not
+/// the `\\?\C:\Photos\x` Windows gives (see [`portable_arg`]).
+pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    Ok(portable_arg(&std::fs::canonicalize(path)?).into_owned())
+}
+
+/// The absolute path of `path`, in fixity's form.
+pub fn absolute(path: &Path) -> io::Result<PathBuf> {
+    Ok(portable_arg(&std::path::absolute(path)?).into_owned())
+}
+
 /// A file's attributes kept as NTFS alternate data streams: attribute `user.fixity.sha256`
 /// of `photo.jpg` is the stream `photo.jpg:user.fixity.sha256` (what RapidCRC-Unicode and
 /// TeraCopy do with their own stream names). Writing a stream moves the file's last-write
@@ -431,6 +493,11 @@ pub fn default_sigpipe() {}
 /// so through [`attrs::unsupported`].
 pub mod attrs {
     use std::ffi::OsString;
+
+    /// What these attributes are called, for messages.
+    pub const WHAT: &str = "alternate data streams";
+    /// Which file systems keep them.
+    pub const REMEDY: &str = "NTFS and ReFS do; FAT, exFAT and many shares do not";
     use std::fs::{File, OpenOptions};
     use std::io::{self, Read, Write};
     use std::os::windows::ffi::{OsStrExt as _, OsStringExt as _};

@@ -108,7 +108,7 @@ impl Ahead {
     pub(super) fn listed(&mut self, dir: &Path, children: &[Child]) {
         let subdirs = children.iter().rev().filter(|c| c.kind == Kind::Dir);
         for c in subdirs {
-            self.upcoming.push_front(dir.join(&c.name));
+            self.upcoming.push_front(crate::sys::join(dir, &c.name));
         }
         self.width += (children.len() as f32 - self.width) / 8.0;
         if self.width < WIDE {

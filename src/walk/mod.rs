@@ -205,7 +205,7 @@ pub fn walk_under(
             stack.pop();
             continue;
         };
-        let path = frame.path.join(&child.name);
+        let path = crate::sys::join(&frame.path, &child.name);
         let mut kind = child.kind;
         let mut stamp = child.stamp;
         if kind == Kind::Symlink && opts.follow {
@@ -262,7 +262,7 @@ fn list(
     if prefetch.pace.cold() {
         for c in &children {
             if c.kind == Kind::Dir {
-                prefetch.warm(dir.join(&c.name));
+                prefetch.warm(crate::sys::join(dir, &c.name));
             }
         }
     }

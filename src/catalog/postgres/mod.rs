@@ -60,8 +60,8 @@ impl PgSpec {
     /// of `host`, or of this machine ([`this_host`]).
     pub fn new(url: &str, host: Option<&str>, root: &Path) -> PgSpec {
         use crate::sys::OsStrExt;
-        let tree = std::fs::canonicalize(root)
-            .or_else(|_| std::path::absolute(root))
+        let tree = crate::sys::canonicalize(root)
+            .or_else(|_| crate::sys::absolute(root))
             .unwrap_or_else(|_| root.to_path_buf());
         PgSpec {
             url: url.to_string(),

@@ -133,7 +133,8 @@ pub(super) fn create_new(path: &Path, algo: &'static Algorithm) -> Result<()> {
     if side("-wal").exists() {
         return Err(io(std::io::Error::other("the new catalog's log was not folded in")));
     }
-    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+    // Opened for writing: Windows flushes only a handle that may write.
+    std::fs::OpenOptions::new().write(true).open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
     // A link, not a rename: a catalog another run made meanwhile is never replaced.
     match std::fs::hard_link(&tmp, path) {
         Ok(()) => {}

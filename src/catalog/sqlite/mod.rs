@@ -211,7 +211,7 @@ pub struct Catalog {
 impl Catalog {
     /// Where a tree's catalog lives unless `--catalog` says otherwise.
     pub fn default_path(root: &Path) -> PathBuf {
-        root.join(".fixity").join("catalog.db")
+        crate::sys::join(&crate::sys::join(root, ".fixity".as_ref()), "catalog.db".as_ref())
     }
 
     /// Opens the catalog at `path` for a run that writes. With `create` it is made if

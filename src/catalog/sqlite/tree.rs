@@ -26,7 +26,7 @@ pub(super) fn claim(
     root: &Path,
     write: bool,
 ) -> std::result::Result<(), StoreError> {
-    let root = std::fs::canonicalize(root)
+    let root = crate::sys::canonicalize(root)
         .map_err(|e| StoreError::Refused(format!("{}: {e}", quote_env(path_bytes(root)))))?;
     let recorded = cat.root()?.map(|r| bytes_path(&r));
     if let Some(tree) = recorded.as_deref().filter(|t| *t != root) {
@@ -109,7 +109,7 @@ mod tests {
     #[test]
     fn a_tree_inside_or_around_is_refused_while_the_tree_is_there_and_a_moved_one_taken() {
         let d = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(d.path()).unwrap();
+        let base = crate::sys::canonicalize(d.path()).unwrap();
         let tree = base.join("t");
         std::fs::create_dir_all(tree.join("a")).unwrap();
         std::fs::write(tree.join("a/x"), b"1").unwrap();
