@@ -297,6 +297,7 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::algo;
+    #[cfg(unix)]
     use crate::pathtext::path_bytes;
 
     fn rec(name: &str, content: &[u8], algos: &[&str]) -> FileRecord {
@@ -317,6 +318,7 @@ mod tests {
         k.algorithms().iter().map(|a| a.digest(content)).collect()
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_audit_job_classifies_the_walk_then_lists_what_was_not_found() {
         let dir = tempfile::tempdir().unwrap();

@@ -168,12 +168,16 @@ mod tests {
             });
             true
         });
+        // The system's words for a missing file ("No such file or directory" on Unix).
+        let not_found = crate::read::io_message(
+            &std::fs::File::open(dir.path().join("not there")).unwrap_err(),
+        );
         assert_eq!(
             seen,
             [
                 "a 3 900150983cd24fb0d6963f7d28e17f72",
                 "b 0 d41d8cd98f00b204e9800998ecf8427e",
-                "unreadable No such file or directory",
+                format!("unreadable {}", not_found).as_str(),
             ]
         );
     }

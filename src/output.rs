@@ -244,6 +244,7 @@ fn resolve_links(target: &Path, existing: Option<&Metadata>) -> io::Result<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
     #[test]
@@ -263,12 +264,14 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 
+    #[cfg(unix)]
     fn write_via(target: &Path, data: &[u8]) {
         let mut f = AtomicFile::create(target).unwrap();
         f.write_all(data).unwrap();
         f.commit().unwrap();
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_replaced_files_mode_is_kept() {
         let d = tempfile::tempdir().unwrap();
@@ -282,6 +285,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn symlinks_are_kept_and_their_targets_written() {
         let d = tempfile::tempdir().unwrap();
@@ -334,6 +338,7 @@ mod tests {
         assert!(foreign_temp_name(theirs.as_bytes()), "{theirs}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_device_is_written_not_replaced() {
         write_via(Path::new("/dev/null"), b"x");

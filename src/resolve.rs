@@ -232,7 +232,10 @@ pub(crate) fn relative(tree: Tree, path: &Path) -> Result<Vec<u8>, ResolveError>
         full.push(part);
     }
     match full.strip_prefix(tree) {
-        Ok(rel) => Ok(rel.as_os_str().as_bytes().to_vec()),
+        // Joined with `/` whatever the system's separator: as the walk writes names.
+        Ok(rel) => {
+            Ok(rel.components().map(|c| c.as_os_str().as_bytes()).collect::<Vec<_>>().join(&b'/'))
+        }
         Err(_) => Err(ResolveError::OutsideTree(path.to_path_buf(), tree.to_path_buf())),
     }
 }

@@ -117,6 +117,7 @@ impl Sources {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn collect(s: &Sources) -> Vec<String> {
         let mut out = Vec::new();
         s.each(&mut |src| {
@@ -132,6 +133,7 @@ mod tests {
         out
     }
 
+    #[cfg(unix)]
     #[test]
     fn arguments_become_files_in_order_and_walks_keep_what_they_skip() {
         let dir = tempfile::tempdir().unwrap();

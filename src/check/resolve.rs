@@ -114,10 +114,14 @@ fn one(
 }
 
 /// Whether a manifest's path reaches outside the directory it is checked from: an
-/// absolute path, or one with a `..` component. coreutils checks such lines (scripts rely
-/// on `sha256sum /etc/* > list`); fixity says so, and refuses them under `--confine`.
+/// absolute path, or one with a `..` component (on Windows also a drive, `C:`, and `\`
+/// as a separator). coreutils checks such lines (scripts rely on `sha256sum /etc/* >
+/// list`); fixity says so, and refuses them under `--confine`.
 pub(crate) fn reaches_outside(name: &[u8]) -> bool {
-    name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
+    let sep = |b: &u8| crate::sys::SEPARATORS.contains(b);
+    name.first().is_some_and(sep)
+        || crate::sys::drive_prefix(name)
+        || name.split(sep).any(|c| c == b"..")
 }
 
 #[cfg(test)]
@@ -140,6 +144,11 @@ mod tests {
         }
         for p in [&b"a/b"[..], b"..a", b"a..", b"./a", b"a/.../b", b"a/..b"] {
             assert!(!reaches_outside(p), "{}", String::from_utf8_lossy(p));
+        }
+        // Windows' own forms of absolute and climbing names.
+        #[cfg(windows)]
+        for p in [&b"C:\\x"[..], b"C:/x", b"c:x", b"\\\\srv\\share\\x", b"\\x", b"a\\..\\..\\b"] {
+            assert!(reaches_outside(p), "{}", String::from_utf8_lossy(p));
         }
     }
 

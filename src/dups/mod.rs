@@ -187,5 +187,6 @@ pub(crate) fn joined(root: &[u8], rel: &[u8]) -> Vec<u8> {
     p
 }
 
-#[cfg(test)]
+// Hard links and symbolic links are what these tests are about: Unix only.
+#[cfg(all(test, unix))]
 mod tests;

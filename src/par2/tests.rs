@@ -4,7 +4,6 @@
 use super::solve::Unrepairable;
 use super::*;
 use std::ffi::OsStr;
-use std::fs::File;
 use std::path::Path;
 
 fn random(len: usize, seed: &mut u64) -> Vec<u8> {
@@ -52,7 +51,7 @@ pub(crate) fn repair_all(dir: &Path, memory: u64) -> Result<usize, Unrepairable>
     let (sets, _) = load(&files);
     assert_eq!(sets.len(), 1);
     let set = &sets[0];
-    let base = File::open(dir).unwrap();
+    let base = crate::sys::open_dir(dir).unwrap();
     let layout = set.layout();
     let states: Vec<State> = layout
         .iter()
@@ -214,7 +213,7 @@ fn a_choice_of_recovery_slices_that_does_not_invert_is_replaced() {
     damaged[1] ^= 1;
     damaged[4 * k + 2] ^= 1;
     std::fs::write(&path, &damaged).unwrap();
-    let base = File::open(dir).unwrap();
+    let base = crate::sys::open_dir(dir).unwrap();
     let layout = set.layout();
     let (d, i) = layout[0].1.unwrap();
     let state = check_file(&base, d, i, 4);

@@ -238,6 +238,10 @@ pub fn blocked_above(path: &Path, e: &io::Error) -> Option<(PathBuf, io::Error)>
 /// An I/O error as coreutils prints it: the C library's text without Rust's
 /// " (os error N)" suffix.
 pub fn io_message(e: &io::Error) -> String {
+    if crate::sys::in_use(e) {
+        // Windows: another program opened it without sharing; the next run reads it.
+        return "in use by another program".to_string();
+    }
     let s = e.to_string();
     match s.find(" (os error ") {
         Some(i) => s[..i].to_string(),

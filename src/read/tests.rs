@@ -8,6 +8,7 @@ fn same(a: &[Digest], b: &[Digest]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ct_eq(y))
 }
 
+#[cfg(unix)]
 /// Makes a FIFO named `fifo` in `dir`.
 fn mkfifo(dir: &Path) -> std::path::PathBuf {
     let fifo = dir.join("fifo");
@@ -61,6 +62,7 @@ fn mapped_blake3_matches_buffered() {
     assert!(mapped.digests[0].ct_eq(&b3[0].digest(&data)));
 }
 
+#[cfg(unix)]
 #[test]
 fn walked_open_refuses_fifo_and_symlink() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,6 +142,7 @@ fn sampled_alone_reads_only_the_samples() {
 
 /// /proc and /sys files report a size of 0 (or a page) yet have content: they are read
 /// to the end and hashed, as coreutils does, not called "changed while read".
+#[cfg(unix)]
 #[test]
 fn proc_and_sys_files_are_hashed_by_their_content() {
     let md5 = [lookup("md5").unwrap()];
@@ -197,6 +200,7 @@ impl Hasher for Resizing {
 }
 
 /// A mapped file that shrinks mid-read: no SIGBUS, the read reports the change.
+#[cfg(unix)]
 #[test]
 fn a_file_shrinking_under_a_mapping_is_changed_not_fatal() {
     let dir = tempfile::tempdir().unwrap();
@@ -236,6 +240,7 @@ fn a_growing_file_is_refused_or_read_to_its_new_end() {
     }
 }
 
+#[cfg(unix)]
 /// Streams have no size before they are read: a plan whose sink needs one refuses them
 /// before reading a byte, with the sink's name.
 #[test]
@@ -284,6 +289,7 @@ fn sinks_of_a_concrete_type_are_fed_and_kept() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn io_message_drops_os_error_suffix() {
     let e = io::Error::from_raw_os_error(libc::EACCES);

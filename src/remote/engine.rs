@@ -218,7 +218,7 @@ fn merge(
     on: &mut dyn FnMut(&Event),
     sum: &mut Summary,
 ) -> Result<(), RemoteError> {
-    let base = File::open(root)
+    let base = crate::sys::open_dir(root)
         .map_err(|e| RemoteError::Fatal(format!("cannot open {}: {e}", root.display())))?;
     let (from, until) = crate::catalog::below(within);
     let mut records = store.records(from.as_deref())?;

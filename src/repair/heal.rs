@@ -143,7 +143,7 @@ pub fn repair(
             }
         }
     }
-    let base = File::open(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
+    let base = crate::sys::open_dir(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
     let ctime = crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns());
     let force = opts.force && !opts.paths.is_empty();
     let mut todo = Vec::new();

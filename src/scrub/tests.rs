@@ -275,6 +275,7 @@ fn run_mem(
     (report, found)
 }
 
+#[cfg(unix)]
 #[test]
 fn the_engine_classifies_every_kind_of_change_over_any_store() {
     let d = tempfile::tempdir().unwrap();

@@ -166,7 +166,11 @@ mod tests {
         assert_eq!(rel_under(cwd, base, b"other/a"), None);
         assert_eq!(rel_under(cwd, base, b"treehouse/a"), None, "a component, not a prefix");
         assert_eq!(rel_under(cwd, base, b"tree/../x"), None);
-        let odd = b"tree/caf\xe9\nname";
-        assert_eq!(rel_under(cwd, base, odd).as_deref(), Some(&b"caf\xe9\nname"[..]));
+        // A name no Windows file system can hold (not UTF-8, a newline).
+        #[cfg(unix)]
+        {
+            let odd = b"tree/caf\xe9\nname";
+            assert_eq!(rel_under(cwd, base, odd).as_deref(), Some(&b"caf\xe9\nname"[..]));
+        }
     }
 }

@@ -1,4 +1,6 @@
-use super::order::{Place, arrange, place_of};
+#[cfg(unix)]
+use super::order::place_of;
+use super::order::{Place, arrange};
 use super::probe::{self, Facts, Probe, Timings, decide, median, plan, settled};
 use super::*;
 use crate::device;
@@ -305,6 +307,7 @@ fn dispatched(devices: &Devices, dir: &Path, names: &[String]) -> Vec<String> {
     out
 }
 
+#[cfg(unix)]
 #[test]
 fn files_on_a_seeking_disk_go_out_in_physical_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -426,6 +429,7 @@ fn on_a_fresh_ext4_disk_files_written_in_reverse_come_back_reversed() {
     assert_eq!(dispatched(&decided(Kind::Seeking, dir), dir, &names), reversed);
 }
 
+#[cfg(unix)]
 #[test]
 fn only_regular_files_are_placed() {
     let dir = tempfile::tempdir().unwrap();

@@ -50,6 +50,12 @@ pub fn is_a_directory() -> io::Error {
     io::Error::from_raw_os_error(libc::EISDIR)
 }
 
+/// Whether the error says another program holds the file (Windows' sharing rules):
+/// never on Unix, where opening a file never waits on another's.
+pub fn in_use(_e: &io::Error) -> bool {
+    false
+}
+
 /// Whether the error is one of the file system refusing a write: read-only, or not
 /// this user's to write.
 pub fn write_refused(e: &io::Error) -> bool {
@@ -240,4 +246,14 @@ pub fn canonicalize(path: &Path) -> io::Result<std::path::PathBuf> {
 /// The absolute path of `path`, symlinks left as they are.
 pub fn absolute(path: &Path) -> io::Result<std::path::PathBuf> {
     std::path::absolute(path)
+}
+
+/// Opens the directory at `path` (to open names beneath it, [`crate::confine`]).
+pub fn open_dir(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+/// Whether a name starts with a drive (`C:`): never on Unix.
+pub fn drive_prefix(_name: &[u8]) -> bool {
+    false
 }

@@ -268,12 +268,7 @@ pub fn id(file: &File, _md: &Metadata) -> (u64, u64) {
 /// asks for no access and shares everything, so a file another program holds is still
 /// described.
 pub fn path_id(path: &Path) -> io::Result<(u64, u64)> {
-    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-    let file = std::fs::OpenOptions::new()
-        .access_mode(0)
-        .share_mode(7)
-        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
-        .open(path)?;
+    let file = open_dir(path)?;
     let md = file.metadata()?;
     Ok(id(&file, &md))
 }
@@ -326,6 +321,12 @@ pub fn refused_symlink(_e: &io::Error) -> bool {
 /// The error of reading a directory as a file.
 pub fn is_a_directory() -> io::Error {
     io::ErrorKind::IsADirectory.into()
+}
+
+/// Whether the error says another program holds the file without sharing it
+/// (`ERROR_SHARING_VIOLATION`, `ERROR_LOCK_VIOLATION`).
+pub fn in_use(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(32 | 33))
 }
 
 /// Whether the error is one of the file system refusing a write.
@@ -483,6 +484,25 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
 /// The absolute path of `path`, in fixity's form.
 pub fn absolute(path: &Path) -> io::Result<PathBuf> {
     Ok(portable_arg(&std::path::absolute(path)?).into_owned())
+}
+
+/// Opens the directory at `path` (to open names beneath it, [`crate::confine`]): a
+/// handle with no access asked and everything shared (`FILE_FLAG_BACKUP_SEMANTICS`,
+/// without which Windows opens no directory).
+pub fn open_dir(path: &Path) -> io::Result<File> {
+    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+    std::fs::OpenOptions::new()
+        .access_mode(0)
+        .share_mode(7)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+}
+
+/// Whether a name starts with a drive (`C:`), which makes it absolute (`C:/x`) or
+/// relative to that drive's own directory (`C:x`): either way, not beneath the
+/// directory a manifest is checked from.
+pub fn drive_prefix(name: &[u8]) -> bool {
+    name.len() >= 2 && name[0].is_ascii_alphabetic() && name[1] == b':'
 }
 
 /// A file's attributes kept as NTFS alternate data streams: attribute `user.fixity.sha256`

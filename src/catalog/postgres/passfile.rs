@@ -168,7 +168,8 @@ fn section(text: &str, name: &str, file: &Path) -> Result<Option<HashMap<String,
     Ok(found)
 }
 
-#[cfg(test)]
+// The file's permission bits are what libpq checks: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

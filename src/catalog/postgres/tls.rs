@@ -135,6 +135,12 @@ struct Roots {
     crls: Option<Vec<CertificateRevocationListDer<'static>>>,
 }
 
+/// libpq's directory of certificates under [`CERT_HOME`]: `~/.postgresql` on Unix,
+/// `%APPDATA%\postgresql` on Windows.
+pub(crate) const CERT_DIR: &str = if cfg!(windows) { "postgresql" } else { ".postgresql" };
+/// The variable naming the directory [`CERT_DIR`] is in.
+pub(crate) const CERT_HOME: &str = if cfg!(windows) { "APPDATA" } else { "HOME" };
+
 /// The TLS settings `asked` gives, by libpq's rules; `home` is where `~/.postgresql`
 /// is; `sockets_only`: every host is a Unix-domain socket. An error is a sentence.
 pub(super) fn resolve(
@@ -154,7 +160,7 @@ pub(super) fn resolve(
             mode.name()
         ));
     }
-    let in_home = |name: &str| home.map(|h| h.join(".postgresql").join(name));
+    let in_home = |name: &str| home.map(|h| h.join(CERT_DIR).join(name));
     let rootfile = match asked.rootcert.as_deref() {
         Some("system") => None,
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),

@@ -202,7 +202,7 @@ pub(crate) fn settings_noted(
     let sockets_only = !config.get_hosts().is_empty()
         && config.get_hostaddrs().is_empty()
         && config.get_hosts().iter().all(|h| !matches!(h, Host::Tcp(_)));
-    let home = env("HOME").map(std::path::PathBuf::from);
+    let home = env(tls::CERT_HOME).map(std::path::PathBuf::from);
     let tls = tls::resolve(&asked, home.as_deref(), sockets_only).map_err(|e| {
         match e.starts_with("invalid sslmode") {
             true => format!("{mode_from}: {e}"),
@@ -339,6 +339,7 @@ mod tests {
         assert_eq!(c.get_ssl_mode(), SslMode::Require);
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_environment_fills_in_what_the_url_leaves_out() {
         let env = with(&[
@@ -369,6 +370,7 @@ mod tests {
         assert_eq!(c.get_ports(), &[7000]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_service_fills_in_before_the_environment_and_the_password_file_last() {
         let d = tempfile::tempdir().unwrap();

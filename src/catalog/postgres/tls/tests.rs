@@ -2,6 +2,7 @@
 //! real server in tests/pgtls.rs).
 
 use super::*;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 
 fn asked(mode: Option<&str>, rootcert: Option<&str>) -> Asked {
@@ -41,7 +42,7 @@ fn verifying_needs_a_root_file_and_names_it() {
     let home = tempfile::tempdir().unwrap();
     for mode in ["verify-ca", "verify-full"] {
         let e = resolve(&asked(Some(mode), None), Some(home.path()), false).err().unwrap();
-        let default = home.path().join(".postgresql/root.crt");
+        let default = home.path().join(CERT_DIR).join("root.crt");
         assert!(
             e.contains(&format!("root certificate file \"{}\" does not exist", default.display())),
             "{e}"
@@ -79,6 +80,7 @@ fn the_system_roots_ask_verify_full() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_client_key_others_can_read_is_refused_and_a_missing_certificate_sends_none() {
     let d = tempfile::tempdir().unwrap();
