@@ -63,12 +63,32 @@ fn open_in(root: libc::c_int, path: &Path, kernel: bool) -> Result<File, Refused
             Err(e) => return Err(Refused::Io(e)),
         }
     }
-    let root =
-        open_flags(root, Path::new("."), libc::O_PATH | libc::O_DIRECTORY).map_err(Refused::Io)?;
+    let root = open_flags(root, Path::new("."), DIR_FLAGS).map_err(Refused::Io)?;
     walk_open(&root, path)
 }
 
+/// How a directory on the way is opened: for lookups only (`O_PATH`) on Linux; macOS
+/// has no such flag, and reads it.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY;
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY;
+
+/// How each component is opened before it is looked at: never following a symlink (the
+/// link itself: `O_PATH | O_NOFOLLOW` on Linux, `O_SYMLINK` on macOS).
+#[cfg(target_os = "linux")]
+const NODE_FLAGS: libc::c_int = libc::O_PATH | libc::O_NOFOLLOW;
+#[cfg(target_os = "macos")]
+const NODE_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_SYMLINK | libc::O_NONBLOCK;
+
+/// No `openat2` but on Linux: the walk by hand answers.
+#[cfg(not(target_os = "linux"))]
+fn openat2_beneath(_root: libc::c_int, _path: &Path) -> io::Result<File> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
+}
+
 /// `struct open_how` of `<linux/openat2.h>` (libc's is not constructible outside it).
+#[cfg(target_os = "linux")]
 #[repr(C)]
 struct OpenHow {
     flags: u64,
@@ -80,6 +100,7 @@ struct OpenHow {
 /// a terminal is never made the controlling one).
 const READ_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NOCTTY;
 
+#[cfg(target_os = "linux")]
 fn openat2_beneath(root: libc::c_int, path: &Path) -> io::Result<File> {
     let c = cstring(path.as_os_str().as_bytes())?;
     let how = OpenHow {
@@ -190,8 +211,7 @@ fn walk_open(root: &File, path: &Path) -> Result<File, Refused> {
             continue;
         }
         let name = Path::new(&name);
-        let node = open_flags(cur.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW)
-            .map_err(Refused::Io)?;
+        let node = open_flags(cur.as_raw_fd(), name, NODE_FLAGS).map_err(Refused::Io)?;
         let md = node.metadata().map_err(Refused::Io)?;
         if md.file_type().is_symlink() {
             links += 1;

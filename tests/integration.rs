@@ -1,7 +1,7 @@
 //! The one integration-test binary: every file here runs the real `fixity` executable.
-//! Unix only: the peers, FUSE, PostgreSQL and Slurm it runs against are there; what must
-//! hold on every system is tests/platforms.rs, which Windows runs too.
-#![cfg(unix)]
+//! Linux only: the peers, FUSE, PostgreSQL and Slurm it runs against are there; what
+//! must hold on every system is tests/platforms.rs, which Windows runs too.
+#![cfg(target_os = "linux")]
 
 mod architecture;
 mod bag;

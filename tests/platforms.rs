@@ -93,6 +93,18 @@ fn a_manifest_written_on_linux_checks_here_and_finds_a_changed_file() {
 }
 
 #[test]
+fn a_manifest_from_a_mac_names_files_in_nfd_and_they_are_found() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "caf\u{e9}/cr\u{e8}me.txt", b"brulee\n");
+    // As a Mac wrote it: both names decomposed (e + U+0301, e + U+0300).
+    let mac = format!("{}  cafe\u{301}/cre\u{300}me.txt\n", sha256(b"brulee\n"));
+    std::fs::write(d.path().join("mac.sha256"), mac).unwrap();
+    let out = run(d.path(), ["check", "mac.sha256"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "cafe\u{301}/cre\u{300}me.txt: OK\n");
+}
+
+#[test]
 fn paths_past_260_characters_are_hashed_scanned_and_verified() {
     let d = tempfile::tempdir().unwrap();
     let deep: String =

@@ -340,7 +340,7 @@ fn produce(plan: &CheckPlan, push: &mut dyn FnMut(Task<Item>) -> bool) {
                         }
                         Task {
                             work: Some(Work {
-                                path: bytes_path(&r.name),
+                                path: super::names::on_disk(&r.name),
                                 // --confine: no symlink may lead out either.
                                 mode: if plan.confine {
                                     OpenMode::Beneath

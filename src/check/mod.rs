@@ -12,6 +12,7 @@
 //! - `resolve` decides which algorithm a line is checked with.
 
 mod job;
+mod names;
 mod resolve;
 #[cfg(test)]
 mod tests;

@@ -10,11 +10,23 @@ use std::fs::Metadata;
 use std::path::Path;
 
 #[cfg(unix)]
-mod unix;
+mod posix;
 #[cfg(unix)]
-pub(crate) use unix::*;
-#[cfg(unix)]
-pub use unix::{first_extent, is_rotational};
+pub(crate) use posix::*;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::*;
+#[cfg(target_os = "linux")]
+pub use linux::{first_extent, is_rotational};
+
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+pub(crate) use macos::*;
+#[cfg(target_os = "macos")]
+pub use macos::{first_extent, is_rotational};
 
 #[cfg(windows)]
 mod windows;

@@ -234,12 +234,11 @@ impl Kernel {
 
 /// The kernels this CPU supports, fastest first.
 fn supported() -> Vec<Kernel> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
     #[cfg(target_arch = "x86_64")]
-    v.extend(x86::supported().into_iter().map(Kernel::Simd));
-    v.push(Kernel::Scalar);
-    v
+    let simd = x86::supported().into_iter().map(Kernel::Simd);
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd = std::iter::empty();
+    simd.chain([Kernel::Scalar]).collect()
 }
 
 fn chosen() -> Kernel {

@@ -1,51 +1,13 @@
-//! The storage-probe seam on Unix (Linux): what the kernel says of a file without
-//! reading it: the kind of a special file, its extended attributes' names, the file
-//! system's type from /proc/self/mountinfo, whether a disk spins (sysfs), where a file's
+//! The storage-probe seam on Linux: what the kernel says of a file without reading it
+//! (the parts every Unix shares are in `posix.rs`): the file system's type from /proc/self/mountinfo, whether a disk spins (sysfs), where a file's
 //! data starts on the device (`FIEMAP`), what the page cache holds (`preadv2(RWF_NOWAIT)`,
 //! `mincore`) and hints to it (`posix_fadvise`).
 
-use super::{Advice, Mount, XATTR_PREFIX};
-use crate::mapping::Mapping;
+use super::{Advice, Mount};
 use crate::sys::MetadataExt;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-
-/// The row of `KINDS` of a file type.
-pub(super) fn kind_of(ft: &std::fs::FileType) -> usize {
-    if ft.is_dir() {
-        0
-    } else if ft.is_fifo() {
-        1
-    } else if ft.is_socket() {
-        2
-    } else if ft.is_block_device() {
-        3
-    } else if ft.is_char_device() {
-        4
-    } else if ft.is_symlink() {
-        5
-    } else {
-        6
-    }
-}
-
-/// Whether the file at `path` has a POSIX ACL, and other extended attributes than
-/// fixity's own (one `listxattr`); `None` where the file system has no attributes.
-pub(super) fn attribute_flags(path: &Path) -> Option<(bool, bool)> {
-    let names = xattr::list(path).ok()?;
-    let (mut acl, mut xattrs) = (false, false);
-    for name in names {
-        let name = name.as_encoded_bytes();
-        if name == b"system.posix_acl_access" {
-            acl = true;
-        } else if !name.starts_with(XATTR_PREFIX.as_bytes()) {
-            xattrs = true;
-        }
-    }
-    Some((acl, xattrs))
-}
 
 /// Whether `file` lives on a kernel pseudo file system (procfs, sysfs, ...), whose regular
 /// files report a size (0, or one page) that has nothing to do with what a read returns:
@@ -229,56 +191,6 @@ pub(crate) fn advise(file: &File, offset: u64, len: u64, advice: Advice) -> libc
     }
 }
 
-/// The share of a mapping's pages in the page cache, from `SAMPLES` pages spread evenly
-/// over it (each asked of `mincore` on its own), or from every page of a mapping that
-/// small. A `mincore` of a whole file looks up each of its pages in the page cache: for
-/// a tree of large cached files that was 6% of a hash's CPU time (issue 27).
-pub(crate) fn resident_share(map: &Mapping) -> f64 {
-    const SAMPLES: usize = 64;
-    let (ptr, len) = (map.as_ptr(), map.bytes().len());
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
-    let pages = len.div_ceil(page);
-    if pages == 0 {
-        return 0.0;
-    }
-    if pages <= SAMPLES {
-        let mut v = [0u8; SAMPLES];
-        // SAFETY: the range is exactly the live mapping; `v` has a byte for each page.
-        let r = unsafe { libc::mincore(ptr, len, v.as_mut_ptr()) };
-        if r != 0 {
-            return 0.0;
-        }
-        return v[..pages].iter().filter(|&&b| b & 1 == 1).count() as f64 / pages as f64;
-    }
-    let mut resident = 0;
-    for i in 0..SAMPLES {
-        let p = i * pages / SAMPLES;
-        let mut v = 0u8;
-        // SAFETY: page `p` lies inside the live mapping of `len` bytes; `v` receives the
-        // one status byte for the one page asked about.
-        let r = unsafe { libc::mincore((ptr as *mut u8).add(p * page).cast(), 1, &mut v) };
-        if r == 0 && v & 1 == 1 {
-            resident += 1;
-        }
-    }
-    resident as f64 / SAMPLES as f64
-}
-
-/// The fraction of `path`'s pages in the page cache (see [`resident_share`]): how cold a
-/// "cold" run really is. 0 for an empty file.
-pub(crate) fn resident_fraction(path: &Path) -> io::Result<f64> {
-    let file = File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
-    if len == 0 {
-        return Ok(0.0);
-    }
-    // Mapped only for mincore, which reads page-table state, never the data.
-    let map = Mapping::new(&file, len).ok_or_else(io::Error::last_os_error)?;
-    Ok(resident_share(&map))
-}
-
 /// Asks the kernel to drop `path`'s pages from the page cache
 /// (`posix_fadvise(POSIX_FADV_DONTNEED)`; works without root, for clean pages only).
 pub(crate) fn evict(path: &Path) -> io::Result<()> {
@@ -312,24 +224,6 @@ pub(crate) fn open_sample(path: &Path, direct: bool) -> io::Result<File> {
 /// read so (tmpfs, some FUSE): `EINVAL`.
 pub(crate) fn direct_refused(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EINVAL)
-}
-
-/// Where the data of a sparse file lies: the offset of the first data (`hole` false) or
-/// hole (`hole` true) at or after `off` (`lseek(SEEK_DATA / SEEK_HOLE)`); `ENXIO` past
-/// the last data.
-#[allow(unsafe_code)]
-pub(crate) fn seek_extent(file: &File, off: u64, hole: bool) -> io::Result<u64> {
-    use std::os::fd::AsRawFd;
-    let whence = if hole { libc::SEEK_HOLE } else { libc::SEEK_DATA };
-    let off = libc::off_t::try_from(off).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: lseek on a descriptor the caller keeps open.
-    let r = unsafe { libc::lseek(file.as_raw_fd(), off, whence) };
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as u64) }
-}
-
-/// Whether a [`seek_extent`] says there is no data past the offset (`ENXIO`).
-pub(crate) fn past_last_data(e: &io::Error) -> bool {
-    e.raw_os_error() == Some(libc::ENXIO)
 }
 
 /// Whether a [`pread_nowait`] failed because the file system or the kernel cannot
