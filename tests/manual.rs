@@ -213,6 +213,52 @@ fn the_systemd_units_verify_and_their_command_checks_the_tree() {
     assert!(std::fs::read_to_string(&log).unwrap().contains("corrupt=1"));
 }
 
+/// The command lines of the Windows Task Scheduler task and the launchd job that
+/// dist/windows and dist/macos ship, as python3 parses the files (XML, a property
+/// list), with their paths put here: each verifies a tree, silent when it is clean.
+#[test]
+fn the_task_scheduler_and_launchd_examples_parse_and_verify_the_tree() {
+    if !have("python3") {
+        return missing("python3", "cannot parse the scheduler examples");
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let script = r#"
+import plistlib, sys, xml.etree.ElementTree as ET
+ns = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
+task = ET.parse(sys.argv[1]).getroot()
+print(task.find("t:Actions/t:Exec/t:Arguments", ns).text)
+with open(sys.argv[2], "rb") as f:
+    job = plistlib.load(f)
+print(" ".join(job["ProgramArguments"][1:]))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(format!("{root}/dist/windows/fixity-verify.xml"))
+        .arg(format!("{root}/dist/macos/org.fixity.verify.plist"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let lines = text(&o.stdout);
+    let d = tempdir();
+    let tree = d.path().join("photos");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("a.jpg"), b"picture").unwrap();
+    assert!(fixity(d.path()).args(["scan", "-q", "photos"]).output().unwrap().status.success());
+    let here = |w: &str| match w {
+        r"D:\Photos" | "/Volumes/Archive/Photos" => tree.to_str().unwrap().to_string(),
+        w if w.ends_with(".log") => d.path().join("verify.log").to_str().unwrap().to_string(),
+        w => w.to_string(),
+    };
+    for line in lines.lines() {
+        let argv: Vec<String> = line.split_whitespace().map(here).collect();
+        assert_eq!(argv[0], "verify", "{line}");
+        let o = fixity(d.path()).args(&argv).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{argv:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "a clean night is silent: {}", text(&o.stdout));
+    }
+    assert_eq!(lines.lines().count(), 2);
+}
+
 /// The commit this test tree is at, as the build script reads it (None outside a git
 /// checkout of this crate, e.g. the crate unpacked from the registry).
 fn git_head() -> Option<(String, String)> {
