@@ -26,7 +26,10 @@ fn kernels(family: Family) -> Vec<&'static Kernel> {
             continue;
         }
         if required() {
-            panic!("this CPU cannot run the {family:?} {} kernel (FIXITY_REQUIRE_KERNELS=1)", k.name);
+            panic!(
+                "this CPU cannot run the {family:?} {} kernel (FIXITY_REQUIRE_KERNELS=1)",
+                k.name
+            );
         }
         eprintln!("skipped: {family:?} {}: this CPU lacks its instructions", k.name);
     }

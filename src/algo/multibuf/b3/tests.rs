@@ -44,7 +44,10 @@ fn kernels() -> Vec<&'static Kernel> {
     for k in Kernel::all() {
         if !runs.iter().any(|r| std::ptr::eq(*r, k)) {
             if crate::algo::multibuf::tests::required() {
-                panic!("this CPU cannot run the BLAKE3 {} kernel (FIXITY_REQUIRE_KERNELS=1)", k.name);
+                panic!(
+                    "this CPU cannot run the BLAKE3 {} kernel (FIXITY_REQUIRE_KERNELS=1)",
+                    k.name
+                );
             }
             eprintln!("skipped: BLAKE3 {}: this CPU lacks its instructions", k.name);
         }
