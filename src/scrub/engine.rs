@@ -241,8 +241,7 @@ fn run_in(
             &mut rec,
             &mut report,
             opts,
-            (now, started, sliced, whole),
-            window,
+            (now, started, sliced, whole, window),
             notice,
         )?;
     }
@@ -468,8 +467,7 @@ fn stale_pass(
     rec: &mut Recorder<'_>,
     report: &mut Report,
     opts: &Options,
-    (now, started, sliced, walked): (i64, Instant, bool, bool),
-    window: Window,
+    (now, started, sliced, walked, window): (i64, Instant, bool, bool, Window),
     notice: &mut dyn FnMut(Notice),
 ) -> Result<(), ScrubError> {
     let pass = match rec.store.pass(sliced, now) {
