@@ -52,16 +52,6 @@ fn final_path(file: &File) -> io::Result<PathBuf> {
     }
 }
 
-/// A handle to the directory at `path`.
-fn open_dir(path: &Path) -> io::Result<File> {
-    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-    std::fs::OpenOptions::new()
-        .access_mode(0)
-        .share_mode(7)
-        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
-        .open(path)
-}
-
 /// Opens `base/path` for reading and refuses it unless it lies beneath `base`.
 fn open_in(base: &Path, dir: &File, path: &Path) -> Result<File, Refused> {
     if path.is_absolute() || path.has_root() {
@@ -82,7 +72,7 @@ fn open_in(base: &Path, dir: &File, path: &Path) -> Result<File, Refused> {
 /// otherwise, leads outside it.
 pub(crate) fn open_beneath(path: &Path) -> Result<File, Refused> {
     let cwd = std::env::current_dir().map_err(Refused::Io)?;
-    let dir = open_dir(&cwd).map_err(Refused::Io)?;
+    let dir = crate::sys::open_dir(&cwd).map_err(Refused::Io)?;
     open_in(&cwd, &dir, path)
 }
 

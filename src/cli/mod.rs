@@ -212,7 +212,9 @@ pub struct BenchTreeArgs {
 pub enum Store {
     /// A SQLite catalog (ROOT/.fixity/catalog.db, or --catalog).
     Sqlite,
-    /// Extended attributes on each file (user.fixity.*; reads cshatag's user.shatag.*).
+    /// Extended attributes on each file (user.fixity.*; reads cshatag's user.shatag.*);
+    /// on Windows, NTFS alternate data streams of the same names (also named `ads`).
+    #[value(alias = "ads")]
     Xattr,
 }
 

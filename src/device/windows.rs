@@ -36,21 +36,11 @@ pub(crate) fn sized_by_content(_file: &File) -> bool {
     false
 }
 
-/// A handle to `path` that asks for no access and shares everything (directories too).
-fn handle(path: &Path) -> io::Result<File> {
-    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-    std::fs::OpenOptions::new()
-        .access_mode(0)
-        .share_mode(7)
-        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
-        .open(path)
-}
-
 /// The name of the file system holding `path`, as Windows gives it: `NTFS`, `ReFS`,
 /// `FAT32`, `exFAT`, `FAT`; a share's, as its server reports it.
 pub(crate) fn fs_type(path: &Path) -> Option<String> {
     use windows_sys::Win32::Storage::FileSystem::GetVolumeInformationByHandleW;
-    let file = handle(path).ok()?;
+    let file = crate::sys::open_dir(path).ok()?;
     let mut name = [0u16; 64];
     // SAFETY: every out pointer but the name is null (not asked); the name buffer's
     // length is passed; the handle is open for the call.

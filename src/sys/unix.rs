@@ -257,3 +257,33 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
 pub fn drive_prefix(_name: &[u8]) -> bool {
     false
 }
+
+/// Whether a name is one the system writes beside a user's files, which a walk leaves
+/// out unless told to keep them (`FIXITY_KEEP_SYSTEM_FILES=1`): on macOS, `.DS_Store`
+/// (Finder's view settings) and `._NAME` (AppleDouble: a file's resource fork and
+/// attributes on a file system without them: SMB shares, FAT, exFAT); nothing on Linux.
+pub fn system_file(name: &[u8]) -> bool {
+    cfg!(target_os = "macos") && apple_file(name)
+}
+
+/// `.DS_Store` and AppleDouble `._NAME` files.
+pub(crate) fn apple_file(name: &[u8]) -> bool {
+    name == b".DS_Store" || (name.starts_with(b"._") && name.len() > 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apple_files_are_finders_and_appledouble_only() {
+        for name in [&b".DS_Store"[..], b"._photo.jpg", b"._x"] {
+            assert!(apple_file(name), "{}", String::from_utf8_lossy(name));
+        }
+        for name in [&b"._"[..], b".DS_Store2", b"a._b", b"photo.jpg", b".fixity"] {
+            assert!(!apple_file(name), "{}", String::from_utf8_lossy(name));
+        }
+        // Left out by walks on macOS only.
+        assert_eq!(system_file(b".DS_Store"), cfg!(target_os = "macos"));
+    }
+}

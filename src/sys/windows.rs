@@ -486,9 +486,9 @@ pub fn absolute(path: &Path) -> io::Result<PathBuf> {
     Ok(portable_arg(&std::path::absolute(path)?).into_owned())
 }
 
-/// Opens the directory at `path` (to open names beneath it, [`crate::confine`]): a
-/// handle with no access asked and everything shared (`FILE_FLAG_BACKUP_SEMANTICS`,
-/// without which Windows opens no directory).
+/// Opens the directory (or file) at `path` to ask about it or to open names beneath it
+/// ([`crate::confine`]): a handle with no access asked and everything shared
+/// (`FILE_FLAG_BACKUP_SEMANTICS`, without which Windows opens no directory).
 pub fn open_dir(path: &Path) -> io::Result<File> {
     const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
     std::fs::OpenOptions::new()
@@ -503,6 +503,12 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
 /// directory a manifest is checked from.
 pub fn drive_prefix(name: &[u8]) -> bool {
     name.len() >= 2 && name[0].is_ascii_alphabetic() && name[1] == b':'
+}
+
+/// Whether a name is one the system writes beside a user's files: none that a walk
+/// leaves out on Windows (`Thumbs.db` and `desktop.ini` are files people copy and keep).
+pub fn system_file(_name: &[u8]) -> bool {
+    false
 }
 
 /// A file's attributes, kept as NTFS alternate data streams.

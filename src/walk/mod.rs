@@ -94,6 +94,13 @@ impl Exclude {
     }
 }
 
+/// Whether `FIXITY_KEEP_SYSTEM_FILES=1` asks walks to keep the files the system writes
+/// beside a user's ([`crate::sys::system_file`]); asked once a process.
+fn keep_system_files() -> bool {
+    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var_os("FIXITY_KEEP_SYSTEM_FILES").is_some_and(|v| v == "1"))
+}
+
 /// One thing found by the walk.
 #[derive(Debug)]
 pub enum WalkEvent {
@@ -292,8 +299,12 @@ fn list_sorted(dir: &Path, opts: &WalkOptions, root: &Path, pace: &Pace) -> io::
         {
             continue;
         }
-        // Another fixity's temporary file (being written, or left by a killed run).
-        if !opts.exclude.keep_state && crate::output::foreign_temp_name(name.as_bytes()) {
+        // Another fixity's temporary file (being written, or left by a killed run), or
+        // one the system writes beside the user's (macOS's `.DS_Store`, `._NAME`).
+        if !opts.exclude.keep_state
+            && (crate::output::foreign_temp_name(name.as_bytes())
+                || (crate::sys::system_file(name.as_bytes()) && !keep_system_files()))
+        {
             continue;
         }
         if !opts.exclude.is_empty() {
