@@ -93,7 +93,7 @@ fn run(dir: &Path, tree: &Path) -> Result<(), Box<dyn std::error::Error>> {
             max_bytes: None,
             max_duration: None,
             engine: Config::for_storage(false),
-            modify_window_ns: 0,
+            modify_window_ns: None,
         };
         Ok(scrub::run(tree, store.as_mut(), &opts, &mut |notice| eprintln!("{notice:?}"))?)
     };

@@ -242,9 +242,10 @@ pub struct ScrubArgs {
     /// Follow symbolic links inside the tree.
     #[arg(short = 'L', long)]
     pub follow: bool,
-    /// Treat mtimes this many seconds apart as equal (FAT keeps 2 s, SMB shares drift).
-    #[arg(long, value_name = "SECONDS", default_value = "0")]
-    pub modify_window: f64,
+    /// Treat mtimes this many seconds apart as equal (default: as the file system keeps
+    /// them: 2 on FAT, 0.01 on exFAT, else 0; SMB shares may drift).
+    #[arg(long, value_name = "SECONDS")]
+    pub modify_window: Option<f64>,
     /// Print only problems (corrupt, unreadable, missing), and the summary only then.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -478,7 +478,7 @@ fn look(
         max_bytes: None,
         max_duration: None,
         engine,
-        modify_window_ns: 0,
+        modify_window_ns: None,
     };
     let report = scrub::run_subtree(root, store, &opts, sub, &mut |_| {})?;
     if let Some(e) = &report.catalog_error {

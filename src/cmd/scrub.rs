@@ -59,7 +59,7 @@ pub fn run(
         }
         None => None,
     };
-    if !(args.modify_window.is_finite() && args.modify_window >= 0.0) {
+    if args.modify_window.is_some_and(|w| !(w.is_finite() && w >= 0.0)) {
         bail!("bad --modify-window: give seconds, 0 or more");
     }
     let algo = match &args.algorithm {
@@ -154,7 +154,7 @@ pub fn run(
     let exclude = Exclude::new(&patterns).context("bad exclude pattern")?;
 
     let mut engine = engine_config(Some(&root), &args.read);
-    let modify_window_ns = (args.modify_window * 1e9) as i128;
+    let modify_window_ns = args.modify_window.map(|w| (w * 1e9) as i128);
     let progress = Progress::new(args.read.progress, !args.read.no_progress);
     engine.read.progress = progress.counter();
     let opts = Options {

@@ -212,6 +212,23 @@ pub(crate) fn skipping(ft: &std::fs::FileType) -> &'static str {
     KINDS[kind_of(ft)].1
 }
 
+/// How far apart two mtimes of a file in the tree at `root` may be and still be one:
+/// as coarse as its file system keeps them, 2 s on FAT (FAT12/16/32, `vfat`, `msdos`),
+/// 10 ms on exFAT, 0 elsewhere (ext4, XFS, btrfs, APFS, NTFS keep ns or 100 ns). A copy
+/// to or from such a file system rounds the mtime: within the window it is not an edit.
+pub(crate) fn modify_window_ns(root: &Path) -> i128 {
+    fs_type(root).map_or(0, |t| window_of(&t))
+}
+
+/// [`modify_window_ns`] by the file system's name, as Linux, macOS or Windows give it.
+fn window_of(fs_type: &str) -> i128 {
+    match fs_type.to_ascii_lowercase().as_str() {
+        "vfat" | "msdos" | "fat" | "fat12" | "fat16" | "fat32" => 2_000_000_000,
+        "exfat" => 10_000_000,
+        _ => 0,
+    }
+}
+
 /// Whether the file system holding `path` reports inode change times (ctimes) that
 /// tell an edit whose mtime was put back from bitrot. Local file systems (ext4, XFS,
 /// btrfs, ZFS, tmpfs) and network ones whose server keeps the ctime (NFS, SMB) do; a FUSE
@@ -234,6 +251,19 @@ pub(crate) fn ctime_trusted(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fat_and_exfat_keep_coarse_mtimes() {
+        for (t, w) in [("vfat", 2_000_000_000), ("FAT32", 2_000_000_000), ("msdos", 2_000_000_000)]
+        {
+            assert_eq!(window_of(t), w, "{t}");
+        }
+        assert_eq!(window_of("exfat"), 10_000_000);
+        assert_eq!(window_of("exFAT"), 10_000_000);
+        for t in ["ext4", "NTFS", "apfs", "tmpfs", "cifs"] {
+            assert_eq!(window_of(t), 0, "{t}");
+        }
+    }
 
     #[test]
     fn access_is_kept_as_text_and_as_a_stored_mode() {

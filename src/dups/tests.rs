@@ -163,7 +163,7 @@ fn scan(root: &Path, algo: &str) -> Box<dyn Store> {
         max_bytes: None,
         max_duration: None,
         engine: config(),
-        modify_window_ns: 0,
+        modify_window_ns: Some(0),
     };
     crate::scrub::run(root, store.as_mut(), &opts, &mut |_| {}).unwrap();
     drop(store);

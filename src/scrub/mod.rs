@@ -78,8 +78,9 @@ pub struct Options {
     /// The read engine's settings (workers, serial reads).
     pub engine: Config,
     /// How far apart two mtimes may be and still count as equal (see `Record::describes`;
-    /// `--modify-window`).
-    pub modify_window_ns: i128,
+    /// `--modify-window`); `None`: as fine as the tree's file system keeps them
+    /// ([`crate::device::modify_window_ns`]: 2 s on FAT, 10 ms on exFAT, else 0).
+    pub modify_window_ns: Option<i128>,
 }
 
 /// Something to tell the user as it happens (not a classification).

@@ -254,7 +254,7 @@ fn options(mode: Mode, max_bytes: Option<u64>) -> Options {
         max_bytes,
         max_duration: None,
         engine,
-        modify_window_ns: 0,
+        modify_window_ns: Some(0),
     }
 }
 
