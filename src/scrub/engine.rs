@@ -151,8 +151,7 @@ fn run_in(
     // With no record at all, or every file read, no file is compared by its stat: the
     // walk takes none.
     let stat = !records.none() && !whole;
-    let mtime_ns = opts.modify_window_ns.unwrap_or_else(|| crate::device::modify_window_ns(root));
-    let window = Window { mtime_ns, ctime: ctime_rule(root, &*rec.store) };
+    let window = Window { mtime_ns: opts.mtime_window(root), ctime: ctime_rule(root, &*rec.store) };
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
     // Phase one: the walk merged with the records.

@@ -83,6 +83,14 @@ pub struct Options {
     pub modify_window_ns: Option<i128>,
 }
 
+impl Options {
+    /// The mtime window of a run over the tree at `root`: `modify_window_ns`, else the
+    /// file system's own precision.
+    pub(crate) fn mtime_window(&self, root: &Path) -> i128 {
+        self.modify_window_ns.unwrap_or_else(|| crate::device::modify_window_ns(root))
+    }
+}
+
 /// Something to tell the user as it happens (not a classification).
 #[derive(Debug)]
 pub enum Notice {
