@@ -6,10 +6,11 @@
 //! a drop-in) picks the plan from what its sinks need, and this module carries it out.
 //! Each way of fetching a regular file's bytes is a [`Fetch`] variant executed by a file
 //! of its own: `stream` (a reused buffer, or one reader at a time on a seeking disk,
-//! as the [`Serial`] policy says), `mapped` (a guarded memory map, fed in windows) and `samples` (only the
-//! ranges a sampled hasher asks for). A sparse file is read by its data extents, its
-//! holes hashed from zeros, whatever the plan (`sparse`). With `unsafe` for `madvise`,
-//! `posix_fadvise`, `preadv2` and `lseek`.
+//! as the [`Serial`] policy says), `mapped` (a guarded memory map, fed in windows; on
+//! Windows `unmapped.rs`, which never maps) and `samples` (only the ranges a sampled
+//! hasher asks for). A sparse file is read by its data extents, its holes hashed from
+//! zeros, whatever the plan (`sparse`). With `unsafe` for `madvise`; the system calls
+//! that ask the device (`posix_fadvise`, `preadv2`, `lseek`) are `crate::device`'s.
 
 #[cfg(unix)]
 mod mapped;
