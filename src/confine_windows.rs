@@ -52,8 +52,9 @@ fn final_path(file: &File) -> io::Result<PathBuf> {
     }
 }
 
-/// Opens `base/path` for reading and refuses it unless it lies beneath `base`.
-fn open_in(base: &Path, dir: &File, path: &Path) -> Result<File, Refused> {
+/// Opens `base/path` for reading and refuses it unless its final path lies beneath
+/// `inside` (the final path of `base`).
+fn open_in(base: &Path, inside: &Path, path: &Path) -> Result<File, Refused> {
     if path.is_absolute() || path.has_root() {
         return Err(Refused::Escapes);
     }
@@ -62,9 +63,8 @@ fn open_in(base: &Path, dir: &File, path: &Path) -> Result<File, Refused> {
         .share_mode(7)
         .open(base.join(path))
         .map_err(Refused::Io)?;
-    let inside = final_path(dir).map_err(Refused::Io)?;
     let at = final_path(&file).map_err(Refused::Io)?;
-    if at.starts_with(&inside) && at != inside { Ok(file) } else { Err(Refused::Escapes) }
+    if at.starts_with(inside) && at != inside { Ok(file) } else { Err(Refused::Escapes) }
 }
 
 /// Opens `path` for reading beneath the current directory (the directory a manifest's
@@ -73,12 +73,12 @@ fn open_in(base: &Path, dir: &File, path: &Path) -> Result<File, Refused> {
 pub(crate) fn open_beneath(path: &Path) -> Result<File, Refused> {
     let cwd = std::env::current_dir().map_err(Refused::Io)?;
     let dir = crate::sys::open_dir(&cwd).map_err(Refused::Io)?;
-    open_in(&cwd, &dir, path)
+    open_in(&cwd, &final_path(&dir).map_err(Refused::Io)?, path)
 }
 
 /// Opens `path` for reading beneath the directory open as `dir` (a recovery set's names,
 /// beneath the tree they protect).
 pub(crate) fn open_under(dir: &File, path: &Path) -> Result<File, Refused> {
     let base = final_path(dir).map_err(Refused::Io)?;
-    open_in(&base, dir, path)
+    open_in(&base, &base, path)
 }

@@ -212,15 +212,30 @@ pub(crate) fn skipping(ft: &std::fs::FileType) -> &'static str {
     KINDS[kind_of(ft)].1
 }
 
-/// How far apart two mtimes of a file in the tree at `root` may be and still be one:
-/// as coarse as its file system keeps them, 2 s on FAT (FAT12/16/32, `vfat`, `msdos`),
-/// 10 ms on exFAT, 0 elsewhere (ext4, XFS, btrfs, APFS, NTFS keep ns or 100 ns). A copy
-/// to or from such a file system rounds the mtime: within the window it is not an edit.
-pub(crate) fn modify_window_ns(root: &Path) -> i128 {
-    fs_type(root).map_or(0, |t| window_of(&t))
+/// What the file system of a tree says of its files' times, from one look at its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Times {
+    /// How far apart two mtimes of a file may be and still be one: as coarse as the file
+    /// system keeps them, 2 s on FAT (FAT12/16/32, `vfat`, `msdos`), 10 ms on exFAT, 0
+    /// elsewhere (ext4, XFS, btrfs, APFS, NTFS keep ns or 100 ns). A copy to or from such
+    /// a file system rounds the mtime: within the window it is not an edit.
+    pub window_ns: i128,
+    /// Whether its ctimes tell an edit that put its mtime back ([`ctime_trusted`]).
+    pub ctime_trusted: bool,
 }
 
-/// [`modify_window_ns`] by the file system's name, as Linux, macOS or Windows give it.
+/// The [`Times`] of the tree at `root`.
+pub(crate) fn times(root: &Path) -> Times {
+    let fs = fs_type(root);
+    let ctime_trusted = match std::env::var("FIXITY_CTIME").as_deref() {
+        Ok("ignore") => false,
+        Ok("trust") => true,
+        _ => fs.as_deref().is_none_or(ctime_trusted_on),
+    };
+    Times { window_ns: fs.as_deref().map_or(0, window_of), ctime_trusted }
+}
+
+/// [`Times::window_ns`] by the file system's name, as Linux, macOS or Windows give it.
 fn window_of(fs_type: &str) -> i128 {
     match fs_type.to_ascii_lowercase().as_str() {
         "vfat" | "msdos" | "fat" | "fat12" | "fat16" | "fat32" => 2_000_000_000,
@@ -241,11 +256,7 @@ fn window_of(fs_type: &str) -> i128 {
 /// file's anew), `trust` for a FUSE file system known to keep them (sshfs over a server
 /// that does).
 pub(crate) fn ctime_trusted(path: &Path) -> bool {
-    match std::env::var("FIXITY_CTIME").as_deref() {
-        Ok("ignore") => false,
-        Ok("trust") => true,
-        _ => fs_type(path).is_none_or(|t| ctime_trusted_on(&t)),
-    }
+    times(path).ctime_trusted
 }
 
 #[cfg(test)]

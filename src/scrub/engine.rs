@@ -151,7 +151,12 @@ fn run_in(
     // With no record at all, or every file read, no file is compared by its stat: the
     // walk takes none.
     let stat = !records.none() && !whole;
-    let window = Window { mtime_ns: opts.mtime_window(root), ctime: ctime_rule(root, &*rec.store) };
+    // The file system's times (one look at its type): its mtime precision, unless
+    // --modify-window says, and its ctimes within the store's slack, where trusted.
+    let times = crate::device::times(root);
+    let mtime_ns = opts.modify_window_ns.unwrap_or(times.window_ns);
+    let window =
+        Window { mtime_ns, ctime: times.ctime_trusted.then(|| rec.store.ctime_slack_ns()) };
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
     // Phase one: the walk merged with the records.
@@ -590,11 +595,4 @@ fn end_pass(
     {
         rec.fail(e, notice);
     }
-}
-
-/// The ctime rule of a run over the tree at `root` with `store`: ctimes count, within the
-/// store's slack ([`Store::ctime_slack_ns`]), unless the tree's file system reports
-/// ctimes that cannot be trusted ([`crate::device::ctime_trusted`]: FUSE).
-fn ctime_rule(root: &Path, store: &dyn Store) -> Option<i128> {
-    crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns())
 }

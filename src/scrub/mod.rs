@@ -79,16 +79,8 @@ pub struct Options {
     pub engine: Config,
     /// How far apart two mtimes may be and still count as equal (see `Record::describes`;
     /// `--modify-window`); `None`: as fine as the tree's file system keeps them
-    /// ([`crate::device::modify_window_ns`]: 2 s on FAT, 10 ms on exFAT, else 0).
+    /// ([`crate::device::Times::window_ns`]: 2 s on FAT, 10 ms on exFAT, else 0).
     pub modify_window_ns: Option<i128>,
-}
-
-impl Options {
-    /// The mtime window of a run over the tree at `root`: `modify_window_ns`, else the
-    /// file system's own precision.
-    pub(crate) fn mtime_window(&self, root: &Path) -> i128 {
-        self.modify_window_ns.unwrap_or_else(|| crate::device::modify_window_ns(root))
-    }
 }
 
 /// Something to tell the user as it happens (not a classification).

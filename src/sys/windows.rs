@@ -45,14 +45,9 @@ fn wtf8(mut b: &[u8]) -> bool {
                 if !lead && at == 0 && lead_before {
                     return false;
                 }
+                // Only a surrogate straight after this one (`at == 0` next time) reads it.
                 lead_before = lead;
                 b = &rest[3..];
-                if b.is_empty() {
-                    return true;
-                }
-                if std::str::from_utf8(&b[..1]).is_ok() || b[0] != 0xED {
-                    lead_before = false;
-                }
             }
         }
     }
