@@ -53,6 +53,65 @@ pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
     Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1000) + ms)
 }
 
+/// An ISO 8601 time with seconds, `YYYY-MM-DDTHH:MM:SS`, any number of fraction digits
+/// (up to 9 count, as .NET's round-trip form `2022-09-16T16:43:32.2740000Z` has 7), and
+/// `Z`, an offset `+HH:MM`, or nothing (taken as UTC): nanoseconds since the epoch, and
+/// how many fraction digits the text has.
+pub fn parse_iso8601_ns(text: &str) -> Option<(i128, u32)> {
+    let t = text.as_bytes();
+    if t.len() < 19 || t[4] != b'-' || t[7] != b'-' || !matches!(t[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if t[13] != b':' || t[16] != b':' {
+        return None;
+    }
+    let num = |a: usize, b: usize| -> Option<i64> {
+        let s = std::str::from_utf8(t.get(a..b)?).ok()?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (h, mi, s) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let days = days_from_civil(y, m as u32, d as u32);
+    if civil_from_days(days) != (y, m as u32, d as u32) {
+        return None;
+    }
+    let mut rest = &t[19..];
+    let (mut frac_ns, mut digits) = (0i128, 0u32);
+    if let Some(after) = rest.strip_prefix(b".") {
+        let n = after.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        for &c in &after[..n.min(9)] {
+            frac_ns = frac_ns * 10 + i128::from(c - b'0');
+        }
+        digits = n.min(9) as u32;
+        frac_ns *= 10i128.pow(9 - digits);
+        rest = &after[n..];
+    }
+    let offset_s: i64 = match rest {
+        b"" | b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let two = |a: u8, b: u8| -> Option<i64> {
+                (a.is_ascii_digit() && b.is_ascii_digit())
+                    .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+            };
+            let (oh, om) = (two(*h1, *h2)?, two(*m1, *m2)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let o = oh * 3600 + om * 60;
+            if *sign == b'+' { o } else { -o }
+        }
+        _ => return None,
+    };
+    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_s;
+    Some((i128::from(secs) * 1_000_000_000 + frac_ns, digits))
+}
+
 /// A proleptic Gregorian (year, month, day) to days since 1970-01-01: the inverse of
 /// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -101,6 +160,36 @@ mod tests {
         for bad in ["2001-02-29T00:00:00.000Z", "2026-11-18T11:06:40Z", "2026-13-01T00:00:00.000Z"]
         {
             assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn iso_times_with_fractions_and_offsets() {
+        // .NET's round-trip form, as MD5Stream and TeraCopy write a file's write time.
+        let (ns, digits) = parse_iso8601_ns("2022-09-16T16:43:32.2740000Z").unwrap();
+        assert_eq!((ns, digits), (1_663_346_612_274_000_000, 7));
+        assert_eq!(format_rfc3339_ms((ns / 1_000_000) as i64), "2022-09-16T16:43:32.274Z");
+        assert_eq!(parse_iso8601_ns("2022-09-16T16:43:32Z"), Some((1_663_346_612_000_000_000, 0)));
+        assert_eq!(parse_iso8601_ns("2022-09-16T16:43:32"), Some((1_663_346_612_000_000_000, 0)));
+        // An offset is taken off; digits past nanoseconds are dropped.
+        assert_eq!(
+            parse_iso8601_ns("2022-09-16T18:43:32.1234567891+02:00"),
+            Some((1_663_346_612_123_456_789, 9))
+        );
+        assert_eq!(
+            parse_iso8601_ns("1969-12-31T23:59:59.5Z"),
+            Some((-500_000_000, 1)),
+            "before the epoch"
+        );
+        for bad in [
+            "2022-09-16",
+            "2022-02-30T00:00:00Z",
+            "2022-09-16T16:43:32.Z",
+            "2022-09-16T16:43:32+2:00",
+            "2022-09-16T16:43:32 junk",
+            "2022-09-16T24:00:00Z",
+        ] {
+            assert_eq!(parse_iso8601_ns(bad), None, "{bad}");
         }
     }
 }

@@ -736,6 +736,43 @@ fn xattr_store_round_trips_and_reads_cshatag_attributes() {
 }
 
 #[test]
+fn xattr_store_reads_teracopys_md5_stream_where_fixity_has_no_record() {
+    let d = tempdir();
+    if !xattrs_work(d.path()) {
+        skip("xattr store", "the test directory's file system has no user xattrs");
+        return;
+    }
+    // TeraCopy's MD5 stream (MD5Stream's layout) as a Samba server keeps a Windows
+    // client's: the digest and the file's write time to 100 ns.
+    let md5 = fixity::algo::lookup("md5").unwrap();
+    let t = d.path().join("t");
+    let when = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 123_456_700);
+    let stream = |content: &[u8], stamp: &str| {
+        let hex = md5.digest(content).to_hex().to_uppercase();
+        format!("MD5={hex}\r\nFileWriteTimeUtc={stamp}\r\n\0").into_bytes()
+    };
+    let stamp = "2023-11-14T22:13:20.1234567Z";
+    for (name, content, recorded) in [
+        ("kept", &b"kept"[..], &b"kept"[..]),
+        ("rotted", b"rotted", b"ROTTED"),
+        ("edited", b"edited", b"EDITED"),
+    ] {
+        let p = write(&t, name, content);
+        xattr::set(&p, "user.DosStream.MD5:$DATA", &stream(recorded, stamp)).unwrap();
+        set_mtime(&p, when);
+    }
+    // Written after TeraCopy took its digest: an edit, not rot.
+    set_mtime(&t.join("edited"), when + std::time::Duration::from_secs(2));
+    let (found, s, code) = classify(d.path(), &["verify", "--store", "xattr", "t"]);
+    assert_eq!(code, 1, "{found:?}");
+    assert_eq!(found, map(&[("rotted", "corrupt"), ("edited", "modified")]), "{s}");
+    // fixity's own record goes beside the stream of the file that matched.
+    let kept = t.join("kept");
+    assert!(xattr::get(&kept, "user.fixity.md5").unwrap().is_some());
+    assert!(xattr::get(&kept, "user.DosStream.MD5:$DATA").unwrap().is_some(), "left as it was");
+}
+
+#[test]
 fn xattr_slices_resume_from_a_cursor() {
     let d = tempdir();
     if !xattrs_work(d.path()) {

@@ -197,6 +197,90 @@ fn cshatag_attributes_import_and_an_edited_file_is_refused() {
     assert!(text(&out.stderr).contains("SHA-256"), "{}", text(&out.stderr));
 }
 
+#[test]
+fn windows_streams_a_samba_server_or_ntfs_3g_shows_import_and_an_edited_file_is_refused() {
+    let d = tempdir();
+    if !xattrs_work(d.path()) {
+        return;
+    }
+    // What a Windows client's RapidCRC-Unicode and TeraCopy leave on a Samba share
+    // (vfs_streams_xattr: user.DosStream.NAME:$DATA, a NUL after the bytes), and what
+    // ntfs-3g shows of an NTFS volume's streams (user.NAME).
+    let t = d.path().join("t");
+    let (md5, crc32) =
+        (fixity::algo::lookup("md5").unwrap(), fixity::algo::lookup("crc32").unwrap());
+    let samba = |p: &Path, stream: &str, value: &[u8]| {
+        let mut v = value.to_vec();
+        v.push(0);
+        xattr::set(p, format!("user.DosStream.{stream}:$DATA"), &v).unwrap();
+    };
+    // TeraCopy's layout (MD5Stream's): the digest and the write time, 100 ns.
+    let teracopy = |content: &[u8]| {
+        format!(
+            "MD5={}\r\nFileWriteTimeUtc=2023-11-14T22:13:20.1234567Z\r\n",
+            md5.digest(content).to_hex().to_uppercase()
+        )
+    };
+    for name in ["tera", "edited"] {
+        let p = write(&t, name, name.as_bytes());
+        samba(&p, "MD5", teracopy(name.as_bytes()).as_bytes());
+        set_mtime(&p, fixture_time());
+    }
+    set_mtime(&t.join("edited"), fixture_time() + Duration::from_secs(60));
+    // RapidCRC-Unicode's: the hex digest alone, a stream per algorithm.
+    let p = write(&t, "rapid", b"rapid");
+    samba(&p, "CRC32", crc32.digest(b"rapid").to_hex().to_uppercase().as_bytes());
+    samba(&p, "MD5", md5.digest(b"rapid").to_hex().to_uppercase().as_bytes());
+    let p = write(&t, "sub/ntfs-3g", b"ntfs-3g");
+    xattr::set(&p, "user.MD5", md5.digest(b"ntfs-3g").to_hex().as_bytes()).unwrap();
+    let p = write(&t, "blake2sp", b"blake2sp");
+    samba(&p, "BLAKE2SP", &[b'a'; 64]);
+    let p = write(&t, "damaged", b"damaged");
+    samba(&p, "SHA1", b"not hex");
+    let p = write(&t, "downloaded", b"downloaded");
+    samba(&p, "Zone.Identifier", b"[ZoneTransfer]\r\nZoneId=3\r\n");
+
+    let (listed, s, code) =
+        json_run(d.path(), &["import", "--from", "streams", "-v", "--json", "t"]);
+    assert_eq!(code, 1, "{listed:?} {s}");
+    assert_eq!(s["algorithm"], "md5", "the algorithm most streams hold");
+    assert_eq!(s["summary"]["imported"], 3, "{listed:?}");
+    for (path, class) in [
+        ("tera", "imported"),
+        ("rapid", "imported"),
+        ("sub/ntfs-3g", "imported"),
+        ("edited", "changed"),
+        ("blake2sp", "algorithm"),
+        ("damaged", "malformed"),
+        ("downloaded", "no-digest"),
+    ] {
+        assert_eq!(listed.get(path).map(String::as_str), Some(class), "{path}: {listed:?}");
+    }
+    let out = run(d.path(), &["import", "--from", "streams", "t"]);
+    let said = text(&out.stdout);
+    assert!(said.contains("damaged") && said.contains(":SHA1"), "{said}");
+    assert!(said.contains("BLAKE2SP"), "{said}");
+
+    // The imported digests hold: a verify reads every file and finds them as recorded.
+    let out = run(d.path(), &["verify", "-q", "t"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(status_json(d.path(), "t")["imported_unverified"], 0);
+
+    // Only one algorithm's streams, and one no program keeps in a stream.
+    let e = tempdir();
+    let t2 = e.path().join("t");
+    let p = write(&t2, "rapid", b"rapid");
+    xattr::set(&p, "user.CRC32", crc32.digest(b"rapid").to_hex().as_bytes()).unwrap();
+    xattr::set(&p, "user.MD5", md5.digest(b"rapid").to_hex().as_bytes()).unwrap();
+    let (listed, s, code) =
+        json_run(e.path(), &["import", "--from", "streams", "-a", "crc32", "-v", "--json", "t"]);
+    assert_eq!((code, &s["algorithm"]), (0, &serde_json::json!("crc32")), "{listed:?}");
+    assert_eq!(listed["rapid"], "imported");
+    let out = run(e.path(), &["import", "--from", "streams", "-a", "xxh3", "t"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no program keeps xxh3 digests in a stream"));
+}
+
 /// `chkbit -u DIR` from the PyPI package, if it runs here.
 fn chkbit(dir: &Path, algo: &str) -> bool {
     if !have("chkbit") {

@@ -214,3 +214,51 @@ fn the_attribute_store_keeps_streams_or_says_why_not() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("CORRUPT     a.txt"), "{}", text(&out.stdout));
 }
+
+/// A tree on a share, named by its UNC path (`\\server\share\...`, as a NAS is mapped):
+/// hashed with the names as typed (`//server/share/...` in the manifest), the manifest
+/// checked, the tree scanned and verified with its catalog on the share, a rot found.
+/// `FIXITY_TEST_UNC` names a writable share directory: `.ci/windows-tests` points
+/// `\\fixity-ci\share` at a directory through the Wine prefix's `dosdevices/unc`; on a
+/// real Windows any share will do. Without it the test says so (and fails in CI).
+#[cfg(windows)]
+#[test]
+fn a_tree_on_a_share_named_by_its_unc_path() {
+    let Some(share) = std::env::var_os("FIXITY_TEST_UNC") else {
+        let why = "FIXITY_TEST_UNC names no share (\\\\server\\share) to test on";
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("skipped: {why}");
+        return;
+    };
+    let share = share.to_str().expect("FIXITY_TEST_UNC is text").trim_end_matches('\\').to_string();
+    assert!(share.starts_with(r"\\"), "FIXITY_TEST_UNC={share} is not a UNC path");
+    let top = format!(r"{share}\fixity-test-{}", std::process::id());
+    let root = format!(r"{top}\photos");
+    let files =
+        [("a.txt", &b"hello\n"[..]), ("sub/b.txt", b"world\n"), ("\u{e9}t\u{e9}.txt", b"summer\n")];
+    for (rel, data) in files {
+        write(Path::new(&root), rel, data);
+    }
+    let local = tempfile::tempdir().unwrap();
+    let shown = root.replace('\\', "/");
+
+    let out = run(local.path(), ["hash", "-a", "sha256", "-r", &root]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut want: Vec<String> =
+        files.iter().map(|(rel, data)| format!("{}  {shown}/{rel}\n", sha256(data))).collect();
+    want.sort_by(|a, b| a[66..].as_bytes().cmp(b[66..].as_bytes()));
+    assert_eq!(text(&out.stdout), want.concat(), "names as typed, with /");
+    std::fs::write(local.path().join("share.sha256"), &out.stdout).unwrap();
+    let out = run(local.path(), ["check", "share.sha256"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+
+    let out = run(local.path(), ["scan", &root]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(Path::new(&format!(r"{root}\.fixity\catalog.db")).is_file(), "catalog on the share");
+    rot(Path::new(&root), "a.txt", b"HELLO\n");
+    let out = fixity(local.path()).args(["verify", &root]).env("FIXITY_CTIME", "ignore").output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("CORRUPT     a.txt"), "{}", text(&out.stdout));
+    std::fs::remove_dir_all(&top).unwrap();
+}

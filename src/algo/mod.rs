@@ -161,6 +161,10 @@ pub struct Algorithm {
     /// The extended attribute cshatag (and the Python shatag) keep this digest in, for
     /// the xattr store to read and keep in step (`user.shatag.sha256`).
     pub shatag: Option<&'static str>,
+    /// The NTFS alternate data stream RapidCRC-Unicode keeps this digest in, in hex
+    /// (`CRC32`, `SHA256`); TeraCopy and MD5Stream keep MD5 in `MD5` with the file's
+    /// write time. `fixity import --from streams` reads them.
+    pub stream: Option<&'static str>,
     /// coreutils `cksum -a`: its place in cksum's list and the name `-a` takes.
     pub cksum: Option<(u8, &'static str)>,
     /// The multi-buffer kernel family that hashes many inputs of this algorithm at once
@@ -287,6 +291,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     algo!("crc32", "CRC32", 4, Checksum, ["crc32b", "crcieee"], ["sfv", "crc32"], impls::crc32)
         .with_cksum(3, "crc32b")
         .with_rhash(0, "crc32", "crc32", false, Some(b'c'))
+        .with_stream("CRC32")
         .with_combine(Combine::Crc32),
     algo!(
         "crc32c",
@@ -298,6 +303,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         impls::crc32c
     )
     .with_rhash(26, "crc32c", "crc32c", false, None)
+    .with_stream("CRC32C")
     .with_combine(Combine::Crc32c),
     // CRC-64/NVME, the S3 default checksum (`x-amz-checksum-crc64nvme`).
     algo!("crc64nvme", "CRC64NVME", 8, Checksum, ["crc64/nvme"], ["crc64nvme"], impls::crc64nvme)
@@ -308,6 +314,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         .with_cksum(4, "md5")
         .with_rhash(2, "md5", "md5", false, Some(b'm'))
         .with_tools(&["md5sum"])
+        .with_stream("MD5")
         .with_lanes(multibuf::Family::Md5),
     // The ETag S3 gives a file the AWS CLI uploaded (8 MiB parts; `s3etag-16MiB` and so
     // on are made on first use): see s3etag.rs.
@@ -324,6 +331,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     .with_cksum(5, "sha1")
     .with_rhash(3, "sha1", "sha1", false, Some(b'h'))
     .with_tools(&["sha1sum"])
+    .with_stream("SHA1")
     .with_lanes(multibuf::Family::Sha1),
     algo!(
         "sha224",
@@ -350,6 +358,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     .with_rhash(17, "sha-256", "sha256", false, None)
     .with_tools(&["sha256sum"])
     .with_shatag("user.shatag.sha256")
+    .with_stream("SHA256")
     .with_lanes(multibuf::Family::Sha256),
     algo!(
         "sha384",
@@ -374,9 +383,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
     )
     .with_cksum(9, "sha512")
     .with_rhash(19, "sha-512", "sha512", false, None)
-    .with_tools(&["sha512sum"]),
+    .with_tools(&["sha512sum"])
+    .with_stream("SHA512"),
     algo!("sha3-224", "SHA3-224", 28, Cryptographic, ["sha3224"], ["sha3-224"], impls::sha3_224)
-        .with_rhash(22, "sha3-224", "sha3-224", false, None),
+        .with_rhash(22, "sha3-224", "sha3-224", false, None)
+        .with_stream("SHA3-224"),
     algo!(
         "sha3-256",
         "SHA3-256",
@@ -386,11 +397,13 @@ pub static ALGORITHMS: &[Algorithm] = &[
         ["sha3-256", "sha3"],
         impls::sha3_256
     )
-    .with_rhash(23, "sha3-256", "sha3-256", false, None),
+    .with_rhash(23, "sha3-256", "sha3-256", false, None)
+    .with_stream("SHA3-256"),
     algo!("sha3-384", "SHA3-384", 48, Cryptographic, ["sha3384"], ["sha3-384"], impls::sha3_384)
         .with_rhash(24, "sha3-384", "sha3-384", false, None),
     algo!("sha3-512", "SHA3-512", 64, Cryptographic, ["sha3512"], ["sha3-512"], impls::sha3_512)
-        .with_rhash(25, "sha3-512", "sha3-512", false, None),
+        .with_rhash(25, "sha3-512", "sha3-512", false, None)
+        .with_stream("SHA3-512"),
     // SM3 (GB/T 32905-2016), `cksum -a sm3` in coreutils 9.1 and later.
     algo!("sm3", "SM3", 32, Cryptographic, ["sm3sum"], ["sm3"], impls::sm3).with_cksum(11, "sm3"),
     algo!(
@@ -523,6 +536,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         true
     )
     .with_tools(&["b3sum"])
+    .with_stream("BLAKE3")
     .with_combine(Combine::Blake3Tree)
     .with_lanes(multibuf::Family::Blake3),
     algo!(
@@ -577,7 +591,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     algo!("aich", "AICH", 20, Broken, ["emuleaich"], ["aich"], aich::aich, encoding = Base32)
         .with_rhash(8, "aich", "aich", true, Some(b'a')),
     algo!("ed2k", "ED2K", 16, Broken, ["edonkey", "emule", "ed2khash"], ["ed2k"], ed2k::ed2k)
-        .with_rhash(7, "ed2k", "ed2k", false, Some(b'e')),
+        .with_rhash(7, "ed2k", "ed2k", false, Some(b'e'))
+        .with_stream("ED2K"),
     algo!("imohash", "IMOHASH", 16, Sampled, ["imo", "imosum"], ["imo"], imohash::imohash),
 ];
 

@@ -30,6 +30,7 @@ impl Algorithm {
             xxhsum: None,
             cksum: None,
             shatag: None,
+            stream: None,
             combine: None,
             new,
         }
@@ -69,6 +70,12 @@ impl Algorithm {
     /// This row with cshatag's attribute name.
     pub(super) const fn with_shatag(mut self, attribute: &'static str) -> Algorithm {
         self.shatag = Some(attribute);
+        self
+    }
+
+    /// This row with the name of the alternate data stream RapidCRC-Unicode keeps it in.
+    pub(super) const fn with_stream(mut self, name: &'static str) -> Algorithm {
+        self.stream = Some(name);
         self
     }
 

@@ -1261,4 +1261,15 @@ fn the_rows_name_the_peer_tools() {
     );
     let shatag: Vec<_> = ALGORITHMS.iter().filter_map(|a| a.shatag.map(|s| (a.name, s))).collect();
     assert_eq!(shatag, [("sha256", "user.shatag.sha256")]);
+    // RapidCRC-Unicode's stream names (its g_hash_names) of the algorithms fixity has:
+    // every one but BLAKE2SP.
+    let mut streams: Vec<_> = ALGORITHMS.iter().filter_map(|a| a.stream).collect();
+    streams.sort_unstable();
+    assert_eq!(
+        streams,
+        [
+            "BLAKE3", "CRC32", "CRC32C", "ED2K", "MD5", "SHA1", "SHA256", "SHA3-224", "SHA3-256",
+            "SHA3-512", "SHA512"
+        ]
+    );
 }

@@ -20,7 +20,10 @@
 //! and `user.shatag.ts` (the same timestamp layout; shatag's float may carry fewer
 //! fraction digits, compared at the precision it has), and keeps them up to date when it
 //! re-hashes such a file, so both tools keep agreeing. Setting attributes changes a file's
-//! ctime, never its mtime.
+//! ctime, never its mtime. And, for a file with neither, TeraCopy's and MD5Stream's `MD5`
+//! stream (`MD5=HEX` and `FileWriteTimeUtc=...`, see [`crate::import::streams`]): an
+//! alternate data stream of the file on Windows, `user.MD5` under ntfs-3g,
+//! `user.DosStream.MD5:$DATA` on a Samba server; it is read, not kept up to date.
 //!
 //! The tree's root directory holds `user.fixity.cursor`: where the last time-boxed slice
 //! stopped, so the next one continues from there.
@@ -80,6 +83,8 @@ pub(crate) enum Source {
     Fixity,
     /// `user.shatag.*` (cshatag, shatag).
     Shatag,
+    /// TeraCopy's or MD5Stream's `MD5` stream (an alternate data stream on Windows).
+    Stream,
 }
 
 /// A file's recorded digest and the version of the file it describes.
@@ -120,7 +125,7 @@ impl Attrs {
             last_result: if self.corrupt { Class::Corrupt } else { Class::Ok },
             missing_since: None,
             last_verified: self.verified.unwrap_or(0),
-            foreign: self.source == Source::Shatag,
+            foreign: self.source != Source::Fixity,
             imported: false,
             ctime_ns: self.ctime_ns,
             // Gone with the file when it is: a repair has no file to give it back to.
@@ -176,14 +181,17 @@ fn parse_digest(algo: &'static Algorithm, v: &[u8]) -> Option<Digest> {
 }
 
 /// Reads a file's recorded digest: fixity's attribute for `prefer` first, then any
-/// other `user.fixity.ALGO` the file carries, then cshatag's. `Ok(None)` when it has none.
+/// other `user.fixity.ALGO` the file carries, then cshatag's, then TeraCopy's `MD5`
+/// stream. `Ok(None)` when it has none.
 pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option<Attrs>> {
     let mut found: Option<(&'static Algorithm, Digest)> = None;
     if let Some(v) = get(path, &format!("{PREFIX}{}", prefer.name))? {
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
     }
+    let mut listed = Vec::new();
     if found.is_none() {
-        for name in attrs::list(path, true)? {
+        listed = attrs::list(path, true)?;
+        for name in &listed {
             let Some(name) = name.to_str() else { continue };
             let Some(algo_name) = name.strip_prefix(PREFIX) else { continue };
             let Some(a) = algo::lookup(algo_name).filter(|a| a.name == algo_name) else {
@@ -232,6 +240,31 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
             size: None,
             verified: None,
             source: Source::Shatag,
+            corrupt: get(path, CORRUPT)?.is_some(),
+            ctime_ns: None,
+        }));
+    }
+    // Then TeraCopy's and MD5Stream's: MD5 with the write time it was taken at (a stream
+    // without a time, RapidCRC-Unicode's, tells no edit from rot: `fixity import` takes it).
+    let md5 = algo::lookup("md5").expect("md5 is in the registry");
+    for name in listed.iter().filter_map(|n| n.to_str()) {
+        let Some(stream) = attrs::stream_name(name) else { continue };
+        if !md5.stream.is_some_and(|s| s.eq_ignore_ascii_case(stream)) {
+            continue;
+        }
+        let Some(v) = get(path, name)? else { continue };
+        let Ok((digest, Some((mtime_ns, precision)))) = crate::import::streams::parse(md5, &v)
+        else {
+            continue;
+        };
+        return Ok(Some(Attrs {
+            algo: md5,
+            digest,
+            mtime_ns,
+            precision,
+            size: None,
+            verified: None,
+            source: Source::Stream,
             corrupt: get(path, CORRUPT)?.is_some(),
             ctime_ns: None,
         }));

@@ -16,6 +16,11 @@ pub enum ImportFrom {
     Bitrot,
     /// A scorch database (--source DB, required; gzip-compressed CSV).
     Scorch,
+    /// The NTFS alternate data streams RapidCRC-Unicode (:CRC32, :MD5, :SHA256 ...) and
+    /// TeraCopy (:MD5 with the write time) keep beside each file; on Linux, as a Samba
+    /// share's server (user.DosStream.NAME) or ntfs-3g (user.NAME) shows them. -a picks
+    /// one algorithm's.
+    Streams,
     /// Checksum manifests fixity check reads (--source FILE, one or more; names relative
     /// to TREE).
     Manifest,

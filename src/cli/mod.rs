@@ -55,8 +55,9 @@ pub enum Command {
     /// Re-read files and compare with the catalog: find corruption, edits, moves, losses.
     #[command(after_help = SCRUB_EXIT)]
     Verify(VerifyArgs),
-    /// Fill a tree's catalog from digests other tools took (xattrs, chkbit, bitrot,
-    /// scorch, manifests), without re-hashing: marked unverified until a verify reads them.
+    /// Fill a tree's catalog from digests other tools took (xattrs, NTFS streams, chkbit,
+    /// bitrot, scorch, manifests), without re-hashing: marked unverified until a verify
+    /// reads them.
     #[command(after_help = IMPORT_EXIT)]
     Import(ImportArgs),
     /// Show what a tree's catalog knows: counts, coverage, problems, recent runs; or judge

@@ -12,7 +12,7 @@ use fixity::catalog::{CatalogError, OpenOptions, StoreError, StoreSpec, open_sto
 use fixity::formats::json;
 use fixity::import::{
     self, Entry, Event, Importer, Refusal, Report, bitrot::Bitrot, chkbit::Chkbit,
-    manifest::Manifests, scorch::Scorch, xattrs::Names, xattrs::Xattrs,
+    manifest::Manifests, scorch::Scorch, streams::Streams, xattrs::Names, xattrs::Xattrs,
 };
 use fixity::pathtext::{path_bytes, quote_env};
 use fixity::walk::Exclude;
@@ -135,7 +135,7 @@ fn importer(
         None if root.join(import::bitrot::DB).is_file() => ImportFrom::Bitrot,
         None => bail!(
             "{} holds no chkbit index or bitrot database: say where the digests are \
-             (--from xattr|chkbit|bitrot|scorch|manifest)",
+             (--from xattr|streams|chkbit|bitrot|scorch|manifest)",
             quote_env(path_bytes(root))
         ),
     };
@@ -156,6 +156,12 @@ fn importer(
                 XattrName::Shatag => Names::Shatag,
             };
             Box::new(Xattrs::new(root, exclude.clone(), names, asked).map_err(anyhow::Error::msg)?)
+        }
+        ImportFrom::Streams => {
+            if !args.source.is_empty() {
+                bail!("--from streams reads the files' streams: drop --source");
+            }
+            Box::new(Streams::new(root, exclude.clone(), asked).map_err(anyhow::Error::msg)?)
         }
         ImportFrom::Chkbit => {
             if !args.source.is_empty() {

@@ -8,6 +8,7 @@
 //! [`uncovered`] lists the tree's files that got no digest. Sources:
 //!
 //! - [`xattrs`]: `user.checksum.ALGO` (checksum scripts) or cshatag's `user.shatag.*`;
+//! - [`streams`]: RapidCRC-Unicode's and TeraCopy's NTFS alternate data streams;
 //! - [`chkbit`]: chkbit's `.chkbit` index per directory, or its `.chkbit-db` file;
 //! - [`bitrot`]: bitrot's `.bitrot.db` (SQLite);
 //! - [`scorch`]: scorch's database (CSV, gzip-compressed);
@@ -22,6 +23,7 @@ pub mod chkbit;
 mod json;
 pub mod manifest;
 pub mod scorch;
+pub mod streams;
 pub mod xattrs;
 
 /// For the fuzz target `import_sources`: the entries one chkbit index's text gives, read

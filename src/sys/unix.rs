@@ -167,6 +167,18 @@ pub mod attrs {
     pub fn unsupported(e: &io::Error) -> bool {
         e.raw_os_error() == Some(libc::EOPNOTSUPP)
     }
+
+    /// The NTFS alternate data stream attribute `attribute` shows, by its name: Samba's
+    /// `vfs_streams_xattr` keeps a Windows client's stream `NAME` in `user.DosStream.NAME`
+    /// (`:$DATA` after it by default) on the server, ntfs-3g shows an NTFS volume's as
+    /// `user.NAME`. `None`: not a stream.
+    pub fn stream_name(attribute: &str) -> Option<&str> {
+        match attribute.strip_prefix("user.DosStream.") {
+            Some(samba) => Some(samba.strip_suffix(":$DATA").unwrap_or(samba)),
+            None => attribute.strip_prefix("user."),
+        }
+        .filter(|name| !name.is_empty())
+    }
 }
 
 /// A new file made with permission bits `mode` (before the umask).

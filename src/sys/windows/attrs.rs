@@ -123,6 +123,12 @@ pub fn list(path: &Path, _follow: bool) -> io::Result<Vec<OsString>> {
     }
 }
 
+/// The alternate data stream attribute `attribute` is: every attribute here is one,
+/// by its own name.
+pub fn stream_name(attribute: &str) -> Option<&str> {
+    Some(attribute).filter(|name| !name.is_empty())
+}
+
 /// Whether the error says the file system keeps no streams (FAT, exFAT; a share
 /// whose server does not pass them).
 pub fn unsupported(e: &io::Error) -> bool {
