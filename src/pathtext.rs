@@ -80,6 +80,29 @@ fn bytes_path_ref(bytes: &[u8]) -> &Path {
     Path::new(OsStr::from_bytes(bytes))
 }
 
+/// The other Unicode normalization forms of a name (its NFC, then its NFD form, each
+/// where it differs from the name): one name, other bytes, as a Mac (NFD) and Linux or
+/// Windows (NFC, as typed) may hold it. None for ASCII or a name that is not UTF-8.
+pub(crate) fn other_forms(name: &[u8]) -> Vec<Vec<u8>> {
+    use unicode_normalization::UnicodeNormalization;
+    let Ok(text) = std::str::from_utf8(name) else { return Vec::new() };
+    if text.is_ascii() {
+        return Vec::new();
+    }
+    let mut forms: Vec<Vec<u8>> = Vec::with_capacity(2);
+    for form in [text.nfc().collect::<String>(), text.nfd().collect()] {
+        if form != text && !forms.iter().any(|f| f == form.as_bytes()) {
+            forms.push(form.into_bytes());
+        }
+    }
+    forms
+}
+
+/// Whether `a` and `b` are one name in two Unicode normalization forms.
+pub fn other_form_of(a: &[u8], b: &[u8]) -> bool {
+    a != b && other_forms(a).iter().any(|f| f == b)
+}
+
 /// A path from bytes.
 pub fn bytes_path(bytes: &[u8]) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(bytes))
@@ -230,6 +253,22 @@ pub fn text_or_percent(name: &[u8]) -> (String, bool) {
 
 #[cfg(test)]
 mod tests {
+    use super::{other_form_of, other_forms};
+
+    #[test]
+    fn a_name_has_its_other_normalization_forms() {
+        let (nfc, nfd) = ("caf\u{e9}".as_bytes(), "cafe\u{301}".as_bytes());
+        assert_eq!(other_forms(nfc), [nfd.to_vec()]);
+        assert_eq!(other_forms(nfd), [nfc.to_vec()]);
+        // A name in neither form has both (a precomposed letter and a decomposed one).
+        let mixed = "\u{e9}e\u{301}".as_bytes();
+        assert_eq!(other_forms(mixed), ["\u{e9}\u{e9}".as_bytes(), "e\u{301}e\u{301}".as_bytes()]);
+        assert!(other_forms(b"plain").is_empty());
+        assert!(other_forms(b"\xff\xfe").is_empty(), "not UTF-8: one form");
+        assert!(other_form_of(nfc, nfd) && other_form_of(nfd, nfc));
+        assert!(!other_form_of(nfc, nfc) && !other_form_of(nfc, b"cafe"));
+    }
+
     #[test]
     fn strip_root_is_strip_prefix_on_joined_paths() {
         let roots = ["t", "t/", "/", ".", "./t", "/a/b", "t//", "a/./b", ""];

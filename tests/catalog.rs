@@ -136,6 +136,7 @@ macro_rules! catalog_cases {
             a_corrupt_file_stays_corrupt_in_every_slice_until_restored_or_accepted,
             a_missing_file_stays_missing_until_back_or_forgotten,
             a_file_missing_for_several_runs_is_still_found_moved,
+            names_in_another_unicode_form_keep_their_records,
             a_whole_verify_reads_each_file_once,
             health_checks_follow_the_runs
         );
@@ -1274,6 +1275,63 @@ pub(crate) fn a_file_missing_for_several_runs_is_still_found_moved(cat: &Cat) {
     write(d.path(), "t/archive/report.pdf", b"the report, a few bytes");
     let (found, _, code) = cat.classify(d.path(), &["scan", "t"]);
     assert_eq!((found, code), (map(&[("old/report.pdf -> archive/report.pdf", "moved")]), 0));
+}
+
+/// A tree copied through a system that turns a Mac's NFD names into NFC (`e` and a
+/// combining accent become `é`): each file is its record under another form of its
+/// name. As recorded it is moved, edited it is modified, and rotted on the way it is
+/// CORRUPT under its new name, never a new file beside a missing one.
+pub(crate) fn names_in_another_unicode_form_keep_their_records(cat: &Cat) {
+    let d = tempdir();
+    let t = d.path().join("t");
+    let (nfd_dir, nfc_dir) = ("cafe\u{301}", "caf\u{e9}");
+    write(&t, format!("{nfd_dir}/rot.txt"), b"the recorded bytes");
+    write(&t, format!("{nfd_dir}/edit.txt"), b"before");
+    write(&t, format!("{nfd_dir}/empty"), b"");
+    write(&t, "e\u{301}te\u{301}.txt", b"summer");
+    write(&t, "plain.txt", b"ascii");
+    assert!(cat.run(d.path(), &["scan", "-q", "t"]).status.success());
+    // The copy: the same files under the NFC form of their names, mtimes kept.
+    std::fs::rename(t.join(nfd_dir), t.join(nfc_dir)).unwrap();
+    std::fs::rename(t.join("e\u{301}te\u{301}.txt"), t.join("\u{e9}t\u{e9}.txt")).unwrap();
+    rot(&t.join(format!("{nfc_dir}/rot.txt")), b"the rotten bytes!!");
+    let edited = t.join(format!("{nfc_dir}/edit.txt"));
+    std::fs::write(&edited, b"after, longer").unwrap();
+    set_mtime(&edited, SystemTime::now() + Duration::from_secs(5));
+
+    let (found, s, code) = cat.classify(d.path(), &["verify", "-v", "t"]);
+    assert_eq!(code, 1, "{found:?} {s}");
+    let moved = |from: &str, to: &str| (format!("{from} -> {to}"), "moved".to_string());
+    let want = BTreeMap::from([
+        (format!("{nfc_dir}/rot.txt"), "corrupt".to_string()),
+        (format!("{nfc_dir}/edit.txt"), "modified".to_string()),
+        moved(&format!("{nfd_dir}/empty"), &format!("{nfc_dir}/empty")),
+        moved("e\u{301}te\u{301}.txt", "\u{e9}t\u{e9}.txt"),
+    ]);
+    assert_eq!(found, want, "{s}");
+    assert_eq!(s["counts"]["missing"], 0, "{s}");
+    assert_eq!(s["counts"]["new"], 0, "{s}");
+    assert_eq!(s["counts"]["corrupt"], 1, "{s}");
+    // The finding stands under the new name until the content is back: the record kept
+    // the digest of the recorded bytes.
+    let (found, _, code) = cat.classify(d.path(), &["verify", "t"]);
+    assert_eq!((found, code), (map(&[(&format!("{nfc_dir}/rot.txt"), "corrupt")]), 1));
+    rot(&t.join(format!("{nfc_dir}/rot.txt")), b"the recorded bytes");
+    let (found, s, code) = cat.classify(d.path(), &["verify", "t"]);
+    assert_eq!((found.len(), code), (0, 0), "{found:?} {s}");
+    assert_eq!(s["counts"]["ok"], 5, "{s}");
+    // The text says why two names that look alike are a move.
+    let e = tempdir();
+    write(e.path(), "t/e\u{301}", b"one");
+    assert!(cat.run(e.path(), &["scan", "-q", "t"]).status.success());
+    std::fs::rename(e.path().join("t/e\u{301}"), e.path().join("t/\u{e9}")).unwrap();
+    let out = cat.run(e.path(), &["scan", "t"]);
+    assert!(
+        text(&out.stdout).starts_with("moved ")
+            && text(&out.stdout).contains(" (the same name in another Unicode form)\n"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

@@ -459,6 +459,14 @@ pub trait Store {
     /// history; the run that found it (`now`) reports it (`to` may have been recorded
     /// new by another part of the same plan).
     fn record_moved(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError>;
+    /// Records that the missing file at `from` is the file at `to`, new in this run, under
+    /// another Unicode form of its name: `from`'s record (digest, version, history) takes
+    /// `to`'s place, present, to be checked against what `to` holds (a `record_check` or
+    /// `record_content` follows). Only stores that remember gone files pair names.
+    fn record_renamed(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
+        let _ = (from, to, now);
+        Err(StoreError::Refused("this store does not remember gone files".into()))
+    }
     /// Makes what was recorded so far durable (a store that writes each record as it
     /// goes has nothing to do).
     fn commit(&mut self) -> Result<(), StoreError> {

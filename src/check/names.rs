@@ -6,24 +6,20 @@
 //! looked for in the other form (NFC, then NFD) before it is reported missing; the line
 //! is still printed with the manifest's name. ASCII names have one form and cost nothing.
 
-use crate::pathtext::bytes_path;
+use crate::pathtext::{bytes_path, other_forms};
 use std::path::PathBuf;
-use unicode_normalization::UnicodeNormalization;
 
 /// The path a manifest's `name` opens: as written when that exists (or when no other
 /// normalization form of it does), else its NFC or NFD form that does.
 pub(crate) fn on_disk(name: &[u8]) -> PathBuf {
     let written = bytes_path(name);
-    let Ok(text) = std::str::from_utf8(name) else { return written };
-    if text.is_ascii() || std::fs::symlink_metadata(&written).is_ok() {
+    let forms = other_forms(name);
+    if forms.is_empty() || std::fs::symlink_metadata(&written).is_ok() {
         return written;
     }
-    let nfc: String = text.nfc().collect();
-    let nfd: String = text.nfd().collect();
-    [nfc, nfd]
+    forms
         .into_iter()
-        .filter(|form| form != text)
-        .map(PathBuf::from)
+        .map(|form| bytes_path(&form))
         .find(|p| std::fs::symlink_metadata(p).is_ok())
         .unwrap_or(written)
 }

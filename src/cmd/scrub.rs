@@ -10,7 +10,7 @@ use fixity::catalog::sqlite::Catalog;
 use fixity::catalog::{Class, OpenOptions, StoreSpec, open_store};
 use fixity::clock::{format_rfc3339, format_time};
 use fixity::formats::json;
-use fixity::pathtext::{path_bytes, quote_env};
+use fixity::pathtext::{other_form_of, path_bytes, quote_env};
 use fixity::scrub::{self, Bounds, Finding, Mode, Notice, Options, Report};
 use fixity::shard::Plan;
 use fixity::units::{human_bytes, parse_duration, parse_size};
@@ -381,6 +381,9 @@ fn finding_line(
         line.push_str(" -> ");
     }
     line.push_str(&quote_env(path));
+    if from.is_some_and(|f| other_form_of(f, path)) {
+        line.push_str(" (the same name in another Unicode form)");
+    }
     match (class, note) {
         (Class::Unreadable, Some(n)) => {
             line.push_str(": ");

@@ -216,7 +216,7 @@ fn run_in(
     if remembers_gone && report.count(Class::Missing) > 0 {
         let confined = sub.is_some();
         let bounded = (&bounds, listed_ms, confined);
-        pair_moves(&mut rec, &mut report, (now, window.mtime_ns), bounded, notice);
+        pair_moves(&mut rec, &mut report, (now, window), bounded, notice);
         if rec.ok() {
             find_vanished(&mut rec, &mut report, &bounds, notice);
         }

@@ -23,6 +23,7 @@
 
 mod classify;
 mod engine;
+mod forms;
 mod moves;
 mod recorder;
 mod scope;

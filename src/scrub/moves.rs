@@ -1,5 +1,6 @@
 //! After the walk, for stores that remember gone files: a missing file found again at a
-//! path new in the tree (moved), and directories whose every recorded file is missing
+//! path new in the tree (moved; or under another Unicode form of its name, [`super::forms`]),
+//! and directories whose every recorded file is missing
 //! (unmounted, or gone whole). A part of a plan looks only at the records in its range.
 
 use super::recorder::Recorder;
@@ -14,7 +15,7 @@ use crate::catalog::{Class, Found, Record};
 pub(super) fn pair_moves(
     rec: &mut Recorder<'_>,
     report: &mut Report,
-    (now, window): (i64, i128),
+    (now, window): (i64, Window),
     (bounds, listed_ms, confined): (&Bounds, Option<i64>, bool),
     notice: &mut dyn FnMut(Notice),
 ) {
@@ -64,11 +65,20 @@ pub(super) fn pair_moves(
             if bounds.past(&m.path) {
                 break 'pages;
             }
+            let lost = m.missing_since.unwrap_or(now);
+            let since = listed_ms.map_or(lost, |l| l.min(lost));
+            // The same name in another form is the strongest sign: looked at first.
+            let holds = |p: &[u8]| !confined || bounds.holds(p);
+            let paired = super::forms::pair(rec, report, (now, window, since), &holds, &m, notice);
+            if !rec.ok() {
+                break 'pages;
+            }
+            if paired {
+                continue;
+            }
             let Some(size) = m.size.filter(|&s| s > 0) else {
                 continue; // every empty file looks alike
             };
-            let lost = m.missing_since.unwrap_or(now);
-            let since = listed_ms.map_or(lost, |l| l.min(lost));
             // A candidate paired earlier in this loop is 'moved' now, no longer 'new'.
             let cands = match rec.store.move_candidates(size, &m.digest, since) {
                 Ok(c) => c,
@@ -84,11 +94,8 @@ pub(super) fn pair_moves(
                 }
                 let found =
                     Found { digest: c.digest, stamp: c.stamp(), file_id: None, access: None };
-                classify(
-                    Some(&m),
-                    Seen::Elsewhere(&found),
-                    Window { mtime_ns: window, ctime: None },
-                ) == Class::Moved
+                classify(Some(&m), Seen::Elsewhere(&found), Window { ctime: None, ..window })
+                    == Class::Moved
             };
             let base = |p: &[u8]| p.rsplit(|&b| b == b'/').next().map(<[u8]>::to_vec);
             let mut cands = cands.iter().filter(moved).peekable();

@@ -34,6 +34,9 @@ struct Group {
     present: Vec<Vec<u8>>,
     missing: Paths,
     moved: Moved,
+    /// Missing files that are new ones under another form of their name: `from` takes
+    /// `to`'s place.
+    renamed: Moved,
     /// The paths the group touches.
     paths: HashSet<Vec<u8>>,
 }
@@ -220,6 +223,13 @@ impl Rows {
 
     pub(super) fn moved(&mut self, from: &[u8], to: &[u8], now: i64) {
         let m = &mut self.group(&[from, to]).moved;
+        m.from.push(from.to_vec());
+        m.to.push(to.to_vec());
+        m.now.push(now);
+    }
+
+    pub(super) fn renamed(&mut self, from: &[u8], to: &[u8], now: i64) {
+        let m = &mut self.group(&[from, to]).renamed;
         m.from.push(from.to_vec());
         m.to.push(to.to_vec());
         m.now.push(now);
@@ -426,6 +436,21 @@ impl Group {
             db.execute(
                 "DELETE FROM fixity.files WHERE tree = $1 AND path = ANY($2::bytea[])",
                 &[&mv.from],
+            )?;
+        }
+        let rn = &self.renamed;
+        if !rn.from.is_empty() {
+            // The row at `from` takes the place of the new one at `to`.
+            db.execute(
+                "DELETE FROM fixity.files WHERE tree = $1 AND path = ANY($2::bytea[])",
+                &[&rn.to],
+            )?;
+            db.execute(
+                "UPDATE fixity.files f SET path = v.dst, missing_since = NULL, moved_from = v.src,
+                    last_result = 'moved', last_checked = v.now
+                 FROM unnest($2::bytea[], $3::bytea[], $4::bigint[]) AS v(src, dst, now)
+                 WHERE f.tree = $1 AND f.path = v.src",
+                &[&rn.from, &rn.to, &rn.now],
             )?;
         }
         Ok(())

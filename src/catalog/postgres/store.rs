@@ -332,6 +332,10 @@ impl Store for PgStore {
         self.writer(|w| w.moved(from, to, now))
     }
 
+    fn record_renamed(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
+        self.writer(|w| w.renamed(from, to, now))
+    }
+
     fn commit(&mut self) -> Result<(), StoreError> {
         self.writer(|w| w.commit())
     }

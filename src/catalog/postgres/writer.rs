@@ -431,6 +431,12 @@ impl Conn {
         self.wrote()
     }
 
+    /// The file at `from` (missing) is the one at `to` under another form of its name.
+    pub(super) fn renamed(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), PgError> {
+        self.rows.renamed(from, to, now);
+        self.wrote()
+    }
+
     /// Forgets the missing files at `rel` or below (every one for an empty `rel`), after
     /// the writes held before it.
     pub(super) fn forget_missing(&mut self, rel: &[u8]) -> Result<usize, PgError> {

@@ -77,6 +77,11 @@ pub(super) enum Op {
         to: Vec<u8>,
         now: i64,
     },
+    Renamed {
+        from: Vec<u8>,
+        to: Vec<u8>,
+        now: i64,
+    },
 }
 
 impl Op {
@@ -99,6 +104,7 @@ impl Op {
             Op::Missing { path, now } => w.missing(&path, now),
             Op::Present { path } => w.present(&path),
             Op::Moved { from, to, now } => w.moved(&from, &to, now),
+            Op::Renamed { from, to, now } => w.renamed(&from, &to, now),
         }
     }
 }

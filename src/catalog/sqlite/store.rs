@@ -293,6 +293,10 @@ impl Store for SqliteStore {
         self.write(Op::Moved { from: from.to_vec(), to: to.to_vec(), now })
     }
 
+    fn record_renamed(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<(), StoreError> {
+        self.write(Op::Renamed { from: from.to_vec(), to: to.to_vec(), now })
+    }
+
     fn commit(&mut self) -> Result<(), StoreError> {
         Ok(self.cat.commit()?)
     }

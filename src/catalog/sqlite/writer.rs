@@ -294,6 +294,19 @@ impl<'a> Writer<'a> {
         )?;
         self.delete(from)
     }
+
+    /// Records that the file at `from` (missing) is the one at `to` under another form of
+    /// its name: `from`'s row, its digest and history, takes the place of `to`'s new one.
+    pub(crate) fn renamed(&mut self, from: &[u8], to: &[u8], now: i64) -> Result<()> {
+        self.delete(to)?;
+        self.exec(
+            "UPDATE files SET path = ?2, missing_since = NULL, moved_from = ?1,
+                last_result = 'moved', last_checked = ?3
+             WHERE path = ?1",
+            params![from, to, now],
+        )
+        .map(drop)
+    }
 }
 
 /// The columns of an [`Inode`] and a stamp's ctime, as SQLite stores them.
