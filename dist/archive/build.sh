@@ -79,7 +79,7 @@ mkdir -p "$work/man" "$work/completions" "$work/docs"
 cp "$bin" "$work/$exe"
 # A build with debug information (the dev profile, as CI's Windows tests make it) loses it
 # here; the release profiles strip their own.
-if [ $kind = windows ] && command -v x86_64-w64-mingw32-strip >/dev/null 2>&1; then
+if [ $kind = windows ] && [ "${target%%-*}" = x86_64 ] && command -v x86_64-w64-mingw32-strip >/dev/null 2>&1; then
   x86_64-w64-mingw32-strip --strip-debug "$work/$exe"
 elif [ $kind = linux ] && [ "${target%%-*}" = "$(uname -m)" ] && command -v strip >/dev/null 2>&1; then
   strip --strip-debug "$work/$exe"

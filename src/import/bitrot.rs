@@ -15,7 +15,7 @@ use super::{Entry, EntryPath, Importer, Mtime};
 use crate::algo::{self, Algorithm};
 use crate::digest::Digest;
 use crate::scrub::rel_of;
-use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
+use crate::walk::{Exclude, WalkEvent, walk};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -53,12 +53,7 @@ impl Bitrot {
         let (root, exclude) = (&self.root, &self.exclude);
         self.names.get_or_insert_with(|| {
             let mut names = HashMap::new();
-            let opts = WalkOptions {
-                follow: false,
-                exclude: exclude.clone(),
-                threads: default_threads(),
-                stat: false,
-            };
+            let opts = super::tree_walk(exclude);
             walk(root, &opts, &mut |ev| {
                 if let WalkEvent::File(full, _) = ev {
                     let rel = rel_of(root, &full);

@@ -17,7 +17,7 @@ use super::{Entry, EntryPath, Importer, Mtime};
 use crate::algo;
 use crate::digest::Digest;
 use crate::scrub::rel_of;
-use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
+use crate::walk::{Exclude, WalkEvent, walk};
 use std::path::{Path, PathBuf};
 
 /// The name of a split-mode index file.
@@ -71,12 +71,7 @@ impl Importer for Chkbit {
             }
             return Ok(());
         }
-        let opts = WalkOptions {
-            follow: false,
-            exclude: self.exclude.clone(),
-            threads: default_threads(),
-            stat: false,
-        };
+        let opts = super::tree_walk(&self.exclude);
         let root = self.root.clone();
         let mut failed = None;
         walk(&root, &opts, &mut |ev| {

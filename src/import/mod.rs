@@ -49,6 +49,12 @@ use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// How an import walks a tree: every file, symbolic links as themselves (never followed
+/// out of it), leaving out `exclude`.
+pub(crate) fn tree_walk(exclude: &Exclude) -> WalkOptions {
+    WalkOptions { follow: false, exclude: exclude.clone(), threads: default_threads(), stat: false }
+}
+
 /// A source of digests.
 pub trait Importer {
     /// The tool's name, kept with each imported record (`chkbit`, `bitrot` ...).
@@ -401,12 +407,7 @@ pub fn uncovered(
     on_error: &mut dyn FnMut(&Path, String),
 ) -> Result<u64, StoreError> {
     let mut records = store.records(None)?;
-    let opts = WalkOptions {
-        follow: false,
-        exclude: exclude.clone(),
-        threads: default_threads(),
-        stat: false,
-    };
+    let opts = tree_walk(exclude);
     let mut n = 0;
     walk(root, &opts, &mut |ev| {
         match ev {

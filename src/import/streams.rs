@@ -15,13 +15,13 @@
 //! symbolic links); a file with no such stream is no entry (the import lists it as
 //! uncovered).
 
+use super::xattrs::{attributes_kept, each_file, trim};
 use super::{Entry, EntryPath, Importer, Mtime};
 use crate::algo::{ALGORITHMS, Algorithm};
 use crate::clock::parse_iso8601_ns;
 use crate::digest::Digest;
-use crate::scrub::rel_of;
 use crate::sys::attrs;
-use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
+use crate::walk::Exclude;
 use std::path::{Path, PathBuf};
 
 /// The key of the write time in TeraCopy's and MD5Stream's layout.
@@ -167,15 +167,6 @@ pub(crate) fn parse(
     Ok((digest, written))
 }
 
-/// A value without the white space or NUL a program may have left around it (Samba
-/// keeps a NUL after each stream's bytes).
-fn trim(v: &[u8]) -> &[u8] {
-    let keep = |b: &u8| !(b.is_ascii_whitespace() || *b == 0);
-    let start = v.iter().position(keep).unwrap_or(v.len());
-    let end = v.iter().rposition(keep).map_or(start, |i| i + 1);
-    &v[start..end]
-}
-
 impl Importer for Streams {
     fn name(&self) -> &'static str {
         "streams"
@@ -186,45 +177,11 @@ impl Importer for Streams {
     }
 
     fn ready(&self) -> Result<(), String> {
-        // A file system without streams holds none: said once, not per file.
-        let root = &self.root;
-        if let Err(e) = attrs::list(root, false)
-            && attrs::unsupported(&e)
-        {
-            let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
-            return Err(format!(
-                "{}: the {fs} file system here does not keep {}",
-                root.display(),
-                attrs::WHAT
-            ));
-        }
-        Ok(())
+        attributes_kept(&self.root)
     }
 
     fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
-        let opts = WalkOptions {
-            follow: false,
-            exclude: self.exclude.clone(),
-            threads: default_threads(),
-            stat: false,
-        };
-        let root = self.root.clone();
-        walk(&root, &opts, &mut |ev| {
-            match ev {
-                WalkEvent::File(full, _) => {
-                    if let Some(e) = self.entry(&full, rel_of(&root, &full)) {
-                        each(e);
-                    }
-                }
-                WalkEvent::Skipped(..) => {}
-                WalkEvent::Error(full, err) => {
-                    let path = EntryPath::Relative(rel_of(&root, &full).to_vec());
-                    let why = format!("cannot read: {}", crate::read::io_message(&err));
-                    each(Entry::malformed(String::new(), path, why));
-                }
-            }
-            true
-        });
+        each_file(&self.root, &self.exclude, &mut |full, rel| self.entry(full, rel), each);
         Ok(())
     }
 }

@@ -16,7 +16,7 @@ use crate::catalog::xattr::{CHECKSUM_PREFIX, SHATAG_TS, parse_ts};
 use crate::digest::Digest;
 use crate::scrub::rel_of;
 use crate::sys::attrs;
-use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
+use crate::walk::{Exclude, WalkEvent, walk};
 use std::path::{Path, PathBuf};
 
 /// Which attributes.
@@ -105,8 +105,9 @@ impl Xattrs {
     }
 }
 
-/// A value without the white space or NUL a script may have left around it.
-fn trim(v: &[u8]) -> &[u8] {
+/// A value without the white space or NUL a script may have left around it (Samba keeps
+/// a NUL after each stream's bytes).
+pub(super) fn trim(v: &[u8]) -> &[u8] {
     let keep = |b: &u8| !(b.is_ascii_whitespace() || *b == 0);
     let start = v.iter().position(keep).unwrap_or(v.len());
     let end = v.iter().rposition(keep).map_or(start, |i| i + 1);
@@ -126,48 +127,63 @@ impl Importer for Xattrs {
     }
 
     fn ready(&self) -> Result<(), String> {
-        // A file system without user xattrs holds none: said once, not per file.
-        let root = &self.root;
-        if let Err(e) = attrs::list(root, false)
-            && attrs::unsupported(&e)
-        {
-            let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
-            return Err(format!(
-                "{}: the {fs} file system here does not keep {}",
-                root.display(),
-                attrs::WHAT
-            ));
-        }
-        Ok(())
+        attributes_kept(&self.root)
     }
 
     fn entries(&mut self, each: &mut dyn FnMut(Entry)) -> Result<(), String> {
         let attribute = self.attribute();
-        let opts = WalkOptions {
-            follow: false,
-            exclude: self.exclude.clone(),
-            threads: default_threads(),
-            stat: false,
-        };
-        let root = self.root.clone();
-        walk(&root, &opts, &mut |ev| {
-            match ev {
-                WalkEvent::File(full, _) => {
-                    if let Some(e) = self.entry(&full, rel_of(&root, &full), &attribute) {
-                        each(e);
-                    }
-                }
-                WalkEvent::Skipped(..) => {}
-                WalkEvent::Error(full, err) => {
-                    let path = EntryPath::Relative(rel_of(&root, &full).to_vec());
-                    let why = format!("cannot read: {}", crate::read::io_message(&err));
-                    each(Entry::malformed(String::new(), path, why));
-                }
-            }
-            true
-        });
+        each_file(
+            &self.root,
+            &self.exclude,
+            &mut |full, rel| self.entry(full, rel, &attribute),
+            each,
+        );
         Ok(())
     }
+}
+
+/// Fails, naming the file system, when the one under `root` keeps no attributes (user
+/// xattrs; alternate data streams on Windows): said once, not per file.
+pub(super) fn attributes_kept(root: &Path) -> Result<(), String> {
+    if let Err(e) = attrs::list(root, false)
+        && attrs::unsupported(&e)
+    {
+        let fs = crate::device::fs_type(root).unwrap_or_else(|| "unknown".into());
+        return Err(format!(
+            "{}: the {fs} file system here does not keep {}",
+            root.display(),
+            attrs::WHAT
+        ));
+    }
+    Ok(())
+}
+
+/// Walks the files under `root` (leaving out `exclude`, not following symbolic links),
+/// handing `each` the entry `entry` makes of each file (none: the file has no digest),
+/// and an entry saying why for what cannot be read.
+pub(super) fn each_file(
+    root: &Path,
+    exclude: &Exclude,
+    entry: &mut dyn FnMut(&Path, &[u8]) -> Option<Entry>,
+    each: &mut dyn FnMut(Entry),
+) {
+    let opts = super::tree_walk(exclude);
+    walk(root, &opts, &mut |ev| {
+        match ev {
+            WalkEvent::File(full, _) => {
+                if let Some(e) = entry(&full, rel_of(root, &full)) {
+                    each(e);
+                }
+            }
+            WalkEvent::Skipped(..) => {}
+            WalkEvent::Error(full, err) => {
+                let path = EntryPath::Relative(rel_of(root, &full).to_vec());
+                let why = format!("cannot read: {}", crate::read::io_message(&err));
+                each(Entry::malformed(String::new(), path, why));
+            }
+        }
+        true
+    });
 }
 
 #[cfg(test)]

@@ -36,7 +36,10 @@ pub(super) fn pair(
                 return false;
             }
         };
-        if twin.missing_since.is_some() || twin.last_result != Class::New || !holds(&twin.path) {
+        // (Digests of two algorithms say nothing of each other.)
+        let comparable = std::ptr::eq(twin.algo, m.algo);
+        let new_here = twin.missing_since.is_none() && twin.last_result == Class::New;
+        if !new_here || !comparable || !holds(&twin.path) {
             continue;
         }
         // New since the loss, as a moved file's candidates are (one that was there beside
