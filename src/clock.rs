@@ -112,6 +112,37 @@ pub fn parse_iso8601_ns(text: &str) -> Option<(i128, u32)> {
     Some((i128::from(secs) * 1_000_000_000 + frac_ns, digits))
 }
 
+/// Formats an mtime the way cshatag does: `%010d.%09d`.
+pub fn format_ts(mtime_ns: i128) -> String {
+    format!("{:010}.{:09}", mtime_ns.div_euclid(1_000_000_000), mtime_ns.rem_euclid(1_000_000_000))
+}
+
+/// Parses `SECONDS[.FRACTION]` into (ns, fraction digits). Fractions longer than 9
+/// digits are cut to nanoseconds.
+pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
+    let text =
+        std::str::from_utf8(text).ok()?.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    let (secs, frac) = match text.split_once('.') {
+        Some((s, f)) => (s, f),
+        None => (text, ""),
+    };
+    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let s: i128 = secs.parse().ok()?;
+    let digits = frac.len().min(9);
+    let mut ns: i128 = 0;
+    for b in frac.bytes().take(9) {
+        ns = ns * 10 + i128::from(b - b'0');
+    }
+    ns *= 10i128.pow(9 - digits as u32);
+    // Found by fuzzing: 30+ digit "seconds" overflowed the multiplication.
+    Some((s.checked_mul(1_000_000_000)?.checked_add(ns)?, digits as u32))
+}
+
 /// A proleptic Gregorian (year, month, day) to days since 1970-01-01: the inverse of
 /// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {

@@ -11,7 +11,6 @@ use crate::pipeline::{self, Config, Task, Work};
 use crate::read::{OpenMode, io_message};
 use crate::sys::OsStrExt;
 use crate::walk::{Exclude, WalkEvent, WalkOptions, default_threads, walk};
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,18 +41,17 @@ pub(super) fn staging_dirs(dir: &Path) -> Result<Vec<PathBuf>, BagError> {
     Ok(found)
 }
 
-/// Takes `create`'s lock on `dir` (an exclusive `flock` on the directory itself, held
-/// while the returned file is open): while it is held, no other `create` works in `dir`,
-/// so any staging directory found there was left by a run that is gone.
-fn lock_dir(dir: &Path) -> Result<File, BagError> {
-    let f = File::open(dir).map_err(|e| io_err(dir, &e))?;
-    match f.try_lock() {
-        Ok(()) => Ok(f),
-        Err(std::fs::TryLockError::WouldBlock) => Err(BagError::Usage(format!(
+/// Takes `create`'s hold on `dir` ([`crate::sys::hold_dir`], kept while the returned file
+/// is open): while it is held, no other `create` works in `dir`, so any staging directory
+/// found there was left by a run that is gone.
+fn lock_dir(dir: &Path) -> Result<crate::sys::DirHold, BagError> {
+    match crate::sys::hold_dir(dir) {
+        Ok(Some(f)) => Ok(f),
+        Ok(None) => Err(BagError::Usage(format!(
             "{}: another `fixity bag create` is working in this directory",
             dir.display()
         ))),
-        Err(std::fs::TryLockError::Error(e)) => Err(io_err(dir, &e)),
+        Err(e) => Err(io_err(dir, &e)),
     }
 }
 

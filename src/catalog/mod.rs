@@ -11,6 +11,7 @@
 //! [`StoreSpec`]. The classes a run gives files are [`Class`]; the rule that gives them is
 //! `scrub::classify`. The run lock is in [`lock`].
 
+pub mod ads;
 mod error;
 mod extra;
 pub mod locate;

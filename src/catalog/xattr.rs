@@ -39,7 +39,9 @@ use super::store::{
     Summary,
 };
 use crate::algo::{self, Algorithm};
+// cshatag's timestamp layout (the import reads it too).
 use crate::clock::now_ms;
+pub use crate::clock::{format_ts, parse_ts};
 use crate::device::Stamp;
 use crate::digest::Digest;
 use crate::pathtext::{path_bytes, quote_env};
@@ -134,37 +136,6 @@ impl Attrs {
     }
 }
 
-/// Formats an mtime the way cshatag does: `%010d.%09d`.
-pub fn format_ts(mtime_ns: i128) -> String {
-    format!("{:010}.{:09}", mtime_ns.div_euclid(1_000_000_000), mtime_ns.rem_euclid(1_000_000_000))
-}
-
-/// Parses `SECONDS[.FRACTION]` into (ns, fraction digits). Fractions longer than 9
-/// digits are cut to nanoseconds.
-pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
-    let text =
-        std::str::from_utf8(text).ok()?.trim_matches(|c: char| c == '\0' || c.is_whitespace());
-    let (secs, frac) = match text.split_once('.') {
-        Some((s, f)) => (s, f),
-        None => (text, ""),
-    };
-    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let s: i128 = secs.parse().ok()?;
-    let digits = frac.len().min(9);
-    let mut ns: i128 = 0;
-    for b in frac.bytes().take(9) {
-        ns = ns * 10 + i128::from(b - b'0');
-    }
-    ns *= 10i128.pow(9 - digits as u32);
-    // Found by fuzzing: 30+ digit "seconds" overflowed the multiplication.
-    Some((s.checked_mul(1_000_000_000)?.checked_add(ns)?, digits as u32))
-}
-
 // The `_deref` calls follow a final symlink: paths reach here only from a walk, which
 // yields symlinks solely under -L, and then the target is the file meant.
 fn get(path: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
@@ -244,29 +215,20 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
             ctime_ns: None,
         }));
     }
-    // Then TeraCopy's and MD5Stream's: MD5 with the write time it was taken at (a stream
-    // without a time, RapidCRC-Unicode's, tells no edit from rot: `fixity import` takes it).
-    let md5 = algo::lookup("md5").expect("md5 is in the registry");
-    for name in listed.iter().filter_map(|n| n.to_str()) {
-        let Some(stream) = attrs::stream_name(name) else { continue };
-        if !md5.stream.is_some_and(|s| s.eq_ignore_ascii_case(stream)) {
-            continue;
-        }
-        let Some(v) = get(path, name)? else { continue };
-        let Ok((digest, Some((mtime_ns, precision)))) = crate::import::streams::parse(md5, &v)
-        else {
-            continue;
-        };
+    // Then TeraCopy's and MD5Stream's `MD5` stream, with the write time it was taken at.
+    if let Some((algo, digest, mtime_ns, precision)) = super::ads::teracopy(path, &listed)? {
+        let (size, verified, ctime_ns) = (None, None, None);
+        let (source, corrupt) = (Source::Stream, get(path, CORRUPT)?.is_some());
         return Ok(Some(Attrs {
-            algo: md5,
+            algo,
             digest,
             mtime_ns,
             precision,
-            size: None,
-            verified: None,
-            source: Source::Stream,
-            corrupt: get(path, CORRUPT)?.is_some(),
-            ctime_ns: None,
+            size,
+            verified,
+            source,
+            corrupt,
+            ctime_ns,
         }));
     }
     Ok(None)

@@ -15,17 +15,14 @@
 //! symbolic links); a file with no such stream is no entry (the import lists it as
 //! uncovered).
 
-use super::xattrs::{attributes_kept, each_file, trim};
+use super::xattrs::{attributes_kept, each_file};
 use super::{Entry, EntryPath, Importer, Mtime};
 use crate::algo::{ALGORITHMS, Algorithm};
-use crate::clock::parse_iso8601_ns;
-use crate::digest::Digest;
+use crate::catalog::ads::{parse, row_of};
 use crate::sys::attrs;
 use crate::walk::Exclude;
 use std::path::{Path, PathBuf};
 
-/// The key of the write time in TeraCopy's and MD5Stream's layout.
-const WRITE_TIME: &str = "FileWriteTimeUtc";
 /// Streams RapidCRC-Unicode writes for algorithms fixity does not compute.
 const UNKNOWN: &[&str] = &["BLAKE2SP"];
 
@@ -117,56 +114,6 @@ impl Streams {
     }
 }
 
-/// The algorithm whose digests a stream of this name holds (names compare without regard
-/// to case, as NTFS compares them).
-fn row_of(stream: &str) -> Option<&'static Algorithm> {
-    ALGORITHMS.iter().find(|a| a.stream.is_some_and(|s| s.eq_ignore_ascii_case(stream)))
-}
-
-/// A stream's value: the digest of `row`, and the file's write time it was taken at
-/// (nanoseconds and the fraction digits given) when the layout records one.
-pub(crate) fn parse(
-    row: &'static Algorithm,
-    value: &[u8],
-) -> Result<(Digest, Option<(i128, u32)>), String> {
-    let value = value.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(value);
-    let digest_of = |text: &[u8]| {
-        Digest::from_hex(text).filter(|d| d.as_bytes().len() == row.len).ok_or_else(|| {
-            format!("holds {:?}, not a {} digest", String::from_utf8_lossy(text), row.name)
-        })
-    };
-    if !value.contains(&b'=') {
-        // RapidCRC-Unicode's: the hex digest alone.
-        return Ok((digest_of(trim(value))?, None));
-    }
-    // TeraCopy's and MD5Stream's: KEY=VALUE lines, each key once.
-    let text = std::str::from_utf8(value).map_err(|_| "is not UTF-8 text".to_string())?;
-    let key = row.stream.unwrap_or(row.tag);
-    let (mut digest, mut written) = (None, None);
-    let mut seen: Vec<&str> = Vec::new();
-    for line in text.lines().map(|l| l.trim_matches(|c: char| c.is_whitespace() || c == '\0')) {
-        if line.is_empty() {
-            continue;
-        }
-        let Some((k, v)) = line.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-            return Err(format!("line {line:?} is not KEY=VALUE"));
-        };
-        if seen.iter().any(|s| s.eq_ignore_ascii_case(k)) {
-            return Err(format!("names {k} twice"));
-        }
-        seen.push(k);
-        if k.eq_ignore_ascii_case(key) {
-            digest = Some(digest_of(v.as_bytes())?);
-        } else if k.eq_ignore_ascii_case(WRITE_TIME) {
-            written = Some(
-                parse_iso8601_ns(v).ok_or_else(|| format!("{WRITE_TIME} {v:?} is not a time"))?,
-            );
-        }
-    }
-    let digest = digest.ok_or_else(|| format!("has no {key}= line"))?;
-    Ok((digest, written))
-}
-
 impl Importer for Streams {
     fn name(&self) -> &'static str {
         "streams"
@@ -190,49 +137,6 @@ impl Importer for Streams {
 mod tests {
     use super::*;
     use crate::algo::lookup;
-
-    #[test]
-    fn rapidcrc_keeps_the_hex_digest_alone() {
-        let crc = lookup("crc32").unwrap();
-        // RapidCRC-Unicode writes the digest as it shows it (upper case by default).
-        let (d, t) = parse(crc, b"CBF43926").unwrap();
-        assert_eq!((d.to_hex(), t), ("cbf43926".to_string(), None));
-        // Samba keeps a NUL after a stream's bytes.
-        assert_eq!(parse(crc, b"cbf43926\0").unwrap().0.to_hex(), "cbf43926");
-        assert!(parse(crc, b"CBF439").unwrap_err().contains("not a crc32 digest"));
-        assert_eq!(row_of("crc32").map(|a| a.name), Some("crc32"));
-        assert_eq!(row_of("SHA3-256").map(|a| a.name), Some("sha3-256"));
-        assert!(row_of("Zone.Identifier").is_none());
-    }
-
-    #[test]
-    fn teracopy_keeps_the_digest_and_the_write_time() {
-        let md5 = lookup("md5").unwrap();
-        let text = b"MD5=EBC4ED3AC805B99666C3D8DBFF3FA7DB\r\nFileWriteTimeUtc=2022-09-16T16:43:32.2740000Z\r\n";
-        let (d, t) = parse(md5, text).unwrap();
-        assert_eq!(d.to_hex(), "ebc4ed3ac805b99666c3d8dbff3fa7db");
-        assert_eq!(t, Some((1_663_346_612_274_000_000, 7)));
-        // A byte-order mark, LF line ends, the keys in another order.
-        let text = b"\xEF\xBB\xBFFileWriteTimeUtc=2022-09-16T16:43:32.2740000Z\nMD5=ebc4ed3ac805b99666c3d8dbff3fa7db\n";
-        assert_eq!(parse(md5, text).unwrap().1, Some((1_663_346_612_274_000_000, 7)));
-        for (bad, why) in [
-            (&b"FileWriteTimeUtc=2022-09-16T16:43:32Z\r\n"[..], "no MD5= line"),
-            (b"MD5=EBC4\r\n", "not a md5 digest"),
-            (
-                b"MD5=EBC4ED3AC805B99666C3D8DBFF3FA7DB\r\nMD5=EBC4ED3AC805B99666C3D8DBFF3FA7DB\r\n",
-                "twice",
-            ),
-            (
-                b"MD5=EBC4ED3AC805B99666C3D8DBFF3FA7DB\r\nFileWriteTimeUtc=yesterday\r\n",
-                "not a time",
-            ),
-            (b"MD5=EBC4ED3AC805B99666C3D8DBFF3FA7DB\r\njunk\r\n", "not KEY=VALUE"),
-            (b"MD5=\xff\r\n", "not UTF-8"),
-        ] {
-            let got = parse(md5, bad).unwrap_err();
-            assert!(got.contains(why), "{got} for {:?}", String::from_utf8_lossy(bad));
-        }
-    }
 
     #[test]
     fn an_algorithm_no_program_keeps_in_a_stream_is_refused() {

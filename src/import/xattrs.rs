@@ -12,6 +12,7 @@
 
 use super::{Entry, EntryPath, Importer, Mtime};
 use crate::algo::{self, Algorithm};
+use crate::catalog::ads::trim;
 use crate::catalog::xattr::{CHECKSUM_PREFIX, SHATAG_TS, parse_ts};
 use crate::digest::Digest;
 use crate::scrub::rel_of;
@@ -105,15 +106,6 @@ impl Xattrs {
     }
 }
 
-/// A value without the white space or NUL a script may have left around it (Samba keeps
-/// a NUL after each stream's bytes).
-pub(super) fn trim(v: &[u8]) -> &[u8] {
-    let keep = |b: &u8| !(b.is_ascii_whitespace() || *b == 0);
-    let start = v.iter().position(keep).unwrap_or(v.len());
-    let end = v.iter().rposition(keep).map_or(start, |i| i + 1);
-    &v[start..end]
-}
-
 impl Importer for Xattrs {
     fn name(&self) -> &'static str {
         match self.names {
@@ -184,16 +176,4 @@ pub(super) fn each_file(
         }
         true
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_trimmed_of_what_scripts_leave() {
-        assert_eq!(trim(b" abc\n\0"), b"abc");
-        assert_eq!(trim(b"\n"), b"");
-        assert_eq!(trim(b"abc"), b"abc");
-    }
 }

@@ -12,6 +12,8 @@
 //!   number, file index) on Windows, which has them only from an open handle.
 //! - Separators ([`SEPARATORS`], [`portable_arg`]): fixity writes `/` in every name it
 //!   keeps; Windows accepts `/` as well as `\`.
+//! - An exclusive hold of a directory ([`hold_dir`]): an `flock` on Unix, a named mutex
+//!   of the directory's identity on Windows (which locks no byte of a directory).
 //!
 //! What a device or file system says (spinning or not, cache residency, extents, the file
 //! system's type) is [`crate::device`]'s, the other half of this seam.
@@ -25,3 +27,18 @@ pub use unix::*;
 mod windows;
 #[cfg(windows)]
 pub use windows::*;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_directory_is_held_by_one_at_a_time_until_let_go() {
+        let d = tempfile::tempdir().unwrap();
+        let first = super::hold_dir(d.path()).unwrap();
+        assert!(first.is_some());
+        assert!(super::hold_dir(d.path()).unwrap().is_none(), "a second hold waits");
+        let other = tempfile::tempdir().unwrap();
+        assert!(super::hold_dir(other.path()).unwrap().is_some(), "another directory is free");
+        drop(first);
+        assert!(super::hold_dir(d.path()).unwrap().is_some(), "free once let go");
+    }
+}

@@ -260,6 +260,22 @@ pub fn absolute(path: &Path) -> io::Result<std::path::PathBuf> {
     std::path::absolute(path)
 }
 
+/// An exclusive hold of a directory ([`hold_dir`]), kept until dropped.
+pub struct DirHold {
+    _held: File,
+}
+
+/// Takes an exclusive hold of the directory at `path`, kept until the returned hold is
+/// dropped (an `flock` on the directory itself); `Ok(None)` when another process holds it.
+pub fn hold_dir(path: &Path) -> io::Result<Option<DirHold>> {
+    let f = File::open(path)?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(DirHold { _held: f })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 /// Opens the directory at `path` (to open names beneath it, [`crate::confine`]).
 pub fn open_dir(path: &Path) -> io::Result<File> {
     File::open(path)

@@ -481,6 +481,40 @@ pub fn absolute(path: &Path) -> io::Result<PathBuf> {
     Ok(portable_arg(&std::path::absolute(path)?).into_owned())
 }
 
+/// An exclusive hold of a directory ([`hold_dir`]), kept until dropped.
+pub struct DirHold {
+    _held: std::os::windows::io::OwnedHandle,
+}
+
+/// Takes an exclusive hold of the directory at `path`, kept until the returned hold is
+/// dropped (or the process ends); `Ok(None)` when another process holds it. Windows locks
+/// no byte of a directory, and a share mode that kept a second holder out would keep out
+/// programs listing it too: the hold is a named mutex of the directory's identity
+/// (volume serial, file index), in the global namespace where this user may make one,
+/// else in the session's.
+#[allow(unsafe_code)]
+pub fn hold_dir(path: &Path) -> io::Result<Option<DirHold>> {
+    use std::os::windows::io::{FromRawHandle, OwnedHandle};
+    use windows_sys::Win32::Foundation::{ERROR_ALREADY_EXISTS, GetLastError};
+    use windows_sys::Win32::System::Threading::CreateMutexW;
+    let (volume, index) = path_id(path)?;
+    for space in ["Global", "Local"] {
+        let name = format!("{space}\\fixity-hold-{volume:x}-{index:x}");
+        let wide: Vec<u16> = name.encode_utf16().chain([0]).collect();
+        // SAFETY: `wide` is NUL-terminated and outlives the call; no security attributes;
+        // the handle returned is owned here (closed when the hold drops).
+        let handle = unsafe { CreateMutexW(std::ptr::null(), 0, wide.as_ptr()) };
+        let exists = unsafe { GetLastError() } == ERROR_ALREADY_EXISTS;
+        if handle.is_null() {
+            continue; // no right to the global namespace: the session's
+        }
+        // SAFETY: a handle CreateMutexW just returned, owned by no one else.
+        let owned = unsafe { OwnedHandle::from_raw_handle(handle) };
+        return Ok(if exists { None } else { Some(DirHold { _held: owned }) });
+    }
+    Err(io::Error::last_os_error())
+}
+
 /// Opens the directory (or file) at `path` to ask about it or to open names beneath it
 /// ([`crate::confine`]): a handle with no access asked and everything shared
 /// (`FILE_FLAG_BACKUP_SEMANTICS`, without which Windows opens no directory).
