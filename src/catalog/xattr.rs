@@ -199,39 +199,29 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
     for (row, attribute) in algo::ALGORITHMS.iter().filter_map(|a| Some((a, a.shatag?))) {
         let Some(v) = get(path, attribute)? else { continue };
         let Some(digest) = parse_digest(row, &v) else { continue };
-        let Some((mtime_ns, precision)) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts)
-        else {
+        let Some(taken) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts) else {
             continue;
         };
-        return Ok(Some(Attrs {
-            algo: row,
-            digest,
-            mtime_ns,
-            precision,
-            size: None,
-            verified: None,
-            source: Source::Shatag,
-            corrupt: get(path, CORRUPT)?.is_some(),
-            ctime_ns: None,
-        }));
+        return foreign(path, (row, digest), taken, Source::Shatag).map(Some);
     }
     // Then TeraCopy's and MD5Stream's `MD5` stream, with the write time it was taken at.
     if let Some((algo, digest, mtime_ns, precision)) = super::ads::teracopy(path, &listed)? {
-        let (size, verified, ctime_ns) = (None, None, None);
-        let (source, corrupt) = (Source::Stream, get(path, CORRUPT)?.is_some());
-        return Ok(Some(Attrs {
-            algo,
-            digest,
-            mtime_ns,
-            precision,
-            size,
-            verified,
-            source,
-            corrupt,
-            ctime_ns,
-        }));
+        return foreign(path, (algo, digest), (mtime_ns, precision), Source::Stream).map(Some);
     }
     Ok(None)
+}
+
+/// Another tool's record of the file at `path`: its digest, taken at the mtime `taken`
+/// (ns, fraction digits); no size, verification time nor ctime of fixity's.
+fn foreign(
+    path: &Path,
+    (algo, digest): (&'static Algorithm, Digest),
+    (mtime_ns, precision): (i128, u32),
+    source: Source,
+) -> io::Result<Attrs> {
+    let corrupt = get(path, CORRUPT)?.is_some();
+    let (size, verified, ctime_ns) = (None, None, None);
+    Ok(Attrs { algo, digest, mtime_ns, precision, size, verified, source, corrupt, ctime_ns })
 }
 
 /// Records `digest` as the content of `path` at `stamp`, verified at `verified_ms`.
