@@ -88,9 +88,11 @@ pub(crate) fn teracopy(
     path: &Path,
     listed: &[OsString],
 ) -> io::Result<Option<(&'static Algorithm, Digest, i128, u32)>> {
-    let Some(md5) = row_of("MD5") else { return Ok(None) };
+    let md5 = crate::algo::lookup("md5").expect("md5 is in the registry");
     for name in listed.iter().filter_map(|n| n.to_str()) {
-        if !attrs::stream_name(name).is_some_and(|s| s.eq_ignore_ascii_case("MD5")) {
+        if !attrs::stream_name(name)
+            .is_some_and(|s| row_of(s).is_some_and(|r| std::ptr::eq(r, md5)))
+        {
             continue;
         }
         let Some(v) = attrs::get(path, name, true)? else { continue };
