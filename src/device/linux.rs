@@ -59,6 +59,14 @@ pub(super) fn ctime_trusted_on(fs_type: &str) -> bool {
 
 /// Whether the block device holding `path` is rotational (a spinning disk), from
 /// /sys/dev/block/MAJ:MIN[/..]/queue/rotational. Unknown devices count as not rotational.
+/// The probe's words for what Linux says ([`super::Says`]).
+pub(crate) const SAYS: super::Says = super::Says {
+    uncached: "O_DIRECT",
+    rotational: "the kernel says rotational",
+    not_rotational: "the kernel says not rotational",
+    unknown: "the kernel has no rotational flag for it",
+};
+
 pub fn is_rotational(path: &Path) -> bool {
     std::fs::metadata(path).ok().and_then(|md| rotational(md.dev())).unwrap_or(false)
 }

@@ -36,6 +36,15 @@ pub(super) fn ctime_trusted_on(fs_type: &str) -> bool {
     !(fs_type.contains("fuse") || fs_type == "fusefs")
 }
 
+/// The probe's words for what macOS says ([`super::Says`]): whether a disk spins is not
+/// asked (IOKit), so the timed reads decide alone.
+pub(crate) const SAYS: super::Says = super::Says {
+    uncached: "F_NOCACHE",
+    rotational: "macOS was not asked whether the disk spins",
+    not_rotational: "macOS was not asked whether the disk spins",
+    unknown: "macOS was not asked whether the disk spins",
+};
+
 /// Without IOKit: not rotational.
 pub fn is_rotational(_path: &Path) -> bool {
     false

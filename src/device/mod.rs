@@ -35,6 +35,17 @@ pub(crate) use windows::*;
 #[cfg(windows)]
 pub use windows::{first_extent, is_rotational};
 
+/// How the storage probe's evidence words what this system says of a disk
+/// ([`crate::storage`]): the reads that bypass the cache, and the disk's own flag.
+pub(crate) struct Says {
+    /// Reads past the cache (`O_DIRECT`).
+    pub(crate) uncached: &'static str,
+    /// The disk says it spins, says it does not, or says nothing.
+    pub(crate) rotational: &'static str,
+    pub(crate) not_rotational: &'static str,
+    pub(crate) unknown: &'static str,
+}
+
 /// How a range of a file will be used: a hint to the kernel ([`advise`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Advice {

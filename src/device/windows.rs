@@ -66,6 +66,15 @@ pub(super) fn ctime_trusted_on(_fs_type: &str) -> bool {
     false
 }
 
+/// The probe's words for what Windows says ([`super::Says`]): the volume's seek-penalty
+/// property, false also where the disk does not say.
+pub(crate) const SAYS: super::Says = super::Says {
+    uncached: "unbuffered",
+    rotational: "the disk reports a seek penalty",
+    not_rotational: "the disk reports no seek penalty, or none",
+    unknown: "the disk reports no seek penalty, or none",
+};
+
 /// Whether the disk holding `path` incurs a seek penalty (a spinning disk), asked of the
 /// volume (`\\.\C:`) with `IOCTL_STORAGE_QUERY_PROPERTY`. A share, a mount point inside a
 /// folder, or a driver that does not say: not rotational.

@@ -174,10 +174,11 @@ pub(crate) fn decide(facts: &Facts, forced: Option<Kind>) -> (Kind, String) {
     if MEMORY.contains(&fs) {
         return (Kind::Flash, format!("file system {fs}, in memory"));
     }
+    let says = &crate::device::SAYS;
     let flag = match facts.rotational {
-        Some(true) => "the kernel says rotational",
-        Some(false) => "the kernel says not rotational",
-        None => "the kernel has no rotational flag for it",
+        Some(true) => says.rotational,
+        Some(false) => says.not_rotational,
+        None => says.unknown,
     };
     let fallback = |why: String| {
         let kind = if facts.rotational == Some(true) { Kind::Seeking } else { Kind::Flash };
@@ -187,7 +188,7 @@ pub(crate) fn decide(facts: &Facts, forced: Option<Kind>) -> (Kind, String) {
         Probe::Timed(t) if t.reads_ms.len() >= MIN_READS => {
             let m = median(&t.reads_ms).expect("at least MIN_READS");
             let kind = if m >= SEEKING_MS { Kind::Seeking } else { Kind::Flash };
-            let how = if t.direct { "O_DIRECT" } else { "uncached" };
+            let how = if t.direct { says.uncached } else { "uncached" };
             let n = t.reads_ms.len();
             (kind, format!("median random 4 KiB read {m:.2} ms over {n} {how} reads; {flag}"))
         }

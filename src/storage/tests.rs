@@ -26,14 +26,17 @@ const SPINNING: [f64; 8] = [8.1, 12.3, 0.2, 9.7, 7.5, 11.0, 10.2, 6.9];
 fn the_decision_follows_the_timings_not_the_flag() {
     let (kind, why) = decide(&facts("ext4", Some(true), timed(&VIRTIO, 0)), None);
     assert_eq!(kind, Kind::Flash);
+    // (Each system's words: `device::SAYS`; Linux's are these.)
+    let says = &crate::device::SAYS;
+    let (direct, rotational) = (says.uncached, says.rotational);
     assert_eq!(
         why,
-        "median random 4 KiB read 0.26 ms over 8 O_DIRECT reads; the kernel says rotational"
+        format!("median random 4 KiB read 0.26 ms over 8 {direct} reads; {rotational}")
     );
     let (kind, why) = decide(&facts("ext4", Some(false), timed(&SPINNING, 0)), None);
     assert_eq!(kind, Kind::Seeking);
     assert!(why.starts_with("median random 4 KiB read 8.90 ms over 8"), "{why}");
-    assert!(why.ends_with("the kernel says not rotational"), "{why}");
+    assert!(why.ends_with(says.not_rotational), "{why}");
     // Uncached reads without O_DIRECT say so; a disk with no flag says that.
     let mut t = Timings { reads_ms: vec![3.0, 2.5, 2.1], cached: 2, direct: false };
     let f = facts("xfs", None, Probe::Timed(t.clone()));
@@ -41,8 +44,7 @@ fn the_decision_follows_the_timings_not_the_flag() {
     assert_eq!(kind, Kind::Seeking);
     assert_eq!(
         why,
-        "median random 4 KiB read 2.50 ms over 3 uncached reads; the kernel has no rotational \
-         flag for it"
+        format!("median random 4 KiB read 2.50 ms over 3 uncached reads; {}", says.unknown)
     );
     // Just under the line is flash.
     t.reads_ms = vec![1.9, 1.99, 1.0];
@@ -63,10 +65,12 @@ fn network_and_memory_file_systems_go_by_their_type() {
 fn without_enough_timings_the_kernels_flag_decides_and_says_why() {
     let (kind, why) = decide(&facts("ext4", Some(true), timed(&[9.0], 7)), None);
     assert_eq!(kind, Kind::Seeking);
+    let rotational = crate::device::SAYS.rotational;
     assert_eq!(
         why,
-        "not probed: 1 uncached block(s) could be timed, 7 were in the page cache; the kernel \
-         says rotational"
+        format!(
+            "not probed: 1 uncached block(s) could be timed, 7 were in the page cache; {rotational}"
+        )
     );
     let denied = Probe::NotRun("cannot open /x: Permission denied (os error 13)".into());
     let (kind, why) = decide(&facts("ext4", Some(false), denied), None);
