@@ -30,27 +30,13 @@ pub fn format_rfc3339_ms(ms: i64) -> String {
 
 /// The inverse of [`format_rfc3339_ms`] (exactly that form: `YYYY-MM-DDTHH:MM:SS.mmmZ`).
 pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    // [`parse_iso8601_ns`]'s form narrowed to this one: milliseconds, then `Z`.
     let t = text.as_bytes();
-    if t.len() != 24 || t[4] != b'-' || t[7] != b'-' || t[10] != b'T' || t[23] != b'Z' {
+    if t.len() != 24 || t[10] != b'T' || t[19] != b'.' || t[23] != b'Z' {
         return None;
     }
-    if t[13] != b':' || t[16] != b':' || t[19] != b'.' {
-        return None;
-    }
-    let num = |a: usize, b: usize| -> Option<i64> {
-        let s = std::str::from_utf8(&t[a..b]).ok()?;
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
-    };
-    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-    let (h, mi, s, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 59 {
-        return None;
-    }
-    let days = days_from_civil(y, m as u32, d as u32);
-    if civil_from_days(days) != (y, m as u32, d as u32) {
-        return None;
-    }
-    Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1000) + ms)
+    let (ns, _) = parse_iso8601_ns(text)?;
+    i64::try_from(ns.div_euclid(1_000_000)).ok()
 }
 
 /// An ISO 8601 time with seconds, `YYYY-MM-DDTHH:MM:SS`, any number of fraction digits
@@ -71,7 +57,7 @@ pub fn parse_iso8601_ns(text: &str) -> Option<(i128, u32)> {
     };
     let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
     let (h, mi, s) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 59 {
         return None;
     }
     let days = days_from_civil(y, m as u32, d as u32);
@@ -85,11 +71,7 @@ pub fn parse_iso8601_ns(text: &str) -> Option<(i128, u32)> {
         if n == 0 {
             return None;
         }
-        for &c in &after[..n.min(9)] {
-            frac_ns = frac_ns * 10 + i128::from(c - b'0');
-        }
-        digits = n.min(9) as u32;
-        frac_ns *= 10i128.pow(9 - digits);
+        (frac_ns, digits) = fraction_ns(&after[..n]);
         rest = &after[n..];
     }
     let offset_s: i64 = match rest {
@@ -133,14 +115,17 @@ pub fn parse_ts(text: &[u8]) -> Option<(i128, u32)> {
         return None;
     }
     let s: i128 = secs.parse().ok()?;
-    let digits = frac.len().min(9);
-    let mut ns: i128 = 0;
-    for b in frac.bytes().take(9) {
-        ns = ns * 10 + i128::from(b - b'0');
-    }
-    ns *= 10i128.pow(9 - digits as u32);
+    let (ns, digits) = fraction_ns(frac.as_bytes());
     // Found by fuzzing: 30+ digit "seconds" overflowed the multiplication.
-    Some((s.checked_mul(1_000_000_000)?.checked_add(ns)?, digits as u32))
+    Some((s.checked_mul(1_000_000_000)?.checked_add(ns)?, digits))
+}
+
+/// The nanoseconds a second's decimal fraction `digits` (ASCII digits) says, and how
+/// many of its digits count (at most 9: longer ones are cut to nanoseconds).
+fn fraction_ns(digits: &[u8]) -> (i128, u32) {
+    let counted = digits.len().min(9);
+    let ns = digits[..counted].iter().fold(0i128, |ns, &c| ns * 10 + i128::from(c - b'0'));
+    (ns * 10i128.pow(9 - counted as u32), counted as u32)
 }
 
 /// A proleptic Gregorian (year, month, day) to days since 1970-01-01: the inverse of

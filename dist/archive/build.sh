@@ -21,7 +21,7 @@
 # The pages and completions are made by the archive's own binary where it runs here
 # (natively, or under CARGO_TARGET_<TARGET>_RUNNER: wine, qemu-aarch64), otherwise by
 # FIXITY_ARCHIVE_HOST_BIN (a fixity of this source built for this machine): the same
-# command-line definitions. Needs zip and groff (Debian: apt-get install zip groff).
+# command-line definitions. Windows' needs zip and groff (Debian: apt-get install zip groff).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,8 +50,9 @@ if [ ! -f "$bin" ]; then
   exit 2
 fi
 bin=$(realpath "$bin")
+# Windows' archive alone needs them: its pages as text (groff), and the zip.
 for tool in groff zip; do
-  if [ "$kind:$tool" != "linux:zip" ] && [ "$kind:$tool" != "macos:zip" ] && ! command -v $tool >/dev/null 2>&1; then
+  if [ $kind = windows ] && ! command -v $tool >/dev/null 2>&1; then
     echo "dist/archive/build.sh: $tool is missing (Debian: apt-get install $tool)" >&2
     exit 2
   fi

@@ -159,10 +159,10 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
     if let Some(v) = get(path, &format!("{PREFIX}{}", prefer.name))? {
         found = parse_digest(prefer, &v).map(|d| (prefer, d));
     }
-    let mut listed = Vec::new();
+    let mut listed = None;
     if found.is_none() {
-        listed = attrs::list(path, true)?;
-        for name in &listed {
+        let names = listed.insert(attrs::list(path, true)?);
+        for name in names.iter() {
             let Some(name) = name.to_str() else { continue };
             let Some(algo_name) = name.strip_prefix(PREFIX) else { continue };
             let Some(a) = algo::lookup(algo_name).filter(|a| a.name == algo_name) else {
@@ -194,9 +194,17 @@ pub(crate) fn read(path: &Path, prefer: &'static Algorithm) -> io::Result<Option
             ctime_ns: get(path, CTIME)?.as_deref().and_then(parse_ts).map(|(ns, _)| ns),
         }));
     }
-    // cshatag's attributes are read only for files without a record of fixity's own.
-    // The algorithms whose rows name a cshatag attribute (sha256).
+    // Other tools' records are read only for files without a record of fixity's own, by
+    // the names the file has (listed above, but for a record without its time).
+    let listed = match listed {
+        Some(names) => names,
+        None => attrs::list(path, true)?,
+    };
+    // cshatag's: the algorithms whose rows name a cshatag attribute (sha256).
     for (row, attribute) in algo::ALGORITHMS.iter().filter_map(|a| Some((a, a.shatag?))) {
+        if !listed.iter().any(|n| n == attribute) {
+            continue;
+        }
         let Some(v) = get(path, attribute)? else { continue };
         let Some(digest) = parse_digest(row, &v) else { continue };
         let Some(taken) = get(path, SHATAG_TS)?.as_deref().and_then(parse_ts) else {

@@ -52,7 +52,7 @@ pub(crate) fn fs_type(path: &Path) -> Option<String> {
     best.map(|(_, t)| t)
 }
 
-/// [`ctime_trusted`] by the file system's type, as /proc/self/mountinfo names it.
+/// [`super::Times::ctime_trusted`] by the file system's type, as /proc/self/mountinfo names it.
 pub(super) fn ctime_trusted_on(fs_type: &str) -> bool {
     !(fs_type == "fuse" || fs_type == "fuseblk" || fs_type.starts_with("fuse."))
 }

@@ -231,8 +231,24 @@ pub(crate) struct Times {
     /// elsewhere (ext4, XFS, btrfs, APFS, NTFS keep ns or 100 ns). A copy to or from such
     /// a file system rounds the mtime: within the window it is not an edit.
     pub window_ns: i128,
-    /// Whether its ctimes tell an edit that put its mtime back ([`ctime_trusted`]).
+    /// Whether its ctimes tell an edit that put its mtime back from bitrot. Local file
+    /// systems (ext4, XFS, btrfs, ZFS, tmpfs) and network ones whose server keeps the
+    /// ctime (NFS, SMB) do; a FUSE file system reports whatever its server makes up
+    /// (sshfs passes the remote's, others give the mtime, the mount time or a constant),
+    /// so there the classes follow size and mtime alone (docs/catalog.md); Windows keeps
+    /// none. `FIXITY_CTIME` overrides the type: `ignore` for a file system whose ctimes
+    /// move without an edit (a server that makes them up, a restore that sets every
+    /// file's anew), `trust` for a FUSE file system known to keep them.
     pub ctime_trusted: bool,
+}
+
+impl Times {
+    /// The ctime rule of a run whose store writes ctimes `slack_ns` apart from the file's
+    /// own (`Store::ctime_slack_ns`): that slack where ctimes are trusted, else `None`
+    /// (classes by size and mtime alone).
+    pub(crate) fn ctime_within(self, slack_ns: i128) -> Option<i128> {
+        self.ctime_trusted.then_some(slack_ns)
+    }
 }
 
 /// The [`Times`] of the tree at `root`.
@@ -253,21 +269,6 @@ fn window_of(fs_type: &str) -> i128 {
         "exfat" => 10_000_000,
         _ => 0,
     }
-}
-
-/// Whether the file system holding `path` reports inode change times (ctimes) that
-/// tell an edit whose mtime was put back from bitrot. Local file systems (ext4, XFS,
-/// btrfs, ZFS, tmpfs) and network ones whose server keeps the ctime (NFS, SMB) do; a FUSE
-/// file system reports whatever its server makes up (sshfs passes the remote's, others
-/// give the mtime, the mount time or a constant), so there the classes follow size and
-/// mtime alone, as before fixity kept ctimes (docs/catalog.md).
-///
-/// `FIXITY_CTIME` overrides the file system's type: `ignore` for a file system whose
-/// ctimes move without an edit (a server that makes them up, a restore that sets every
-/// file's anew), `trust` for a FUSE file system known to keep them (sshfs over a server
-/// that does).
-pub(crate) fn ctime_trusted(path: &Path) -> bool {
-    times(path).ctime_trusted
 }
 
 #[cfg(test)]

@@ -144,7 +144,7 @@ pub fn repair(
         }
     }
     let base = crate::sys::open_dir(root).map_err(|e| RepairError::Tree(root.to_path_buf(), e))?;
-    let ctime = crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns());
+    let ctime = crate::device::times(root).ctime_within(store.ctime_slack_ns());
     let force = opts.force && !opts.paths.is_empty();
     let mut todo = Vec::new();
     for rec in targets {

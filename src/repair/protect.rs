@@ -90,7 +90,7 @@ pub fn protect(
             }
         }
     }
-    let ctime = crate::device::ctime_trusted(root).then(|| store.ctime_slack_ns());
+    let ctime = crate::device::times(root).ctime_within(store.ctime_slack_ns());
     let report = ProtectReport::default();
     let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new() };
     let mut planner = Planner::default();

@@ -155,8 +155,7 @@ fn run_in(
     // --modify-window says, and its ctimes within the store's slack, where trusted.
     let times = crate::device::times(root);
     let mtime_ns = opts.modify_window_ns.unwrap_or(times.window_ns);
-    let window =
-        Window { mtime_ns, ctime: times.ctime_trusted.then(|| rec.store.ctime_slack_ns()) };
+    let window = Window { mtime_ns, ctime: times.ctime_within(rec.store.ctime_slack_ns()) };
     let algos: Arc<[&'static Algorithm]> = Arc::from(vec![algo]);
 
     // Phase one: the walk merged with the records.

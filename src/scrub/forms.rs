@@ -57,15 +57,14 @@ pub(super) fn pair(
         // By size and mtime alone, as a moved file is: a rename or a copy gives the file
         // a new ctime, which tells nothing of its content.
         let class = classify(Some(m), Seen::Content(&found), Window { ctime: None, ..window });
-        report.sub(Class::Missing);
-        report.sub(Class::New);
         // The file as recorded: moved, as a move is (the new record stands, with the
         // history of the old one).
         if class == Class::Ok {
-            let _ = rec.write(notice, None, |s| s.record_moved(&m.path, &twin.path, now));
-            report.add(Class::Moved);
+            super::moves::moved_to(rec, report, (&m.path, &twin.path, now), notice);
             return true;
         }
+        report.sub(Class::Missing);
+        report.sub(Class::New);
         // Otherwise the old record takes the new name, and what the file holds is
         // recorded against it as at its own path.
         let _ = rec.write(notice, None, |s| s.record_renamed(&m.path, &twin.path, now));

@@ -102,17 +102,31 @@ pub(super) fn pair_moves(
             let first = cands.peek().copied();
             let pick = cands.find(|c| base(&c.path) == base(&m.path)).or(first);
             if let Some(to) = pick {
-                let _ = rec.write(notice, None, |s| s.record_moved(&m.path, &to.path, now));
+                moved_to(rec, report, (&m.path, &to.path, now), notice);
                 if !rec.ok() {
                     break 'pages;
                 }
-                report.sub(Class::Missing);
-                report.sub(Class::New);
-                report.add(Class::Moved);
             }
         }
     }
     rec.commit(notice);
+}
+
+/// Records the missing file at `from` as the new one at `to` (same content), and counts
+/// the pair moved in place of missing and new (unless the store failed: nothing moved).
+pub(super) fn moved_to(
+    rec: &mut Recorder<'_>,
+    report: &mut Report,
+    (from, to, now): (&[u8], &[u8], i64),
+    notice: &mut dyn FnMut(Notice),
+) {
+    let _ = rec.write(notice, None, |s| s.record_moved(from, to, now));
+    if !rec.ok() {
+        return;
+    }
+    report.sub(Class::Missing);
+    report.sub(Class::New);
+    report.add(Class::Moved);
 }
 
 /// Directories whose every recorded file is missing: unmounted, or gone whole.

@@ -185,7 +185,7 @@ pub trait MetadataExt {
     /// Last write, the nanoseconds (NTFS keeps 100 ns).
     fn mtime_nsec(&self) -> i64;
     /// No inode change time in a Windows `Metadata`: the last write's (never trusted,
-    /// [`crate::device::ctime_trusted`]).
+    /// [`crate::device::Times::ctime_trusted`]).
     fn ctime(&self) -> i64;
     /// See [`MetadataExt::ctime`].
     fn ctime_nsec(&self) -> i64;
