@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod dropin;
+mod serve;
 mod ui;
 
 use clap::Parser;

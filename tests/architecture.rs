@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Files of the binary crate (src/main.rs and the modules it declares): they render.
-const BINARY: &[&str] = &["main.rs", "cli.rs", "ui.rs", "cmd/", "dropin/"];
+const BINARY: &[&str] = &["main.rs", "cli.rs", "ui.rs", "cmd/", "dropin/", "serve/"];
 
 /// Longest a source file may be, its unit tests left out.
 const MAX_LINES: usize = 600;
@@ -102,22 +102,22 @@ fn no_source_file_is_too_long() {
 }
 
 /// The module a file belongs to for the import graph: in the library the top-level
-/// module (`catalog/sqlite.rs` is `catalog`); in the binary each file of `cmd/` and
-/// `dropin/` is a module of its own (`cmd/check.rs` is `cmd::check`).
+/// module (`catalog/sqlite.rs` is `catalog`); in the binary each file of `cmd/`,
+/// `dropin/` and `serve/` is a module of its own (`cmd/check.rs` is `cmd::check`).
 fn module_of(rel: &str) -> String {
     let stem = rel.trim_end_matches(".rs");
     let parts: Vec<&str> = stem.split('/').collect();
     match parts.as_slice() {
         [one] => one.to_string(),
-        [top @ ("cmd" | "dropin"), "mod"] => top.to_string(),
-        [top @ ("cmd" | "dropin"), file, ..] => format!("{top}::{file}"),
+        [top @ ("cmd" | "dropin" | "serve"), "mod"] => top.to_string(),
+        [top @ ("cmd" | "dropin" | "serve"), file, ..] => format!("{top}::{file}"),
         [top, ..] => top.to_string(),
         [] => unreachable!(),
     }
 }
 
 /// The modules a file's code names: `crate::x`, and in the binary `super::x` from a file
-/// of `cmd/` or `dropin/` (its siblings) and `fixity::` is the library, not a module here.
+/// of `cmd/`, `dropin/` or `serve/` (its siblings) and `fixity::` is the library, not a module here.
 fn imports(rel: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let me = module_of(rel);
@@ -141,10 +141,11 @@ fn imports(rel: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> 
                 };
                 for n in names {
                     let target = match base {
-                        // `super::` from a file directly under cmd/ or dropin/ is a sibling.
+                        // `super::` from a file directly under cmd/, dropin/ or serve/ is a
+                        // sibling.
                         Some(f) if me.contains("::") => format!("{f}::{n}"),
                         Some(_) => continue,
-                        None if n == "cmd" || n == "dropin" => {
+                        None if n == "cmd" || n == "dropin" || n == "serve" => {
                             let sub: String = after[n.len()..]
                                 .trim_start_matches("::")
                                 .chars()

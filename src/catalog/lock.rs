@@ -47,6 +47,18 @@ impl RunLock {
     }
 }
 
+/// Whether a run holds the catalog at `catalog` now (its lock taken exclusively: a
+/// scan, verify, repair ...), for a view that shows runs going on. The look is a shared
+/// lock tried and let go at once; a lock file that cannot be opened says no.
+pub fn held(catalog: &Path) -> bool {
+    let Ok(file) = File::open(lock_path(catalog)) else { return false };
+    match file.try_lock_shared() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        Err(_) => false,
+    }
+}
+
 /// The lock file beside a catalog: `CATALOG.lock`.
 pub(crate) fn lock_path(catalog: &Path) -> PathBuf {
     let mut name = catalog.as_os_str().to_owned();
@@ -67,7 +79,9 @@ mod tests {
         // flock locks belong to the open file description: a second open conflicts.
         assert!(RunLock::acquire(&p, false, false).unwrap().is_none());
         assert!(RunLock::acquire(&p, false, true).unwrap().is_none());
+        assert!(held(&d.path().join("c")));
         drop(first);
+        assert!(!held(&d.path().join("c")));
         assert!(RunLock::acquire(&p, false, false).unwrap().is_some());
     }
 

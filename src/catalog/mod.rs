@@ -116,6 +116,28 @@ impl Class {
     }
 }
 
+/// Who this process's runs are recorded as started by: `FIXITY_ACTOR` (`fixity serve`
+/// sets it to the user who started an action from its page), else nobody named.
+pub fn actor() -> Option<&'static str> {
+    static ACTOR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ACTOR
+        .get_or_init(|| std::env::var("FIXITY_ACTOR").ok().filter(|a| !a.trim().is_empty()))
+        .as_deref()
+}
+
+/// A run's summary (a JSON object) with `"by"` naming who started it, when `by` names
+/// someone; as given otherwise (or when it is not an object).
+pub fn signed(summary: &str, by: Option<&str>) -> String {
+    let Some(by) = by else { return summary.to_string() };
+    match serde_json::from_str::<serde_json::Value>(summary) {
+        Ok(serde_json::Value::Object(mut o)) => {
+            o.insert("by".into(), by.into());
+            serde_json::Value::Object(o).to_string()
+        }
+        _ => summary.to_string(),
+    }
+}
+
 /// The range of paths strictly below directory `rel`, as (after, before) bounds: every
 /// path that starts with `rel/` sorts between `rel/` and `rel0` ('0' follows '/').
 /// `(None, None)` for the empty `rel` (the whole tree).
@@ -129,6 +151,16 @@ pub fn below(rel: &[u8]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_is_signed_by_who_started_the_run() {
+        assert_eq!(
+            signed(r#"{"files_read":3}"#, Some("alice (fixity serve)")),
+            r#"{"by":"alice (fixity serve)","files_read":3}"#
+        );
+        assert_eq!(signed(r#"{"files_read":3}"#, None), r#"{"files_read":3}"#);
+        assert_eq!(signed("not json", Some("a")), "not json");
+    }
 
     #[test]
     fn class_names_round_trip() {

@@ -43,6 +43,10 @@ pub(super) const REPORT_EXIT: &str = "Exit status: 0 written (findings or not: t
 not run (no catalog, not a fixity catalog, a read error, an output that cannot be written, \
 neither --html nor --json).";
 
+pub(super) const SERVE_EXIT: &str = "Exit status: 0 stopped by a signal (Ctrl-C, SIGTERM) or a user \
+added; 2 could not run (usage, an address that cannot be listened on, a non-loopback address \
+without --users or --proxy-header, a users file, certificate or catalog that cannot be read).";
+
 pub(super) const IMPORT_EXIT: &str = "Exit status: 0 every entry of the source imported (or already in the \
 catalog); 1 some entries refused (missing, another size or mtime, a path outside the tree, another \
 algorithm, malformed): each is listed; 2 could not run (usage, a source or catalog that cannot be \

@@ -17,6 +17,7 @@ mod remote;
 mod repair;
 mod report;
 mod scale;
+mod serve;
 pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
 pub use catalog::{CatalogCommand, ExportArgs, FindArgs, InitRolesArgs, StatusArgs};
 pub use dups::DupsArgs;
@@ -29,6 +30,7 @@ pub use remote::RemoteArgs;
 pub use repair::{ProtectArgs, RepairArgs};
 pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
+pub use serve::{Role, ServeArgs};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
 #[derive(Parser, Debug)]
@@ -71,6 +73,10 @@ pub enum Command {
     /// self-contained HTML page (--html FILE) or JSON (--json).
     #[command(after_help = REPORT_EXIT)]
     Report(ReportArgs),
+    /// Serve a live web view of trees (or a PostgreSQL fleet) on http://127.0.0.1:8470:
+    /// coverage, findings, runs, and the actions (verify, repair, accept, forget).
+    #[command(after_help = SERVE_EXIT)]
+    Serve(ServeArgs),
     /// Check a tree's catalog and files against a head kept outside the machine (`status
     /// --proof`, signed with ssh-keygen or minisign): say where the chain of proofs breaks.
     #[command(name = "audit-proof", after_help = AUDIT_PROOF_EXIT)]

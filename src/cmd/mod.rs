@@ -13,7 +13,7 @@ mod export;
 pub(crate) mod hash;
 mod import;
 mod manual;
-mod monitor;
+pub(crate) mod monitor;
 mod proof;
 mod remote;
 mod repair;
@@ -24,7 +24,7 @@ mod roles;
 mod scrub;
 mod shard;
 mod status;
-mod tree;
+pub(crate) mod tree;
 mod update;
 
 use crate::cli::{CatalogCommand, Cli, Command, ReadArgs, Storage};
@@ -74,6 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Serve(a) => crate::serve::run(a),
         Command::AuditProof(a) => proof::audit(a),
         Command::Protect(a) => repair::protect(a),
         Command::Repair(a) => repair::repair(a),
@@ -93,7 +94,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
 /// The catalog of the tree at `root`: `--catalog` (`catalog`) or the tree's own
 /// `.fixity/catalog.db`. A PostgreSQL URL names the tree of `host` (else this machine) in
 /// that database.
-fn catalog_spec(catalog: Option<&Path>, root: &Path, host: Option<&str>) -> StoreSpec {
+pub(crate) fn catalog_spec(catalog: Option<&Path>, root: &Path, host: Option<&str>) -> StoreSpec {
     match catalog.and_then(pg_url) {
         Some(url) => StoreSpec::Postgres(PgSpec::new(url, host, root)),
         None => StoreSpec::Sqlite(
@@ -106,7 +107,7 @@ fn catalog_spec(catalog: Option<&Path>, root: &Path, host: Option<&str>) -> Stor
 ///
 /// A URL holding a password is taken, with a warning (once): every user of the machine
 /// sees a command line in `ps`.
-fn pg_url(catalog: &Path) -> Option<&str> {
+pub(crate) fn pg_url(catalog: &Path) -> Option<&str> {
     let url = catalog.to_str().filter(|c| is_url(c.as_bytes()))?;
     static WARNED: std::sync::Once = std::sync::Once::new();
     if fixity::catalog::postgres::mask(url) != url {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// with the nearest of this host's trees `dir` is in, if the catalog has one (else `dir`).
 /// Otherwise `.fixity/catalog.db` in `dir` or the nearest directory above it; with
 /// `fresh` (a scan), a directory in no tree is the root of a new one.
-pub(super) fn locate(
+pub(crate) fn locate(
     dir: &Path,
     catalog: Option<&Path>,
     host: Option<&str>,

@@ -25,6 +25,46 @@ pub struct Input<'a> {
     pub previous: Option<&'a str>,
 }
 
+/// Several trees' metrics (each as [`write`] made it) as one exposition, each family's
+/// `# HELP` and `# TYPE` once, its samples from every tree after them (Prometheus
+/// refuses a family named twice): what `fixity serve`'s `/metrics` answers.
+pub fn merge(texts: &[Vec<u8>]) -> Vec<u8> {
+    let mut families: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
+    for text in texts {
+        let mut current: Option<usize> = None;
+        for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let text = String::from_utf8_lossy(line);
+            let head = text.strip_prefix("# HELP ").or_else(|| text.strip_prefix("# TYPE "));
+            let name = match head {
+                Some(h) => h.split(' ').next().unwrap_or_default().to_string(),
+                None => text.split(['{', ' ']).next().unwrap_or_default().to_string(),
+            };
+            let i = match current.filter(|&i| families[i].0 == name) {
+                Some(i) => i,
+                None => match families.iter().position(|f| f.0 == name) {
+                    Some(i) => i,
+                    None => {
+                        families.push((name, Vec::new(), Vec::new()));
+                        families.len() - 1
+                    }
+                },
+            };
+            current = Some(i);
+            let (_, heads, samples) = &mut families[i];
+            if head.is_some() {
+                if !heads.windows(line.len()).any(|w| w == line) {
+                    heads.extend_from_slice(line);
+                    heads.push(b'\n');
+                }
+            } else {
+                samples.extend_from_slice(line);
+                samples.push(b'\n');
+            }
+        }
+    }
+    families.into_iter().flat_map(|(_, h, s)| h.into_iter().chain(s)).collect()
+}
+
 /// The metric that holds the last successful run's end.
 const LAST_SUCCESS: &str = "fixity_last_success_timestamp_seconds";
 
@@ -350,6 +390,34 @@ mod tests {
             value(&t, "fixity_last_success_timestamp_seconds{tree=\"/t\",command=\"scan\"}"),
             0.0
         );
+    }
+
+    #[test]
+    fn trees_merge_into_one_exposition_with_each_family_once() {
+        let s1 = summary(&[("ok", 3)], 0, Vec::new());
+        let s2 = summary(&[("ok", 5), ("corrupt", 1)], 2, Vec::new());
+        let one = |tree: &'static [u8], s| {
+            let mut out = Vec::new();
+            write(
+                &mut out,
+                &Input { tree, algorithm: "sha256", summary: s, now_ms: 0, previous: None },
+            )
+            .unwrap();
+            out
+        };
+        let merged = String::from_utf8(merge(&[one(b"/a", &s1), one(b"/b", &s2)])).unwrap();
+        let helps = merged.lines().filter(|l| l.starts_with("# HELP fixity_findings ")).count();
+        assert_eq!(helps, 1, "{merged}");
+        let heads: Vec<&str> = merged.lines().filter(|l| l.starts_with("# TYPE")).collect();
+        let mut unique = heads.clone();
+        unique.dedup();
+        assert_eq!(heads.len(), unique.len(), "{merged}");
+        assert!(merged.contains("fixity_findings{tree=\"/b\",class=\"missing\"} 2"), "{merged}");
+        assert!(merged.contains("fixity_findings{tree=\"/a\",class=\"missing\"} 0"), "{merged}");
+        // Each family's samples come right after its heads, both trees' together.
+        let family = merged.split("# HELP fixity_findings ").nth(1).unwrap();
+        let family = family.split("# HELP").next().unwrap();
+        assert!(family.contains("tree=\"/a\"") && family.contains("tree=\"/b\""), "{family}");
     }
 
     #[test]

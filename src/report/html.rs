@@ -267,8 +267,9 @@ fn runs(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</table>")
 }
 
-/// The runs chart: one bar (bytes read) and one point (findings) per run, oldest left.
-fn chart(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
+/// The runs chart: one bar (bytes read) and one point (findings) per run, oldest left
+/// (the report's page, and the tree page of `fixity serve`).
+pub fn chart(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     let (w, h) = (1000.0, 280.0);
     let (left, right, top, bottom) = (80.0, 50.0, 15.0, 45.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
@@ -375,6 +376,7 @@ mod tests {
             bytes_read: i * 1000,
             findings: i % 3,
             counts: Default::default(),
+            by: None,
         }
     }
 

@@ -167,10 +167,14 @@ pub struct Run {
     pub findings: u64,
     /// Files per class (every class the run counted).
     pub counts: serde_json::Map<String, serde_json::Value>,
+    /// Who started it, when the catalog names someone (an action of `fixity serve`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl Run {
-    fn of(r: &RunInfo) -> Run {
+    /// A run as the report shows it.
+    pub fn of(r: &RunInfo) -> Run {
         let f = RunFacts::of(r);
         Run {
             command: r.command.clone(),
@@ -184,12 +188,18 @@ impl Run {
                 .into_iter()
                 .map(|c| (c.name().to_string(), f.counts[c as usize].into()))
                 .collect(),
+            by: r
+                .summary
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                .and_then(|v| v["by"].as_str().map(str::to_string)),
         }
     }
 }
 
 impl Finding {
-    fn of(h: &History, class: Class) -> Finding {
+    /// A standing finding as the report shows it.
+    pub fn of(h: &History, class: Class) -> Finding {
         Finding {
             path: PathText::of(&h.path),
             class: class.name(),

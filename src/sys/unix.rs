@@ -299,6 +299,40 @@ pub(crate) fn apple_file(name: &[u8]) -> bool {
     name == b".DS_Store" || (name.starts_with(b"._") && name.len() > 2)
 }
 
+/// The terminal's echo turned off while held (a password typed at a prompt), back as it
+/// was when dropped; nothing when standard input is no terminal.
+pub struct EchoOff {
+    saved: Option<libc::termios>,
+}
+
+impl EchoOff {
+    pub fn begin() -> EchoOff {
+        // SAFETY: tcgetattr fills the termios it is given; tcsetattr reads it.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return EchoOff { saved: None };
+            }
+            let saved = t;
+            t.c_lflag &= !libc::ECHO;
+            t.c_lflag |= libc::ECHONL;
+            if libc::tcsetattr(0, libc::TCSANOW, &t) != 0 {
+                return EchoOff { saved: None };
+            }
+            EchoOff { saved: Some(saved) }
+        }
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        if let Some(t) = &self.saved {
+            // SAFETY: puts back the attributes read in `new`.
+            unsafe { libc::tcsetattr(0, libc::TCSANOW, t) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -543,6 +543,40 @@ pub fn system_file(_name: &[u8]) -> bool {
 /// A file's attributes, kept as NTFS alternate data streams.
 pub mod attrs;
 
+/// The console's echo turned off while held (a password typed at a prompt), back as it
+/// was when dropped; nothing when standard input is no console.
+pub struct EchoOff {
+    saved: Option<(windows_sys::Win32::Foundation::HANDLE, u32)>,
+}
+
+impl EchoOff {
+    pub fn begin() -> EchoOff {
+        use windows_sys::Win32::System::Console::{
+            ENABLE_ECHO_INPUT, GetConsoleMode, GetStdHandle, STD_INPUT_HANDLE, SetConsoleMode,
+        };
+        // SAFETY: the handle is the process's standard input; the mode is a plain u32.
+        unsafe {
+            let h = GetStdHandle(STD_INPUT_HANDLE);
+            let mut mode = 0u32;
+            if GetConsoleMode(h, &mut mode) == 0
+                || SetConsoleMode(h, mode & !ENABLE_ECHO_INPUT) == 0
+            {
+                return EchoOff { saved: None };
+            }
+            EchoOff { saved: Some((h, mode)) }
+        }
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        if let Some((h, mode)) = self.saved {
+            // SAFETY: puts back the mode read in `new`.
+            unsafe { windows_sys::Win32::System::Console::SetConsoleMode(h, mode) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,8 +244,8 @@ impl Store for PgStore {
     fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError> {
         let id = self.read(|db| {
             db.one(
-                "INSERT INTO fixity.runs (tree, command, started) VALUES ($1, $2, $3) RETURNING id",
-                &[&command, &now],
+                "INSERT INTO fixity.runs (tree, command, started, summary) VALUES ($1, $2, $3, $4) RETURNING id",
+                &[&command, &now, &crate::catalog::actor().map(|by| crate::catalog::signed("{}", Some(by)))],
             )
             .map(|r| r.get::<_, i64>(0))
         })?;
@@ -258,7 +258,8 @@ impl Store for PgStore {
         // The run's changes first: the chain's entry is of what they left.
         self.commit()?;
         let identity = self.identity.clone();
-        self.read(|db| db.finish_proved(id, (complete, summary), &identity))
+        let summary = crate::catalog::signed(summary, crate::catalog::actor());
+        self.read(|db| db.finish_proved(id, (complete, &summary), &identity))
     }
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {

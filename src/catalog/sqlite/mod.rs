@@ -373,8 +373,8 @@ impl Catalog {
     pub(crate) fn start_run(&self, command: &str, started: i64) -> Result<i64> {
         self.conn
             .execute(
-                "INSERT INTO runs (command, started) VALUES (?1, ?2)",
-                params![command, started],
+                "INSERT INTO runs (command, started, summary) VALUES (?1, ?2, ?3)",
+                params![command, started, super::actor().map(|by| super::signed("{}", Some(by)))],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())

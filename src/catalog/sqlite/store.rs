@@ -214,7 +214,8 @@ impl Store for SqliteStore {
         if let Some(id) = self.run_id {
             // The run's changes first: the chain's entry is of what they left.
             self.cat.commit()?;
-            self.cat()?.finish_proved(id, complete, summary)?;
+            let summary = super::super::signed(summary, super::super::actor());
+            self.cat()?.finish_proved(id, complete, &summary)?;
         }
         Ok(())
     }
