@@ -118,6 +118,9 @@ impl Auth {
         if self.users_file.is_none() {
             return Err(Denied::Login);
         }
+        // The users file read again if it changed: a user removed or given another role
+        // loses the sessions it had.
+        let _ = self.users();
         let cookies = headers.get(header::COOKIE).and_then(|v| v.to_str().ok()).unwrap_or("");
         if let Some(id) = session::cookie(cookies, session::COOKIE)
             && let Some(mut who) = self.sessions.get(id)

@@ -79,6 +79,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Status> {
             thresholds,
             every: Duration::from_secs_f64(args.refresh.clamp(0.2, 3600.0)),
             runs_kept: 100,
+            pending: Default::default(),
         };
         let shared = tokio::task::spawn_blocking(move || looker.start()).await?;
         let app = Arc::new(http::App {
@@ -92,7 +93,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Status> {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let local = listener.local_addr()?;
         crate::ui::error(&format!(
-            "fixity serve: {scheme}://{local}/ ({} tree{}{}{})",
+            "serving {scheme}://{local}/ ({} tree{}{}{})",
             app.shared.get().views.len(),
             if app.shared.get().views.len() == 1 { "" } else { "s" },
             if app.auth.required() { ", logins required" } else { ", no logins: loopback only" },

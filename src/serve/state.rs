@@ -109,7 +109,14 @@ pub struct Looker {
     pub thresholds: Thresholds,
     pub every: Duration,
     pub runs_kept: usize,
+    /// Reads still waiting (on another program's lock, a server that does not answer),
+    /// by tree: a tree is read again only once its last read has ended.
+    pub pending:
+        std::collections::HashMap<usize, crossbeam_channel::Receiver<Result<Read, String>>>,
 }
+
+/// How long a look waits for one catalog before it shows the last look with the reason.
+const DEADLINE: Duration = Duration::from_secs(5);
 
 impl Looker {
     /// Starts the looking thread; returns what it shares, after a first look.
@@ -167,11 +174,7 @@ impl Looker {
 
     /// The trees to look at, each with its fleet row (PostgreSQL), and why the list could
     /// not be had (the last list is kept then).
-    fn trees(
-        &self,
-        ids: &mut Vec<(String, Vec<u8>)>,
-        old: &Snapshot,
-    ) -> Listed {
+    fn trees(&self, ids: &mut Vec<(String, Vec<u8>)>, old: &Snapshot) -> Listed {
         match &self.source {
             Source::Local(trees) => (trees.iter().map(|t| (t.clone(), None)).collect(), None),
             Source::Fleet { url, host } => {
@@ -196,7 +199,7 @@ impl Looker {
 
     /// A new view of `tree`, or `None` when its catalog has not changed since `before`.
     fn look_at(
-        &self,
+        &mut self,
         tree: Arc<Tree>,
         fleet_row: Option<String>,
         before: Option<&View>,
@@ -212,7 +215,7 @@ impl Looker {
             return None;
         }
         let now = now_ms();
-        match read(&tree, self.runs_kept, now) {
+        match self.read_within(&tree, now) {
             Ok(r) => {
                 let verdict = nagios::judge(&tree.shown(), &r.summary, now, &self.thresholds);
                 let running = running(&tree, &r.runs, now);
@@ -277,8 +280,53 @@ impl Looker {
     }
 }
 
+impl Looker {
+    /// A read of `tree`'s catalog that waits at most [`DEADLINE`]: a read that waits longer
+    /// goes on in its thread, and the next look takes its result.
+    fn read_within(&mut self, tree: &Arc<Tree>, now: i64) -> Result<Read, String> {
+        use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+        let busy = || {
+            format!(
+                "the catalog is busy or locked: a read has waited more than {} s (another \
+                 program holds its lock, or its server does not answer); showing the last look, \
+                 trying again",
+                DEADLINE.as_secs()
+            )
+        };
+        if let Some(rx) = self.pending.get(&tree.id) {
+            match rx.try_recv() {
+                Ok(r) => {
+                    self.pending.remove(&tree.id);
+                    return r;
+                }
+                Err(TryRecvError::Empty) => return Err(busy()),
+                Err(TryRecvError::Disconnected) => {
+                    self.pending.remove(&tree.id);
+                }
+            }
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let (t, runs) = (tree.clone(), self.runs_kept);
+        let spawned =
+            std::thread::Builder::new().name("fixity-serve-read".into()).spawn(move || {
+                let _ = tx.send(read(&t, runs, now));
+            });
+        if let Err(e) = spawned {
+            return Err(format!("cannot start a thread to read the catalog: {e}"));
+        }
+        match rx.recv_timeout(DEADLINE) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => {
+                self.pending.insert(tree.id, rx);
+                Err(busy())
+            }
+            Err(RecvTimeoutError::Disconnected) => Err("the read of the catalog failed".into()),
+        }
+    }
+}
+
 /// What one read of a catalog gives.
-struct Read {
+pub struct Read {
     algorithm: String,
     summary: Summary,
     runs: Vec<RunInfo>,
