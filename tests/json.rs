@@ -321,6 +321,28 @@ fn every_json_output_matches_its_schema() {
         // remote::server() has said why (and failed the test in CI).
         used.insert("remote");
     }
+    // fixity serve's API over the same tree (its findings, a name that is not UTF-8), and
+    // an action (started as an API client starts one) once it ended.
+    {
+        let server = util::serve::Server::start(p, &["t"], &[]);
+        validate("serve-fleet", false, &server.get("/api/fleet", &[]).body, s);
+        let tree = server.get("/api/tree/0", &[]);
+        assert!(tree.text().contains("\"findings_page\""), "{}", tree.text());
+        validate("serve-tree", false, &tree.body, s);
+        for file in ["a", "n%FFame", "no/such/file"] {
+            let page = server.get(&format!("/api/tree/0/file?p={file}"), &[]);
+            validate("serve-file", false, &page.body, s);
+        }
+        let token = server.get("/tree/0", &[]).csrf().expect("an action form");
+        let accept = [("accept", "application/json")];
+        let r = server.post("/tree/0/action", &accept, &[("csrf", &token), ("kind", "verify")]);
+        assert_eq!((r.status, r.json()["action"].as_u64()), (202, Some(1)), "{}", r.text());
+        let done = server.wait_json("/api/actions/1", &[], 60, |a| !a["finished"].is_null());
+        validate("serve-action", false, done.to_string().as_bytes(), s);
+        validate("serve-action", false, &server.get("/api/actions", &[]).body, s);
+        used.extend(["serve-fleet", "serve-tree", "serve-file", "serve-action"]);
+    }
+
     // Every schema is used, and docs/json.md lists each one.
     let guide = std::fs::read_to_string(schema_dir().join("../json.md")).unwrap();
     for entry in std::fs::read_dir(schema_dir()).unwrap() {

@@ -484,3 +484,50 @@ fn the_printed_sql_is_what_apply_runs_and_can_be_run_again() {
     );
     a.batch_execute(&format!("ALTER ROLE \"{}\" NOSUPERUSER", roles.monitor)).unwrap();
 }
+
+/// `fixity serve` with the roles of init-roles: as the monitor it shows every host's
+/// trees (and, read-only, offers no action; the database would refuse one anyway); as a
+/// host's role it acts on that host's tree, the run recorded as the user's.
+#[test]
+fn fixity_serve_views_the_fleet_as_the_monitor_and_acts_as_the_host() {
+    use crate::util::serve::Server;
+    let Some(db) = pg::database() else { return };
+    let d = tempdir();
+    let roles = Roles::of(&db);
+    roles.apply(&db, d.path());
+    for f in 0..3 {
+        write(d.path(), format!("ta/f{f}"), format!("a{f}").as_bytes());
+        write(d.path(), format!("tb/f{f}"), format!("b{f}").as_bytes());
+    }
+    for (role, host, tree) in [(roles.a.as_str(), "hostA", "ta"), (roles.b.as_str(), "hostB", "tb")] {
+        ok(&as_role(&db, role, host, d.path(), &["scan", "-q", "--catalog", "CATALOG", tree]), "scan");
+    }
+    let env = [("PGPASSWORD", PW), ("FIXITY_HOST", "hostA")];
+    let monitor = db.url_as(&roles.monitor);
+    let s = Server::start(d.path(), &["--read-only", "--catalog", &monitor], &env);
+    let fleet = s.get("/api/fleet", &[]).json();
+    let hosts: Vec<&str> =
+        fleet["trees"].as_array().unwrap().iter().map(|t| t["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["hostA", "hostB"], "{fleet}");
+    assert!(fleet["trees"].as_array().unwrap().iter().all(|t| t["trouble"].is_null()), "{fleet}");
+    let tree = s.get("/api/tree/1", &[]).json();
+    assert_eq!(tree["files"], 3, "{tree}");
+    assert!(!s.get("/tree/0", &[]).text().contains("class=\"action\""));
+    drop(s);
+    // Host A's role serves A's trees only, and acts on them.
+    let host = db.url_as(&roles.a);
+    let s = Server::start(d.path(), &["--catalog", &host, "ta"], &env);
+    let fleet = s.get("/api/fleet", &[]).json();
+    assert_eq!(fleet["trees"].as_array().unwrap().len(), 1, "{fleet}");
+    let token = s.get("/tree/0", &[]).csrf().expect("an action form");
+    let r = s.post("/tree/0/action", &[], &[("csrf", &token), ("kind", "verify")]);
+    assert_eq!(r.status, 303, "{}", r.text());
+    let a = s.wait_json("/api/actions/1", &[], 60, |a| !a["finished"].is_null());
+    assert_eq!(a["exit"], 0, "{a}");
+    let by: String = db
+        .client()
+        .query_one("SELECT summary FROM fixity.runs ORDER BY id DESC LIMIT 1", &[])
+        .unwrap()
+        .get(0);
+    assert!(by.contains("\"by\":\"fixity serve (loopback, no login)\""), "{by}");
+}

@@ -195,8 +195,8 @@ fn a_rotted_file_is_found_by_a_verify_from_the_page_then_repaired_and_an_edit_ac
     let fleet = s.wait_json("/api/fleet", &[], 30, |f| f["trees"][0]["findings"]["corrupt"] == 1);
     assert_eq!(fleet["trees"][0]["state"], "CRITICAL");
     let tree = s.get("/api/tree/0", &[]).json();
-    assert_eq!(tree["findings"]["items"][0]["path"]["text"], "d/b.txt");
-    assert_eq!(tree["findings"]["items"][0]["class"], "corrupt");
+    assert_eq!(tree["findings_page"]["items"][0]["path"]["text"], "d/b.txt");
+    assert_eq!(tree["findings_page"]["items"][0]["class"], "corrupt");
     let file = s.get("/api/tree/0/file?p=d/b.txt", &[]).json();
     assert_eq!(file["record"]["class"], "corrupt", "{file}");
     assert_eq!(file["now"]["size"], 6);
@@ -546,4 +546,42 @@ impl Relay {
             }
         }
     }
+}
+
+#[test]
+fn the_systemd_unit_verifies_and_its_command_serves() {
+    if !have("systemd-analyze") {
+        return missing("systemd-analyze", "cannot check the shipped unit");
+    }
+    let d = tempdir();
+    tree(d.path());
+    let unit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/systemd/fixity-serve.service");
+    let text = std::fs::read_to_string(&unit).unwrap();
+    let exec = text.lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
+    assert_eq!(exec, "fixity serve $FIXITY_SERVE_ARGS");
+    assert!(text.contains("EnvironmentFile=/etc/default/fixity-serve"));
+    // systemd-analyze checks the Documentation= page exists: the one `fixity man` writes.
+    let man = d.path().join("man/man1");
+    assert!(run(d.path(), ["man", "--dir", man.to_str().unwrap()]).status.success());
+    assert!(man.join("fixity-serve.1").exists());
+    let units = d.path().join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let exe = concat!("ExecStart=", env!("CARGO_BIN_EXE_fixity"), " ");
+    std::fs::write(units.join("fixity-serve.service"), text.replace("ExecStart=fixity ", exe)).unwrap();
+    let o = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(units.join("fixity-serve.service"))
+        .env("MANPATH", d.path().join("man"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "systemd-analyze verify: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "", "no warning about the unit");
+    // Its command with the arguments of an environment file, split as systemd splits an
+    // unbraced $VAR: serves, and stops with status 0 on SIGTERM (no restart).
+    let args = "--refresh 1 t";
+    let argv: Vec<&str> = args.split_whitespace().collect();
+    let s = Server::start(d.path(), &argv, &[]);
+    assert_eq!(s.get("/healthz", &[]).text(), "ok\n");
+    assert_eq!(s.get("/api/fleet", &[]).json()["trees"][0]["files"], 3);
+    assert_eq!(s.stop(), Some(0));
 }

@@ -116,7 +116,7 @@ else
     cp dist/macos/org.fixity.verify.plist "$work/"
   else
     mkdir -p "$work/systemd"
-    cp dist/systemd/fixity-verify@.service dist/systemd/fixity-verify@.timer "$work/systemd/"
+    cp dist/systemd/fixity-verify@.service dist/systemd/fixity-verify@.timer dist/systemd/fixity-serve.service "$work/systemd/"
   fi
 fi
 # Whatever the umask: files readable by all, the binary runnable.

@@ -92,5 +92,30 @@ if [ "$check" = yes ]; then
   cp "$tree/image.txt" "$tree/t.sha256"
   podman "${flags[@]}" "${run[@]}" -v "$tree:/data:ro" "$image" check t.sha256 >/dev/null
   podman "${flags[@]}" "${run[@]}" "$image" --version
+  # The image runs `fixity serve` (host network: the only network here): it answers its
+  # API about the mounted tree, and stops with status 0 on SIGTERM.
+  mkdir -p "$tree/s"
+  printf 'served\n' >"$tree/s/f.txt"
+  "$root/$bin" scan -q "$tree/s"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  name="fixity-serve-check-$$"
+  podman "${flags[@]}" run -d --name "$name" --network=host -v "$tree/s:/data/s" "$image" \
+    serve --listen "127.0.0.1:$port" --refresh 1 s >/dev/null
+  ok=no
+  for _ in $(seq 1 50); do
+    if fleet=$(python3 -c "import urllib.request,sys; print(urllib.request.urlopen('http://127.0.0.1:$port/api/fleet', timeout=2).read().decode())" 2>/dev/null); then
+      ok=yes; break
+    fi
+    sleep 0.2
+  done
+  podman "${flags[@]}" stop -t 10 "$name" >/dev/null
+  status=$(podman "${flags[@]}" wait "$name" 2>/dev/null || podman "${flags[@]}" inspect --format '{{.State.ExitCode}}' "$name")
+  podman "${flags[@]}" rm -f "$name" >/dev/null 2>&1 || true
+  if [ $ok != yes ] || ! grep -q '"files":1' <<<"$fleet"; then
+    echo "dist/container/build.sh: the image's fixity serve did not answer its API: ${fleet:-nothing}" >&2
+    exit 1
+  fi
+  [ "$status" = 0 ] || { echo "dist/container/build.sh: fixity serve in the image stopped with status $status" >&2; exit 1; }
+  echo "dist/container/build.sh: $image serves a mounted tree (fixity serve, port $port) and stops cleanly"
   echo "dist/container/build.sh: $image hashes a mounted tree as the host binary does ($(wc -l <"$tree/image.txt") files)"
 fi

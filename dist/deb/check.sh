@@ -87,16 +87,17 @@ zcat /usr/share/doc/fixity/changelog.gz | grep -q "^## \[$version\]" \
 
 # The systemd units: installed, not enabled, and accepted by systemd-analyze for an instance.
 units=/usr/lib/systemd/system
-for u in fixity-verify@.service fixity-verify@.timer; do
+for u in fixity-verify@.service fixity-verify@.timer fixity-serve.service; do
   [ -f "$units/$u" ] || fail "no $units/$u"
 done
-if ls /etc/systemd/system/*/fixity-verify@* >/dev/null 2>&1; then
-  fail "the package enabled a unit: $(ls /etc/systemd/system/*/fixity-verify@*)"
+if ls /etc/systemd/system/*/fixity-verify@* /etc/systemd/system/*/fixity-serve* >/dev/null 2>&1; then
+  fail "the package enabled a unit: $(ls /etc/systemd/system/*/fixity-*)"
 fi
 tmp=$(mktemp -d)
 cp "$units/fixity-verify@.service" "$tmp/fixity-verify@tmp.service"
 cp "$units/fixity-verify@.timer" "$tmp/fixity-verify@tmp.timer"
-if ! out=$(systemd-analyze verify "$tmp/fixity-verify@tmp.service" "$tmp/fixity-verify@tmp.timer" 2>&1); then
+cp "$units/fixity-serve.service" "$tmp/"
+if ! out=$(systemd-analyze verify "$tmp/fixity-verify@tmp.service" "$tmp/fixity-verify@tmp.timer" "$tmp/fixity-serve.service" 2>&1); then
   rm -rf "$tmp"
   fail "systemd-analyze verify: $out"
 fi

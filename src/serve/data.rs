@@ -88,7 +88,8 @@ pub struct TreePage {
     pub proof: Option<Proof>,
     /// The recovery data (PAR2 sets) in the tree's default place, on this host.
     pub recovery: Option<Recovery>,
-    /// A page of the standing findings, by path.
+    /// A page of the standing findings, by path (`findings` is the row's counts).
+    #[serde(rename = "findings_page")]
     pub findings: FindingsPage,
 }
 
