@@ -103,7 +103,7 @@ finding = tree["findings_page"]["items"][0]["path"]["text"]
 after = tree["findings_page"]["next"]
 pages = ["/", "/api/fleet", "/tree/0"] + ([f"/tree/0?after={after}"] if after else []) + ["/api/tree/0",
          "/tree/0/file?p=" + urllib.parse.quote(finding), "/metrics", "/actions"]
-print(f"files {tree['files']}, findings {tree['findings']['items'][0]['class']} ... ; memory (kB) VmHWM/VmRSS before: {'/'.join(hwm())}")
+print(f"files {tree['files']}, findings {tree['findings']}; memory (kB) VmHWM/VmRSS before: {'/'.join(hwm())}")
 print(f"{'page':46} {'min':>8} {'median':>8} {'max':>8}  ms ({rounds} in a row)")
 for p in pages:
     times = [get(p)[0] for _ in range(rounds)]

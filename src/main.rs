@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod dropin;
+#[cfg(feature = "serve")]
 mod serve;
 mod ui;
 

@@ -499,8 +499,12 @@ fn fixity_serve_views_the_fleet_as_the_monitor_and_acts_as_the_host() {
         write(d.path(), format!("ta/f{f}"), format!("a{f}").as_bytes());
         write(d.path(), format!("tb/f{f}"), format!("b{f}").as_bytes());
     }
-    for (role, host, tree) in [(roles.a.as_str(), "hostA", "ta"), (roles.b.as_str(), "hostB", "tb")] {
-        ok(&as_role(&db, role, host, d.path(), &["scan", "-q", "--catalog", "CATALOG", tree]), "scan");
+    for (role, host, tree) in [(roles.a.as_str(), "hostA", "ta"), (roles.b.as_str(), "hostB", "tb")]
+    {
+        ok(
+            &as_role(&db, role, host, d.path(), &["scan", "-q", "--catalog", "CATALOG", tree]),
+            "scan",
+        );
     }
     let env = [("PGPASSWORD", PW), ("FIXITY_HOST", "hostA")];
     let monitor = db.url_as(&roles.monitor);

@@ -555,7 +555,8 @@ fn the_systemd_unit_verifies_and_its_command_serves() {
     }
     let d = tempdir();
     tree(d.path());
-    let unit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/systemd/fixity-serve.service");
+    let unit =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/systemd/fixity-serve.service");
     let text = std::fs::read_to_string(&unit).unwrap();
     let exec = text.lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
     assert_eq!(exec, "fixity serve $FIXITY_SERVE_ARGS");
@@ -567,7 +568,8 @@ fn the_systemd_unit_verifies_and_its_command_serves() {
     let units = d.path().join("units");
     std::fs::create_dir_all(&units).unwrap();
     let exe = concat!("ExecStart=", env!("CARGO_BIN_EXE_fixity"), " ");
-    std::fs::write(units.join("fixity-serve.service"), text.replace("ExecStart=fixity ", exe)).unwrap();
+    std::fs::write(units.join("fixity-serve.service"), text.replace("ExecStart=fixity ", exe))
+        .unwrap();
     let o = std::process::Command::new("systemd-analyze")
         .arg("verify")
         .arg(units.join("fixity-serve.service"))
@@ -584,4 +586,80 @@ fn the_systemd_unit_verifies_and_its_command_serves() {
     assert_eq!(s.get("/healthz", &[]).text(), "ok\n");
     assert_eq!(s.get("/api/fleet", &[]).json()["trees"][0]["files"], 3);
     assert_eq!(s.stop(), Some(0));
+}
+
+#[test]
+fn a_proxy_header_is_believed_from_the_trusted_proxy_only() {
+    let d = tempdir();
+    tree(d.path());
+    let users = d.path().join("users");
+    add_user(d.path(), &users, "carol", "operator", "carol's secret");
+    let header = [("x-remote-user", "carol")];
+    // Trusted from 127.0.0.1 (where the tests connect from): carol, an operator.
+    let u = users.to_str().unwrap();
+    let s = Server::start(
+        d.path(),
+        &["t", "--users", u, "--proxy-header", "X-Remote-User", "--trusted-proxy", "127.0.0.1"],
+        &[],
+    );
+    let page = s.get("/tree/0", &header);
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(page.text().contains("carol (operator)"), "{}", page.text());
+    let token = page.csrf().unwrap();
+    let r = s.post("/tree/0/action", &header, &[("csrf", &token), ("kind", "verify")]);
+    assert_eq!(r.status, 303, "{}", r.text());
+    // A name not in the users file is a viewer.
+    let dave = s.get("/tree/0", &[("x-remote-user", "dave")]);
+    assert!(dave.text().contains("dave (viewer)"), "{}", dave.text());
+    drop(s);
+    // From an address that is not the proxy's, the header is nobody's word.
+    let s = Server::start(
+        d.path(),
+        &["t", "--users", u, "--proxy-header", "X-Remote-User", "--trusted-proxy", "10.9.9.9"],
+        &[],
+    );
+    assert_eq!(s.get("/tree/0", &header).status, 303, "to the login page");
+    assert_eq!(s.get("/api/fleet", &header).status, 401);
+}
+
+#[test]
+fn an_action_killed_midway_leaves_the_catalog_as_a_killed_cli_run_does() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    // 128 MiB: a verify that takes long enough to be killed while it reads.
+    for i in 0..256 {
+        write(&t, format!("d{}/f{i}", i % 8), &vec![i as u8; 512 * 1024]);
+    }
+    assert!(run(d.path(), ["scan", "-q", "t"]).status.success());
+    let s = Server::start(d.path(), &["t", "--refresh", "0.2"], &[]);
+    let token = s.get("/tree/0", &[]).csrf().unwrap();
+    // The verify, killed while it runs (SIGKILL: nothing of it can tidy up).
+    let r = s.post("/tree/0/action", &[], &[("csrf", &token), ("kind", "verify")]);
+    assert_eq!(r.status, 303);
+    let end = Instant::now() + Duration::from_secs(30);
+    let root = t.canonicalize().unwrap();
+    loop {
+        let killed = std::process::Command::new("pkill")
+            .args(["-KILL", "-f", &format!("verify --catalog .* {}$", root.display())])
+            .status()
+            .unwrap();
+        if killed.success() {
+            break;
+        }
+        let a = s.get("/api/actions/1", &[]).json();
+        assert!(a["finished"].is_null(), "the verify ended before it could be killed: {a}");
+        assert!(Instant::now() < end, "the verify never ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let a = s.wait_json("/api/actions/1", &[], 30, |a| !a["finished"].is_null());
+    assert!(a["exit"].is_null(), "killed by a signal: {a}");
+    assert!(s.get("/actions/1", &[]).text().contains("killed"));
+    // The catalog is as a killed CLI run leaves it: the run interrupted, the next verify
+    // clean and whole.
+    let status = String::from_utf8_lossy(&run(d.path(), ["status", "t"]).stdout).into_owned();
+    assert!(status.contains("interrupted"), "{status}");
+    let out = run(d.path(), ["verify", "t"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let again = s.post("/tree/0/action", &[], &[("csrf", &token), ("kind", "verify")]);
+    assert_eq!(again.status, 303, "a new action once the killed one ended");
 }

@@ -43,6 +43,7 @@ pub(super) const REPORT_EXIT: &str = "Exit status: 0 written (findings or not: t
 not run (no catalog, not a fixity catalog, a read error, an output that cannot be written, \
 neither --html nor --json).";
 
+#[cfg(feature = "serve")]
 pub(super) const SERVE_EXIT: &str = "Exit status: 0 stopped by a signal (Ctrl-C, SIGTERM) or a user \
 added; 2 could not run (usage, an address that cannot be listened on, a non-loopback address \
 without --users or --proxy-header, a users file, certificate or catalog that cannot be read).";

@@ -17,6 +17,7 @@ mod remote;
 mod repair;
 mod report;
 mod scale;
+#[cfg(feature = "serve")]
 mod serve;
 pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
 pub use catalog::{CatalogCommand, ExportArgs, FindArgs, InitRolesArgs, StatusArgs};
@@ -30,6 +31,7 @@ pub use remote::RemoteArgs;
 pub use repair::{ProtectArgs, RepairArgs};
 pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
+#[cfg(feature = "serve")]
 pub use serve::{Role, ServeArgs};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
@@ -75,6 +77,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Serve a live web view of trees (or a PostgreSQL fleet) on http://127.0.0.1:8470:
     /// coverage, findings, runs, and the actions (verify, repair, accept, forget).
+    #[cfg(feature = "serve")]
     #[command(after_help = SERVE_EXIT)]
     Serve(ServeArgs),
     /// Check a tree's catalog and files against a head kept outside the machine (`status

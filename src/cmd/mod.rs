@@ -74,6 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Status(a) => status::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        #[cfg(feature = "serve")]
         Command::Serve(a) => crate::serve::run(a),
         Command::AuditProof(a) => proof::audit(a),
         Command::Protect(a) => repair::protect(a),

@@ -8,8 +8,7 @@ use fixity::monitor::{Findings, RunFacts};
 use fixity::report::{Finding, PathText, Run};
 use serde::Serialize;
 
-/// Findings on a page.
-pub const PAGE: usize = 100;
+pub use super::state::{PAGE, Recovery};
 
 /// The fleet page: every tree.
 #[derive(Serialize)]
@@ -107,14 +106,6 @@ pub struct Proof {
     pub seq: u64,
     pub at: i64,
     pub head: String,
-}
-
-#[derive(Serialize)]
-pub struct Recovery {
-    pub dir: String,
-    pub files: u64,
-    pub bytes: u64,
-    pub newest: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -248,8 +239,12 @@ pub fn tree(v: &View, window_ms: i64, after: Option<&[u8]>) -> TreePage {
             })
             .collect(),
         proof: v.proof.as_ref().map(|(seq, at, head)| Proof { seq: *seq, at: *at, head: head.clone() }),
-        recovery: recovery(&v.tree),
-        findings: findings(&v.tree, after),
+        recovery: v.recovery.clone(),
+        findings: match (after, &v.first_findings) {
+            (None, Ok(first)) => page_of(first.clone()),
+            (None, Err(why)) => FindingsPage { items: Vec::new(), next: None, trouble: Some(why.clone()) },
+            (Some(_), _) => findings(&v.tree, after),
+        },
     }
 }
 
@@ -259,62 +254,29 @@ pub fn speed(r: &fixity::catalog::RunInfo) -> Option<f64> {
     (f.seconds > 0.0).then(|| f.bytes_read as f64 / f.seconds)
 }
 
-/// The PAR2 sets under the tree's `.fixity/par2` (on this host).
-fn recovery(t: &Tree) -> Option<Recovery> {
-    use fixity::sys::OsStrExt;
-    if !t.local {
-        return None;
-    }
-    let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&t.root));
-    let dir = root.join(".fixity").join("par2");
-    let mut r =
-        Recovery { dir: dir.to_string_lossy().into_owned(), files: 0, bytes: 0, newest: None };
-    let mut stack = vec![dir];
-    let mut seen = 0usize;
-    while let Some(d) = stack.pop() {
-        let Ok(list) = std::fs::read_dir(&d) else { continue };
-        for e in list.flatten() {
-            // Bounded: the page never walks more than this many entries.
-            seen += 1;
-            if seen > 200_000 {
-                return Some(r);
-            }
-            let Ok(m) = e.metadata() else { continue };
-            if m.is_dir() {
-                stack.push(e.path());
-            } else if e.file_name().to_string_lossy().ends_with(".par2") {
-                r.files += 1;
-                r.bytes += m.len();
-                let t =
-                    m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                r.newest = r.newest.max(t.map(|t| t.as_millis() as i64));
-            }
-        }
-    }
-    (r.files > 0).then_some(r)
-}
-
 /// A page of the standing findings after `after`.
 pub fn findings(t: &Tree, after: Option<&[u8]>) -> FindingsPage {
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
-    let got = open_store(&t.spec, &how).and_then(|s| s.history_page(after, PAGE + 1, true));
-    match got {
-        Ok(mut page) => {
-            let more = page.len() > PAGE;
-            page.truncate(PAGE);
-            FindingsPage {
-                next: more.then(|| page.last().map(|h| super::html::enc(&h.path))).flatten(),
-                items: page
-                    .iter()
-                    .filter_map(|h| {
-                        h.finding()
-                            .map(|c| Item { finding: Finding::of(h, c), raw: h.path.clone() })
-                    })
-                    .collect(),
-                trouble: None,
-            }
-        }
+    match open_store(&t.spec, &how).and_then(|s| s.history_page(after, PAGE + 1, true)) {
+        Ok(page) => page_of(page),
         Err(e) => FindingsPage { items: Vec::new(), next: None, trouble: Some(e.to_string()) },
+    }
+}
+
+/// A page of findings from [`PAGE`] + 1 rows of the history (the last one only says
+/// there is a next page).
+fn page_of(mut page: Vec<History>) -> FindingsPage {
+    let more = page.len() > PAGE;
+    page.truncate(PAGE);
+    FindingsPage {
+        next: more.then(|| page.last().map(|h| super::html::enc(&h.path))).flatten(),
+        items: page
+            .iter()
+            .filter_map(|h| {
+                h.finding().map(|c| Item { finding: Finding::of(h, c), raw: h.path.clone() })
+            })
+            .collect(),
+        trouble: None,
     }
 }
 

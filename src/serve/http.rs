@@ -376,7 +376,10 @@ async fn metrics(State(app): St, ConnectInfo(peer): Peer, headers: HeaderMap) ->
 /// Server-sent events: `change` (the snapshot's number) when anything shown changed,
 /// `action` (its number) when an action's state or output changed.
 async fn events(State(app): St, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    if let Err(r) = who(&app, &headers, peer, true, "").await {
+    if let Err(mut r) = who(&app, &headers, peer, true, "").await {
+        // A page's EventSource gets no Basic challenge: the browser would put its own
+        // login prompt over the page (the login page's own form among them).
+        r.headers_mut().remove(header::WWW_AUTHENTICATE);
         return r;
     }
     let mut rx = app.shared.changed.subscribe();

@@ -15,6 +15,18 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+/// Findings on a page.
+pub const PAGE: usize = 100;
+
+/// The recovery data (PAR2 sets) in a tree's default place, on this host.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Recovery {
+    pub dir: String,
+    pub files: u64,
+    pub bytes: u64,
+    pub newest: Option<i64>,
+}
+
 /// A tree the server shows.
 #[derive(Debug)]
 pub struct Tree {
@@ -51,6 +63,12 @@ pub struct View {
     pub remotes: Vec<RemoteCheck>,
     /// The tamper-evidence chain's head: its number, when, its hash (hex).
     pub proof: Option<(u64, i64, String)>,
+    /// The first page of standing findings (one more than a page: is there a next?), read
+    /// with the rest, so that the tree page most viewers load reads no catalog; or why it
+    /// could not be read.
+    pub first_findings: Result<Vec<fixity::catalog::History>, String>,
+    /// The tree's recovery data, looked at with its catalog (`protect` changes both).
+    pub recovery: Option<Recovery>,
     /// A run going on now, in words.
     pub running: Option<String>,
     /// Why the last look failed, if it did.
@@ -219,6 +237,7 @@ impl Looker {
             Ok(r) => {
                 let verdict = nagios::judge(&tree.shown(), &r.summary, now, &self.thresholds);
                 let running = running(&tree, &r.runs, now);
+                let recovery = recovery(&tree);
                 let same = before.is_some_and(|b| {
                     b.trouble.is_none()
                         && b.running == running
@@ -237,6 +256,8 @@ impl Looker {
                     runs: r.runs,
                     remotes: r.remotes,
                     proof: r.proof,
+                    first_findings: r.first_findings,
+                    recovery,
                     running,
                     trouble: None,
                     read_at: now,
@@ -256,6 +277,8 @@ impl Looker {
                         runs: b.runs.clone(),
                         remotes: b.remotes.clone(),
                         proof: b.proof.clone(),
+                        first_findings: b.first_findings.clone(),
+                        recovery: b.recovery.clone(),
                         running: b.running.clone(),
                         trouble: Some(why),
                         read_at: b.read_at,
@@ -269,6 +292,8 @@ impl Looker {
                         runs: Vec::new(),
                         remotes: Vec::new(),
                         proof: None,
+                        first_findings: Ok(Vec::new()),
+                        recovery: None,
                         running: None,
                         trouble: Some(why),
                         read_at: 0,
@@ -332,6 +357,7 @@ pub struct Read {
     runs: Vec<RunInfo>,
     remotes: Vec<RemoteCheck>,
     proof: Option<(u64, i64, String)>,
+    first_findings: Result<Vec<fixity::catalog::History>, String>,
 }
 
 /// Reads what the views show from the tree's catalog, or says why it cannot.
@@ -343,6 +369,7 @@ fn read(tree: &Tree, runs: usize, now: i64) -> Result<Read, String> {
             algorithm: store.algorithm().name.to_string(),
             summary: store.summary(now)?,
             runs: store.run_history(runs).unwrap_or_default(),
+            first_findings: store.history_page(None, PAGE + 1, true).map_err(|e| e.to_string()),
             remotes: store.remote_checks().unwrap_or_default(),
             proof: store.last_proof().ok().flatten().map(|e| {
                 (e.seq, e.at, e.head.iter().map(|b| format!("{b:02x}")).collect::<String>())
@@ -409,4 +436,39 @@ fn fleet_tree(url: &str, row: &TreeState, ids: &mut Vec<(String, Vec<u8>)>) -> A
         catalog: PathBuf::from(url),
         local: row.host == this,
     })
+}
+
+/// The PAR2 sets under the tree's `.fixity/par2` (on this host).
+fn recovery(t: &Tree) -> Option<Recovery> {
+    use fixity::sys::OsStrExt;
+    if !t.local {
+        return None;
+    }
+    let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&t.root));
+    let dir = root.join(".fixity").join("par2");
+    let mut r =
+        Recovery { dir: dir.to_string_lossy().into_owned(), files: 0, bytes: 0, newest: None };
+    let mut stack = vec![dir];
+    let mut seen = 0usize;
+    while let Some(d) = stack.pop() {
+        let Ok(list) = std::fs::read_dir(&d) else { continue };
+        for e in list.flatten() {
+            // Bounded: the page never walks more than this many entries.
+            seen += 1;
+            if seen > 200_000 {
+                return Some(r);
+            }
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if e.file_name().to_string_lossy().ends_with(".par2") {
+                r.files += 1;
+                r.bytes += m.len();
+                let t =
+                    m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                r.newest = r.newest.max(t.map(|t| t.as_millis() as i64));
+            }
+        }
+    }
+    (r.files > 0).then_some(r)
 }

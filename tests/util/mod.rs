@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod pg;
+pub mod serve;
+pub mod webdriver;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

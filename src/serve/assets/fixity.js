@@ -4,6 +4,8 @@
 (function () {
   "use strict";
   if (!window.EventSource || !window.fetch) return;
+  // A page without a user (the login page) has nothing live to show.
+  if (!document.querySelector("header .who")) return;
   var live = document.getElementById("live");
   var busy = false, again = false;
   function editing() {
