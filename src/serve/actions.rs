@@ -134,6 +134,24 @@ impl Actions {
         self.list.lock().unwrap_or_else(|e| e.into_inner()).iter().rev().cloned().collect()
     }
 
+    /// The actions without their output, newest first (for lists).
+    pub fn brief(&self) -> Vec<Action> {
+        let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().rev().map(|a| Action { output: String::new(), ..a.clone() }).collect()
+    }
+
+    /// The actions on the file `raw` of tree `tree`, without their output.
+    pub fn on(&self, tree: usize, raw: &[u8]) -> Vec<Action> {
+        self.brief().into_iter().filter(|a| a.tree == tree && a.raw == raw).collect()
+    }
+
+    /// Each action's number, end and output length: what changes as it runs (the events
+    /// ask every half second, copying no output).
+    pub fn states(&self) -> Vec<(u64, Option<i64>, usize)> {
+        let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().map(|a| (a.id, a.finished, a.output.len())).collect()
+    }
+
     pub fn get(&self, id: u64) -> Option<Action> {
         self.list.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|a| a.id == id).cloned()
     }
@@ -170,7 +188,11 @@ impl Actions {
                 path: String::from_utf8_lossy(req.path).into_owned(),
                 raw: req.path.to_vec(),
                 by: req.by.clone(),
-                command: args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+                // As shown: a PostgreSQL URL's password masked (the child gets it whole).
+                command: args
+                    .iter()
+                    .map(|a| fixity::catalog::postgres::mask(&a.to_string_lossy()))
+                    .collect(),
                 started: fixity::clock::now_ms(),
                 finished: None,
                 exit: None,

@@ -213,7 +213,7 @@ async fn file_page(
     };
     let row = data::row(&v, app.window_ms);
     let can = Can { who: &w, act: !app.read_only && w.role == crate::cli::Role::Operator };
-    let body = pages::file(&f, &row, &can, &app.actions.list(), &raw);
+    let body = pages::file(&f, &row, &can, &app.actions.on(id, &raw), &raw);
     page(&app, Some(&w), &f.path.text, &body)
 }
 
@@ -395,7 +395,7 @@ async fn events(State(app): St, ConnectInfo(peer): Peer, headers: HeaderMap) -> 
                     if tx.send(Event::default().event("change").data(v.to_string())).await.is_err() { break }
                 }
                 _ = tick.tick() => {
-                    let now: Vec<(u64, Option<i64>, usize)> = actions.list().iter().map(|a| (a.id, a.finished, a.output.len())).collect();
+                    let now = actions.states();
                     for a in now.iter().filter(|a| !seen.contains(a)) {
                         if tx.send(Event::default().event("action").data(a.0.to_string())).await.is_err() { return }
                     }

@@ -53,9 +53,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Status> {
     }
     let window_ms =
         crate::cmd::monitor::age("--max-age", args.max_age.as_deref())?.unwrap_or(7 * 86_400_000);
+    // WARNING past the window, CRITICAL past 30 days or the window, whichever is later.
+    let defaults = fixity::monitor::nagios::Thresholds::default();
     let thresholds = fixity::monitor::nagios::Thresholds {
         warning_age_ms: Some(window_ms),
-        ..Default::default()
+        critical_age_ms: defaults.critical_age_ms.map(|c| c.max(window_ms)),
+        ..defaults
     };
     let source = source(&args)?;
     let tls = match (&args.tls_cert, &args.tls_key) {

@@ -471,7 +471,7 @@ pub fn file(f: &FilePage, tree: &Row, can: &Can<'_>, actions: &[Action], raw: &[
         }
         b.push_str("</div>");
     }
-    let mine: Vec<&Action> = actions.iter().filter(|a| a.tree == tree.id && a.raw == raw).collect();
+    let mine: Vec<&Action> = actions.iter().collect();
     if !mine.is_empty() {
         b.push_str("<h2>Actions on this file</h2>");
         b.push_str(&action_table(&mine));
