@@ -636,21 +636,22 @@ fn an_action_killed_midway_leaves_the_catalog_as_a_killed_cli_run_does() {
     // The verify, killed while it runs (SIGKILL: nothing of it can tidy up).
     let r = s.post("/tree/0/action", &[], &[("csrf", &token), ("kind", "verify")]);
     assert_eq!(r.status, 303);
+    // Killed once its run is under way (recorded in the catalog, not yet ended): a kill
+    // before that would leave nothing to look at.
     let end = Instant::now() + Duration::from_secs(30);
     let root = t.canonicalize().unwrap();
-    loop {
-        let killed = std::process::Command::new("pkill")
-            .args(["-KILL", "-f", &format!("verify --catalog .* {}$", root.display())])
-            .status()
-            .unwrap();
-        if killed.success() {
-            break;
-        }
+    let catalog = rusqlite::Connection::open(t.join(".fixity/catalog.db")).unwrap();
+    let under_way = "SELECT count(*) FROM runs WHERE command = 'verify' AND finished IS NULL";
+    while catalog.query_row(under_way, [], |r| r.get::<_, i64>(0)).unwrap_or(0) == 0 {
         let a = s.get("/api/actions/1", &[]).json();
         assert!(a["finished"].is_null(), "the verify ended before it could be killed: {a}");
-        assert!(Instant::now() < end, "the verify never ran");
-        std::thread::sleep(Duration::from_millis(5));
+        assert!(Instant::now() < end, "the verify never began its run");
     }
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &format!("verify --catalog .* {}$", root.display())])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "no verify to kill");
     let a = s.wait_json("/api/actions/1", &[], 30, |a| !a["finished"].is_null());
     assert!(a["exit"].is_null(), "killed by a signal: {a}");
     assert!(s.get("/actions/1", &[]).text().contains("killed"));
