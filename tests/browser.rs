@@ -280,12 +280,3 @@ fn rot_found_repaired_and_accepted_from_the_pages() {
     });
     reload_until(&b, &tree, "no findings on the tree's page", |b| b.count("table.findings") == 0);
 }
-
-/// The screenshots' base64 decodes as the browser sent it.
-#[test]
-fn screenshots_base64_decodes() {
-    assert_eq!(webdriver::base64_decode("aGVsbG8gd29ybGQ=").unwrap(), b"hello world");
-    assert_eq!(webdriver::base64_decode("iVBORw0KGgo").unwrap(), webdriver::PNG);
-    assert_eq!(webdriver::base64_decode("").unwrap(), b"");
-    assert!(webdriver::base64_decode("a b").is_none());
-}

@@ -190,32 +190,11 @@ fn mtime(f: &std::path::Path) -> Option<SystemTime> {
 fn basic(headers: &HeaderMap) -> Option<(String, String)> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let b64 = v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic "))?;
-    let text = String::from_utf8(base64_decode(b64.trim())?).ok()?;
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?;
+    let text = String::from_utf8(raw).ok()?;
     let (u, p) = text.split_once(':')?;
     Some((u.to_string(), p.to_string()))
-}
-
-/// Standard base64 (RFC 4648, padded or not).
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in text.bytes().filter(|&c| c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = acc << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// Whether the request's `Host` is a loopback name (`localhost`, 127.x, `[::1]`).

@@ -174,15 +174,27 @@ async fn tree_api(
     Path(id): Path<usize>,
     RawQuery(q): RawQuery,
 ) -> Response {
-    if let Err(r) = who(&app, &headers, peer, true, "").await {
+    let after = query_bytes(q.as_deref(), "after");
+    let window = app.window_ms;
+    api_read(&app, &headers, peer, id, move |v| data::tree(&v, window, after.as_deref())).await
+}
+
+/// An API answer about tree `id`: `f` of its view, run where a catalog may be read, as
+/// JSON; 401 to whom may not look, 404 for no such tree.
+async fn api_read<T: serde::Serialize + Send + 'static>(
+    app: &App,
+    headers: &HeaderMap,
+    peer: SocketAddr,
+    id: usize,
+    f: impl FnOnce(Arc<super::state::View>) -> T + Send + 'static,
+) -> Response {
+    if let Err(r) = who(app, headers, peer, true, "").await {
         return r;
     }
     let Some(v) = app.shared.view(id) else {
         return (StatusCode::NOT_FOUND, "no such tree\n").into_response();
     };
-    let after = query_bytes(q.as_deref(), "after");
-    let window = app.window_ms;
-    match tokio::task::spawn_blocking(move || data::tree(&v, window, after.as_deref())).await {
+    match tokio::task::spawn_blocking(move || f(v)).await {
         Ok(t) => secure(Json(t).into_response()),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
@@ -224,17 +236,8 @@ async fn file_api(
     Path(id): Path<usize>,
     RawQuery(q): RawQuery,
 ) -> Response {
-    if let Err(r) = who(&app, &headers, peer, true, "").await {
-        return r;
-    }
-    let Some(v) = app.shared.view(id) else {
-        return (StatusCode::NOT_FOUND, "no such tree\n").into_response();
-    };
     let raw = query_bytes(q.as_deref(), "p").unwrap_or_default();
-    match tokio::task::spawn_blocking(move || data::file(&v.tree, &raw)).await {
-        Ok(f) => secure(Json(f).into_response()),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+    api_read(&app, &headers, peer, id, move |v| data::file(&v.tree, &raw)).await
 }
 
 /// Starts an action: the form's `kind`, `p` (the file, percent-encoded; none: the whole

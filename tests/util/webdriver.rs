@@ -175,9 +175,10 @@ impl Browser {
 
     /// The viewport as a PNG.
     pub fn screenshot(&self) -> Vec<u8> {
+        use base64::Engine as _;
         let v = self.must("GET", "/screenshot", None);
-        base64_decode(v.as_str().expect("a screenshot is base64 text"))
-            .expect("a screenshot is base64")
+        let text = v.as_str().expect("a screenshot is base64 text");
+        base64::engine::general_purpose::STANDARD.decode(text).expect("a screenshot is base64")
     }
 
     /// The ids of the elements `css` selects, in document order.
@@ -271,29 +272,6 @@ impl Drop for Browser {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
-}
-
-/// Standard base64 (RFC 4648), padded or not; `None` for any other character.
-pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in text.bytes().filter(|&c| c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6 | u32::from(v)) & 0xFF_FFFF;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// The PNG signature every screenshot starts with.
