@@ -112,16 +112,24 @@ impl Reader {
         kept: bool,
     ) -> rusqlite::Result<Vec<History>> {
         let extra = if kept { "finding_since, found_digest" } else { "NULL, NULL" };
-        let filter = if standing {
-            "AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))"
+        // The standing findings are read through the partial index of the rows that are
+        // neither ok nor new (a missing file's result is `missing`): a few rows sorted, where
+        // the table in path order is a million rows read to find them (0.2-1 ms against
+        // 130-190 ms a page at a million files). `+path` keeps SQLite off the key's order.
+        let (filter, key) = if standing {
+            (
+                "AND last_result NOT IN ('ok', 'new')
+                 AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))",
+                "+path",
+            )
         } else {
-            ""
+            ("", "path")
         };
+        let from = if after.is_some() { format!("{key} > ?1") } else { "?1 IS NULL".into() };
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT path, size, digest, first_seen, last_verified, last_checked, last_result,
                     missing_since, {extra}, note, moved_from
-             FROM files WHERE {} {filter} ORDER BY path LIMIT ?2",
-            after_clause(after)
+             FROM files WHERE {from} {filter} ORDER BY {key} LIMIT ?2"
         ))?;
         let rows = st.query_map(params![after, limit as i64], |r| {
             let result: String = r.get(6)?;

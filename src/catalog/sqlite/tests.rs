@@ -537,3 +537,57 @@ fn the_root_of_a_large_catalog_read_by_two_connections_is_the_root_of_its_record
         assert_eq!(last.files, rows);
     }
 }
+
+#[test]
+fn standing_findings_page_through_the_index_of_rows_not_ok() {
+    // Every class a row can have; the standing ones (corrupt, unreadable, changed, missing)
+    // come back in path order, page after page, and the query reads the partial index of
+    // the rows that are neither ok nor new instead of the whole table.
+    let d = tempfile::tempdir().unwrap();
+    let c = Catalog::open(&d.path().join("c.db"), true, None).unwrap();
+    let mut w = c.writer();
+    let classes = [
+        (&b"a"[..], Some(Class::Ok)),
+        (b"b", Some(Class::Corrupt)),
+        (b"c", None),
+        (b"d", Some(Class::Modified)),
+        (b"e", Some(Class::Unreadable)),
+        (b"f", Some(Class::Changed)),
+        (b"g", Some(Class::New)),
+        (b"h", None),
+        (b"i", Some(Class::Moved)),
+        (b"j\xff", Some(Class::Corrupt)),
+    ];
+    for (name, class) in classes {
+        w.insert(name, stamp(1, 1), None, b"d", 10).unwrap();
+        match class {
+            Some(class) => w.checked(name, class, 20, (None, None)).unwrap(),
+            None => w.missing(name, 20).unwrap(),
+        }
+    }
+    w.commit().unwrap();
+    let r = c.reader().unwrap();
+    let standing: Vec<Vec<u8>> = classes
+        .iter()
+        .filter(|(_, c)| {
+            c.is_none_or(|c| matches!(c, Class::Corrupt | Class::Unreadable | Class::Changed))
+        })
+        .map(|(n, _)| n.to_vec())
+        .collect();
+    let mut got = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let page = r.history(after.as_deref(), 2, true, true).unwrap();
+        let Some(last) = page.last() else { break };
+        after = Some(last.path.clone());
+        got.extend(page.into_iter().map(|h| h.path));
+    }
+    assert_eq!(got, standing);
+    let all = r.history(None, 100, false, true).unwrap();
+    assert_eq!(all.len(), classes.len(), "without `standing`, every row");
+    let sql = "SELECT path FROM files WHERE +path > ?1 AND last_result NOT IN ('ok', 'new')
+               AND (missing_since IS NOT NULL OR last_result IN ('corrupt', 'unreadable', 'changed'))
+               ORDER BY +path LIMIT ?2";
+    let p = plan(&c, sql, params![&b"a"[..], 10]);
+    assert!(p.contains("USING INDEX files_by_checked"), "{p}");
+}
