@@ -58,6 +58,11 @@ fn a_server_off_loopback_needs_logins_and_a_users_file_needs_a_user() {
     let out = run(d.path(), ["serve", "--listen", "0.0.0.0:0", "--users", "nobody.txt", "t"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no user"));
+    for refresh in ["0", "nan", "-1"] {
+        let out = run(d.path(), ["serve", &format!("--refresh={refresh}"), "t"]);
+        assert_eq!(out.status.code(), Some(2), "--refresh {refresh}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--refresh takes"));
+    }
 }
 
 #[test]

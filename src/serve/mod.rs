@@ -60,6 +60,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Status> {
         critical_age_ms: defaults.critical_age_ms.map(|c| c.max(window_ms)),
         ..defaults
     };
+    if !(args.refresh.is_finite() && args.refresh > 0.0) {
+        bail!("--refresh takes a number of seconds above 0 (e.g. 2, 0.5)");
+    }
     let source = source(&args)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(c), Some(k)) => Some(tls_config(c, k)?),
