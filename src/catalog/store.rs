@@ -212,7 +212,7 @@ impl Pass {
 }
 
 /// Where the verification pass stands, for `fixity status` and the health checks.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct PassState {
     /// A pass that slices are working through, if one is under way.
     pub under_way: Option<PassUnderWay>,
@@ -221,7 +221,7 @@ pub struct PassState {
 }
 
 /// A verification pass begun and not yet complete.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct PassUnderWay {
     /// When it began, ms since the epoch.
     pub since: i64,
@@ -232,7 +232,7 @@ pub struct PassUnderWay {
 }
 
 /// Counts and times for `fixity status`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Summary {
     /// Files present (not missing).
     pub files: u64,
@@ -304,7 +304,7 @@ impl History {
 }
 
 /// One run as the store remembers it.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RunInfo {
     /// `scan` or `verify`.
     pub command: String,

@@ -374,6 +374,7 @@ mod tests {
             state: "interrupted",
             files_read: i,
             bytes_read: i * 1000,
+            seconds: 1.0,
             findings: i % 3,
             counts: Default::default(),
             by: None,

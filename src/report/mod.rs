@@ -163,6 +163,8 @@ pub struct Run {
     pub files_read: u64,
     /// Bytes read and hashed.
     pub bytes_read: u64,
+    /// How long its reading took (the engine's `seconds`; 0 when its summary has none).
+    pub seconds: f64,
     /// Corrupt, missing and unreadable files the run reported.
     pub findings: u64,
     /// Files per class (every class the run counted).
@@ -183,6 +185,7 @@ impl Run {
             state: f.state(),
             files_read: f.files_read,
             bytes_read: f.bytes_read,
+            seconds: f.seconds,
             findings: f.findings(),
             counts: Class::ALL
                 .into_iter()
@@ -194,6 +197,13 @@ impl Run {
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
                 .and_then(|v| v["by"].as_str().map(str::to_string)),
         }
+    }
+}
+
+impl Run {
+    /// Its speed (bytes read a second), when it says how long it took.
+    pub fn speed(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.bytes_read as f64 / self.seconds)
     }
 }
 

@@ -75,6 +75,25 @@ pub struct Action {
     pub output: String,
 }
 
+impl Action {
+    /// A copy without the output (lists show none: its 64 KiB are not copied).
+    fn without_output(&self) -> Action {
+        Action {
+            id: self.id,
+            tree: self.tree,
+            kind: self.kind,
+            path: self.path.clone(),
+            raw: self.raw.clone(),
+            by: self.by.clone(),
+            command: self.command.clone(),
+            started: self.started,
+            finished: self.finished,
+            exit: self.exit,
+            output: String::new(),
+        }
+    }
+}
+
 /// The actions, running and done.
 pub struct Actions {
     exe: PathBuf,
@@ -137,7 +156,7 @@ impl Actions {
     /// The actions without their output, newest first (for lists).
     pub fn brief(&self) -> Vec<Action> {
         let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        list.iter().rev().map(|a| Action { output: String::new(), ..a.clone() }).collect()
+        list.iter().rev().map(Action::without_output).collect()
     }
 
     /// The actions on the file `raw` of tree `tree`, without their output.

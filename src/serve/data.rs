@@ -3,8 +3,8 @@
 //! findings and one file's record read from the catalog when asked.
 
 use super::state::{Snapshot, Tree, View};
-use fixity::catalog::{Class, History, OpenOptions, open_store};
-use fixity::monitor::{Findings, RunFacts};
+use fixity::catalog::{History, OpenOptions, open_store};
+use fixity::monitor::Findings;
 use fixity::report::{Finding, PathText, Run};
 use serde::Serialize;
 
@@ -129,19 +129,13 @@ pub struct FilePage {
     pub trouble: Option<String>,
 }
 
+/// A file's record: its history as the report gives a finding's (with the file's last
+/// result when it has none), and where it was moved from.
 #[derive(Serialize)]
 pub struct FileRecord {
-    pub class: &'static str,
-    pub size: u64,
-    pub recorded_digest: String,
-    pub current_digest: Option<String>,
-    pub first_recorded: i64,
-    pub last_good: Option<i64>,
-    pub last_seen: i64,
-    pub finding_since: Option<i64>,
-    pub missing_since: Option<i64>,
+    #[serde(flatten)]
+    pub history: Finding,
     pub moved_from: Option<PathText>,
-    pub note: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -248,12 +242,6 @@ pub fn tree(v: &View, window_ms: i64, after: Option<&[u8]>) -> TreePage {
     }
 }
 
-/// The speed of a run (bytes per second), from its facts.
-pub fn speed(r: &fixity::catalog::RunInfo) -> Option<f64> {
-    let f = RunFacts::of(r);
-    (f.seconds > 0.0).then(|| f.bytes_read as f64 / f.seconds)
-}
-
 /// A page of the standing findings after `after`.
 pub fn findings(t: &Tree, after: Option<&[u8]>) -> FindingsPage {
     let how = OpenOptions { read_only: true, ..OpenOptions::default() };
@@ -309,19 +297,9 @@ fn history_of(
 }
 
 fn file_record(h: &History) -> FileRecord {
-    let class = h.finding().unwrap_or(h.last_result);
     FileRecord {
-        class: class.name(),
-        size: h.size,
-        recorded_digest: h.digest.to_hex(),
-        current_digest: h.found_digest.filter(|_| class == Class::Corrupt).map(|d| d.to_hex()),
-        first_recorded: h.first_seen,
-        last_good: (h.last_verified > 0).then_some(h.last_verified),
-        last_seen: h.last_checked,
-        finding_since: h.finding_since,
-        missing_since: h.missing_since,
+        history: Finding::of(h, h.finding().unwrap_or(h.last_result)),
         moved_from: h.moved_from.as_deref().map(PathText::of),
-        note: h.note.clone(),
     }
 }
 

@@ -149,22 +149,39 @@ async fn tree_page(
         Ok(w) => w,
         Err(r) => return r,
     };
-    let Some(v) = app.shared.view(id) else {
-        return problem(&app, Some(&w), StatusCode::NOT_FOUND, "no such tree");
-    };
     let after = query_bytes(q.as_deref(), "after");
-    let (v2, window) = (v.clone(), app.window_ms);
-    let t = match tokio::task::spawn_blocking(move || data::tree(&v2, window, after.as_deref()))
-        .await
-    {
-        Ok(t) => t,
-        Err(e) => {
-            return problem(&app, Some(&w), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
-        }
-    };
-    let can = Can { who: &w, act: !app.read_only && w.role == crate::cli::Role::Operator };
-    let body = pages::tree(&t, &can, fixity::clock::now_ms(), &v.runs);
+    let window = app.window_ms;
+    let (_, t) =
+        match page_read(&app, &w, id, move |v| data::tree(v, window, after.as_deref())).await {
+            Ok(got) => got,
+            Err(r) => return r,
+        };
+    let can = can(&app, &w);
+    let body = pages::tree(&t, &can, fixity::clock::now_ms());
     page(&app, Some(&w), &t.row.tree.text, &body)
+}
+
+/// What the user's pages offer: actions for an operator of a server that acts.
+fn can<'a>(app: &App, w: &'a Who) -> Can<'a> {
+    Can { who: w, act: !app.read_only && w.role == crate::cli::Role::Operator }
+}
+
+/// What a page about tree `id` shows: its view and `f` of it, run where a catalog may be
+/// read; or the page that says there is no such tree.
+async fn page_read<T: Send + 'static>(
+    app: &App,
+    w: &Who,
+    id: usize,
+    f: impl FnOnce(&super::state::View) -> T + Send + 'static,
+) -> Result<(Arc<super::state::View>, T), Response> {
+    let Some(v) = app.shared.view(id) else {
+        return Err(problem(app, Some(w), StatusCode::NOT_FOUND, "no such tree"));
+    };
+    let v2 = v.clone();
+    match tokio::task::spawn_blocking(move || f(&v2)).await {
+        Ok(t) => Ok((v, t)),
+        Err(e) => Err(problem(app, Some(w), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
+    }
 }
 
 async fn tree_api(
@@ -213,18 +230,13 @@ async fn file_page(
         Ok(w) => w,
         Err(r) => return r,
     };
-    let Some(v) = app.shared.view(id) else {
-        return problem(&app, Some(&w), StatusCode::NOT_FOUND, "no such tree");
-    };
-    let (tree, p) = (v.tree.clone(), raw.clone());
-    let f = match tokio::task::spawn_blocking(move || data::file(&tree, &p)).await {
-        Ok(f) => f,
-        Err(e) => {
-            return problem(&app, Some(&w), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
-        }
+    let p = raw.clone();
+    let (v, f) = match page_read(&app, &w, id, move |v| data::file(&v.tree, &p)).await {
+        Ok(got) => got,
+        Err(r) => return r,
     };
     let row = data::row(&v, app.window_ms);
-    let can = Can { who: &w, act: !app.read_only && w.role == crate::cli::Role::Operator };
+    let can = can(&app, &w);
     let body = pages::file(&f, &row, &can, &app.actions.on(id, &raw), &raw);
     page(&app, Some(&w), &f.path.text, &body)
 }

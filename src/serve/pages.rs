@@ -138,7 +138,7 @@ fn action_form(
 }
 
 /// A tree's page.
-pub fn tree(t: &TreePage, can: &Can<'_>, now: i64, runs: &[fixity::catalog::RunInfo]) -> String {
+pub fn tree(t: &TreePage, can: &Can<'_>, now: i64) -> String {
     let r = &t.row;
     let mut b = String::new();
     let _ = write!(
@@ -189,7 +189,7 @@ pub fn tree(t: &TreePage, can: &Can<'_>, now: i64, runs: &[fixity::catalog::RunI
     }
     b.push_str("</table>");
     // Charts, oldest run first.
-    b.push_str(&charts(t, runs));
+    b.push_str(&charts(t));
     if can.act && r.local {
         b.push_str("<h2>Act on the tree</h2><div class=\"actions\">");
         b.push_str(&action_form(can.who, r.id, "verify", None, "Verify the whole tree now", ""));
@@ -237,7 +237,7 @@ pub fn tree(t: &TreePage, can: &Can<'_>, now: i64, runs: &[fixity::catalog::RunI
     }
     // Runs.
     b.push_str("<h2>Runs</h2><table class=\"runs\"><tr><th>Command</th><th>Started</th><th>Duration</th><th>Files read</th><th>Bytes read</th><th>Speed</th><th>State</th><th>Findings</th><th>By</th></tr>");
-    for (run, info) in t.runs.iter().zip(runs.iter().rev()) {
+    for run in &t.runs {
         let secs = run.finished.map(|f| (f - run.started) as f64 / 1000.0);
         let _ = write!(
             b,
@@ -247,7 +247,7 @@ pub fn tree(t: &TreePage, can: &Can<'_>, now: i64, runs: &[fixity::catalog::RunI
             secs.map_or("-".into(), |s| format!("{s:.1} s")),
             run.files_read,
             human_bytes(run.bytes_read),
-            super::data::speed(info).map_or("-".into(), |s| format!("{}/s", human_bytes(s as u64))),
+            run.speed().map_or("-".into(), |s| format!("{}/s", human_bytes(s as u64))),
             esc(run.state),
             run.findings,
             esc(run.by.as_deref().unwrap_or("")),
@@ -309,7 +309,7 @@ pub fn tree(t: &TreePage, can: &Can<'_>, now: i64, runs: &[fixity::catalog::RunI
 /// The tree page's charts: bytes read and findings per run (the report's chart), the
 /// speed of each verify, and coverage over time: the files the verify runs of the
 /// window before each run read, as a share of the files now (at most all of them).
-fn charts(t: &TreePage, runs: &[fixity::catalog::RunInfo]) -> String {
+fn charts(t: &TreePage) -> String {
     let mut b = String::from(
         r#"<div class="charts"><figure><figcaption>Bytes read (bars) and findings (points) per run</figcaption>"#,
     );
@@ -323,22 +323,21 @@ fn charts(t: &TreePage, runs: &[fixity::catalog::RunInfo]) -> String {
     }
     b.push_str("</figure>");
     let verifies: Vec<_> =
-        runs.iter().filter(|x| x.command == "verify" && x.finished.is_some()).collect();
+        oldest_first.iter().filter(|x| x.command == "verify" && x.finished.is_some()).collect();
     let speed: Vec<(i64, f64)> =
-        verifies.iter().filter_map(|x| super::data::speed(x).map(|s| (x.started, s))).collect();
+        verifies.iter().filter_map(|x| x.speed().map(|s| (x.started, s))).collect();
     b.push_str(&bars("Speed of each verify run", &speed, |v| {
         format!("{}/s", human_bytes(v as u64))
     }));
     let window = t.row.coverage.days as i64 * 86_400_000;
     let files = t.row.files.max(1) as f64;
-    let read = |x: &fixity::catalog::RunInfo| fixity::monitor::RunFacts::of(x).files_read as f64;
     let coverage: Vec<(i64, f64)> = verifies
         .iter()
         .map(|x| {
             let within = verifies
                 .iter()
                 .filter(|y| y.started > x.started - window && y.started <= x.started);
-            (x.started, (within.map(|y| read(y)).sum::<f64>() / files).min(1.0) * 100.0)
+            (x.started, (within.map(|y| y.files_read as f64).sum::<f64>() / files).min(1.0) * 100.0)
         })
         .collect();
     b.push_str(&bars(
@@ -377,7 +376,8 @@ pub fn file(f: &FilePage, tree: &Row, can: &Can<'_>, actions: &[Action], raw: &[
     }
     match &f.record {
         None => b.push_str("<p>Not in the catalog (a scan records new files).</p>"),
-        Some(r) => {
+        Some(rec) => {
+            let r = &rec.history;
             let _ = write!(
                 b,
                 "<h2>What the catalog recorded</h2><dl><dt>State</dt><dd>{}</dd><dt>Size</dt><dd>{} bytes</dd><dt>Recorded digest</dt><dd><code>{}</code></dd>",
@@ -395,13 +395,11 @@ pub fn file(f: &FilePage, tree: &Row, can: &Can<'_>, actions: &[Action], raw: &[
                 esc(&when(r.last_good)),
                 esc(&when(Some(r.last_seen)))
             );
-            if let Some(t) = r.finding_since {
-                let _ = write!(b, "<dt>Finding since</dt><dd>{}</dd>", esc(&when(Some(t))));
+            if let Some(t) = r.first_found {
+                let since = if r.class == "missing" { "Missing since" } else { "Finding since" };
+                let _ = write!(b, "<dt>{since}</dt><dd>{}</dd>", esc(&when(Some(t))));
             }
-            if let Some(t) = r.missing_since {
-                let _ = write!(b, "<dt>Missing since</dt><dd>{}</dd>", esc(&when(Some(t))));
-            }
-            if let Some(m) = &r.moved_from {
+            if let Some(m) = &rec.moved_from {
                 let _ = write!(b, "<dt>Moved from</dt><dd>{}</dd>", path(m));
             }
             if let Some(n) = &r.note {
@@ -438,7 +436,7 @@ pub fn file(f: &FilePage, tree: &Row, can: &Can<'_>, actions: &[Action], raw: &[
             "Verify again (the file's directory)",
             "",
         ));
-        let class = f.record.as_ref().map(|r| r.class);
+        let class = f.record.as_ref().map(|r| r.history.class);
         if matches!(class, Some("corrupt" | "missing" | "unreadable")) {
             b.push_str(&action_form(
                 can.who,

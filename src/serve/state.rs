@@ -51,7 +51,7 @@ impl Tree {
 }
 
 /// What the server knows of one tree.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct View {
     pub tree: Arc<Tree>,
     pub algorithm: String,
@@ -241,9 +241,8 @@ impl Looker {
                 let same = before.is_some_and(|b| {
                     b.trouble.is_none()
                         && b.running == running
-                        && b.summary.as_ref().map(|s| format!("{s:?}"))
-                            == Some(format!("{:?}", r.summary))
-                        && format!("{:?}", b.runs) == format!("{:?}", r.runs)
+                        && b.summary.as_ref() == Some(&r.summary)
+                        && b.runs == r.runs
                 });
                 if same {
                     return None;
@@ -264,43 +263,29 @@ impl Looker {
                     stamp,
                 })
             }
-            Err(why) => {
-                if before.is_some_and(|b| b.trouble.as_deref() == Some(why.as_str())) {
-                    return None;
+            // The last look stays, with the reason beside it (and no stamp: the next look
+            // reads again).
+            Err(why) => match before {
+                Some(b) if b.trouble.as_deref() == Some(why.as_str()) => None,
+                Some(b) => {
+                    Some(View { tree, trouble: Some(why), stamp: String::new(), ..b.clone() })
                 }
-                Some(match before {
-                    Some(b) => View {
-                        tree,
-                        algorithm: b.algorithm.clone(),
-                        summary: b.summary.clone(),
-                        verdict: b.verdict.clone(),
-                        runs: b.runs.clone(),
-                        remotes: b.remotes.clone(),
-                        proof: b.proof.clone(),
-                        first_findings: b.first_findings.clone(),
-                        recovery: b.recovery.clone(),
-                        running: b.running.clone(),
-                        trouble: Some(why),
-                        read_at: b.read_at,
-                        stamp: String::new(),
-                    },
-                    None => View {
-                        tree,
-                        algorithm: String::new(),
-                        summary: None,
-                        verdict: nagios::unknown(&why),
-                        runs: Vec::new(),
-                        remotes: Vec::new(),
-                        proof: None,
-                        first_findings: Ok(Vec::new()),
-                        recovery: None,
-                        running: None,
-                        trouble: Some(why),
-                        read_at: 0,
-                        stamp: String::new(),
-                    },
-                })
-            }
+                None => Some(View {
+                    tree,
+                    algorithm: String::new(),
+                    summary: None,
+                    verdict: nagios::unknown(&why),
+                    runs: Vec::new(),
+                    remotes: Vec::new(),
+                    proof: None,
+                    first_findings: Ok(Vec::new()),
+                    recovery: None,
+                    running: None,
+                    trouble: Some(why),
+                    read_at: 0,
+                    stamp: String::new(),
+                }),
+            },
         }
     }
 }
