@@ -233,7 +233,11 @@ impl Looker {
             return None;
         }
         let now = now_ms();
-        match self.read_within(&tree, now) {
+        let (read, fresh) = self.read_within(&tree, now);
+        // A read that waited past a look may have seen the catalog before a later write:
+        // its view keeps no stamp, so the next look reads again.
+        let stamp = if fresh { stamp } else { String::new() };
+        match read {
             Ok(r) => {
                 let verdict = nagios::judge(&tree.shown(), &r.summary, now, &self.thresholds);
                 let running = running(&tree, &r.runs, now);
@@ -292,8 +296,9 @@ impl Looker {
 
 impl Looker {
     /// A read of `tree`'s catalog that waits at most [`DEADLINE`]: a read that waits longer
-    /// goes on in its thread, and the next look takes its result.
-    fn read_within(&mut self, tree: &Arc<Tree>, now: i64) -> Result<Read, String> {
+    /// goes on in its thread, and the next look takes its result. The flag says whether
+    /// the read began at this look (false: a read left over from an earlier look).
+    fn read_within(&mut self, tree: &Arc<Tree>, now: i64) -> (Result<Read, String>, bool) {
         use crossbeam_channel::{RecvTimeoutError, TryRecvError};
         let busy = || {
             format!(
@@ -307,9 +312,9 @@ impl Looker {
             match rx.try_recv() {
                 Ok(r) => {
                     self.pending.remove(&tree.id);
-                    return r;
+                    return (r, false);
                 }
-                Err(TryRecvError::Empty) => return Err(busy()),
+                Err(TryRecvError::Empty) => return (Err(busy()), false),
                 Err(TryRecvError::Disconnected) => {
                     self.pending.remove(&tree.id);
                 }
@@ -322,15 +327,17 @@ impl Looker {
                 let _ = tx.send(read(&t, runs, now));
             });
         if let Err(e) = spawned {
-            return Err(format!("cannot start a thread to read the catalog: {e}"));
+            return (Err(format!("cannot start a thread to read the catalog: {e}")), true);
         }
         match rx.recv_timeout(DEADLINE) {
-            Ok(r) => r,
+            Ok(r) => (r, true),
             Err(RecvTimeoutError::Timeout) => {
                 self.pending.insert(tree.id, rx);
-                Err(busy())
+                (Err(busy()), true)
             }
-            Err(RecvTimeoutError::Disconnected) => Err("the read of the catalog failed".into()),
+            Err(RecvTimeoutError::Disconnected) => {
+                (Err("the read of the catalog failed".into()), true)
+            }
         }
     }
 }
