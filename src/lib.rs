@@ -104,6 +104,7 @@ pub mod report;
 pub mod resolve;
 pub mod scrub;
 pub mod shard;
+pub mod simd;
 pub mod sources;
 pub mod storage;
 #[allow(unsafe_code)]

@@ -24,6 +24,10 @@ fn main() -> ExitCode {
     if let Some((tool, algo)) = dropin::tool_for(&argv0) {
         // Diagnostics start with the name as invoked, as coreutils' do.
         let name = argv0.to_string_lossy().into_owned();
+        if let Err(e) = fixity::simd::from_env() {
+            ui::error(&e);
+            return ExitCode::from(1);
+        }
         return match dropin::run(&name, algo, argv.collect()) {
             Ok(code) => ExitCode::from(code as u8),
             Err(err) => {
@@ -40,6 +44,19 @@ fn main() -> ExitCode {
             return ExitCode::from(if usage { 2 } else { 0 });
         }
     };
+    // The SIMD cap: --simd, else FIXITY_SIMD; a level this CPU lacks is refused.
+    let cap = match &cli.simd {
+        Some(level) => fixity::simd::checked(level).map(Some).map_err(|e| format!("--simd: {e}")),
+        None => fixity::simd::from_env(),
+    };
+    match cap {
+        Ok(Some(level)) => fixity::simd::set_cap(level).expect("a level this CPU has"),
+        Ok(None) => {}
+        Err(e) => {
+            ui::error(&e);
+            return ExitCode::from(2);
+        }
+    }
     match cmd::run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {

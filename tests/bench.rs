@@ -31,10 +31,16 @@ fn bench_algorithms_reports_every_cell_as_json_and_table() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 5, "2 sizes x 2 algorithms + blake3 on 2 threads");
+    assert_eq!(
+        rows.len(),
+        7,
+        "2 sizes x 2 algorithms + blake3 on 2 threads + blake3 many at once at 2 sizes"
+    );
     assert!(
         rows.iter().all(|r| r["per_call"]["runs"] == 2 && r["median_mbps"].as_f64().unwrap() > 0.0)
     );
+    assert!(rows.iter().all(|r| !r["kernel"].as_str().unwrap().is_empty()), "{v}");
+    assert_eq!(rows.iter().filter(|r| r["algorithm"] == "blake3-many").count(), 2);
     assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
     let table = fixity(d.path())
         .args(["bench", "algorithms", "-a", "md5", "--sizes", "1K", "--runs", "1"])

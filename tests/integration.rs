@@ -42,6 +42,7 @@ mod roundtrip;
 mod safety;
 mod scale;
 mod serve;
+mod simd;
 mod sparse;
 mod storage;
 mod subtree;

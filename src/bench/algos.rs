@@ -22,6 +22,11 @@ pub struct AlgoRow {
     pub best_mbps: f64,
     /// Throughput at the median run, MB/s.
     pub median_mbps: f64,
+    /// The code that ran: a kernel of fixity's (`avx2` for GF(2^16), `avx2x8` for lanes),
+    /// what a crate picked where it says (`sha-ni`, crc-fast's target), else `crate`.
+    pub kernel: String,
+    /// The SIMD cap the row was measured at, when comparing levels (`--levels`).
+    pub simd: Option<&'static str>,
 }
 
 /// The name of the row that measures making PAR2 recovery data (`fixity protect`'s work
@@ -29,8 +34,13 @@ pub struct AlgoRow {
 pub const PAR2_ROW: &str = "par2-10%";
 
 /// Measures making recovery data (as `protect` does, 10%) for a message of each size, on
-/// every core: the row [`PAR2_ROW`].
-pub fn par2_rows(sizes: &[usize], runs: usize, on_row: &mut dyn FnMut(&AlgoRow)) -> Vec<AlgoRow> {
+/// every core: the row [`PAR2_ROW`], at the current SIMD cap (`simd` set to `level`).
+pub fn par2_rows(
+    sizes: &[usize],
+    runs: usize,
+    level: Option<crate::simd::Level>,
+    on_row: &mut dyn FnMut(&AlgoRow),
+) -> Vec<AlgoRow> {
     let max = sizes.iter().copied().max().unwrap_or(0);
     let data: Vec<u8> =
         (0..max as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
@@ -40,12 +50,14 @@ pub fn par2_rows(sizes: &[usize], runs: usize, on_row: &mut dyn FnMut(&AlgoRow))
         .filter(|&&size| size >= 1024)
         .map(|&size| {
             let msg = &data[..size];
-            let row = measure_named(PAR2_ROW, msg, threads, runs, &|| {
+            let mut row = measure_named(PAR2_ROW, msg.len(), threads, runs, &|| {
                 let mut md5 = <md5::Md5 as md5::Digest>::new();
                 md5::Digest::update(&mut md5, msg);
                 std::hint::black_box(md5::Digest::finalize(md5));
                 std::hint::black_box(crate::repair::encode_in_memory(msg, 0.10));
             });
+            row.kernel = crate::par2::kernel().to_string();
+            row.simd = level.map(|l| l.name());
             on_row(&row);
             row
         })
@@ -115,12 +127,32 @@ fn measure(
     runs: usize,
     call: &dyn Fn(),
 ) -> AlgoRow {
-    measure_named(a.name, msg, threads, runs, call)
+    AlgoRow { kernel: crate_kernel(a), ..measure_named(a.name, msg.len(), threads, runs, call) }
 }
 
-fn measure_named(
+/// What code a crate runs for `a`, where it says: SHA-NI for SHA-1 and SHA-256 (the
+/// `sha1`/`sha2` crates use it when the CPU has it), crc-fast's target for its CRCs.
+fn crate_kernel(a: &Algorithm) -> String {
+    use crc_fast::CrcAlgorithm as C;
+    let crc = match a.name {
+        "crc32c" => Some(C::Crc32Iscsi),
+        "crc64nvme" => Some(C::Crc64Nvme),
+        _ => None,
+    };
+    if let Some(c) = crc {
+        return crc_fast::get_calculator_target(c);
+    }
+    match a.lanes {
+        Some(f @ (crate::algo::multibuf::Family::Sha1 | crate::algo::multibuf::Family::Sha256)) => {
+            super::lanes::single_stream(f).to_string()
+        }
+        _ => "crate".to_string(),
+    }
+}
+
+pub(super) fn measure_named(
     name: &'static str,
-    msg: &[u8],
+    bytes: usize,
     threads: usize,
     runs: usize,
     call: &dyn Fn(),
@@ -144,14 +176,16 @@ fn measure_named(
         })
         .collect();
     let per_call = Stats::of(&samples).expect("at least one run");
-    let mbps = |secs: f64| if secs > 0.0 { msg.len() as f64 / secs / 1e6 } else { 0.0 };
+    let mbps = |secs: f64| if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 };
     AlgoRow {
         algorithm: name,
-        size: msg.len(),
+        size: bytes,
         threads,
         per_call,
         best_mbps: mbps(per_call.min),
         median_mbps: mbps(per_call.median),
+        kernel: String::new(),
+        simd: None,
     }
 }
 
@@ -202,7 +236,7 @@ mod tests {
     #[test]
     fn the_par2_row_is_measured_for_each_size_from_a_kibibyte() {
         let mut seen = 0;
-        let rows = par2_rows(&[1000, 200_000], 2, &mut |_| seen += 1);
+        let rows = par2_rows(&[1000, 200_000], 2, None, &mut |_| seen += 1);
         assert_eq!((rows.len(), seen), (1, 1));
         assert_eq!((rows[0].algorithm, rows[0].size), (PAR2_ROW, 200_000));
         assert!(rows[0].best_mbps >= rows[0].median_mbps && rows[0].median_mbps > 0.0);

@@ -9,6 +9,7 @@
 //! - [`report`]: table, markdown, JSON and CSV writers, and the SVG chart.
 
 pub mod algos;
+pub mod lanes;
 pub mod peers;
 pub mod report;
 pub mod tree;
@@ -89,6 +90,11 @@ pub struct Machine {
     pub load_end: Option<f64>,
     /// Kernel release.
     pub kernel: String,
+    /// The SIMD levels this CPU has for fixity's own kernels, lowest first
+    /// ([`crate::simd`]).
+    pub simd_levels: Vec<&'static str>,
+    /// The SIMD cap at the start (`FIXITY_SIMD`, `--simd`; else the highest level).
+    pub simd_cap: &'static str,
     /// Share of CPU time other processes used during half a second before the benchmark
     /// started (from /proc/stat): the noise the load average only hints at.
     pub busy_before: Option<f64>,
@@ -117,6 +123,8 @@ impl Machine {
             load_start: load_average(),
             load_end: None,
             kernel,
+            simd_levels: crate::simd::available().iter().map(|l| l.name()).collect(),
+            simd_cap: crate::simd::cap().name(),
             busy_before: busy_fraction(std::time::Duration::from_millis(500)),
         }
     }

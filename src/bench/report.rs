@@ -216,7 +216,9 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
     let size = |n: usize| -> String {
         match n {
             n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+            n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}Mi", n >> 20),
             n if n >= 1000 && n % 1000 == 0 => format!("{}K", n / 1000),
+            n if n >= 1024 && n % 1024 == 0 => format!("{}Ki", n >> 10),
             n => n.to_string(),
         }
     };
@@ -227,11 +229,11 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
             out.push('\n');
         }
         Format::Csv => {
-            out.push_str("algorithm,size,threads,best_mb_per_s,median_mb_per_s,ns_per_call_min,ns_per_call_median,runs\n");
+            out.push_str("algorithm,size,threads,best_mb_per_s,median_mb_per_s,ns_per_call_min,ns_per_call_median,runs,kernel,simd\n");
             for r in rows {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{:.1},{:.1},{:.0},{:.0},{}",
+                    "{},{},{},{:.1},{:.1},{:.0},{:.0},{},{},{}",
                     r.algorithm,
                     r.size,
                     r.threads,
@@ -239,7 +241,9 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
                     r.median_mbps,
                     r.per_call.min * 1e9,
                     r.per_call.median * 1e9,
-                    r.per_call.runs
+                    r.per_call.runs,
+                    csv_field(&r.kernel),
+                    r.simd.unwrap_or("")
                 );
             }
         }
@@ -258,19 +262,37 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
                 if md { "- " } else { "" },
                 if machine.features.is_empty() { "-".into() } else { machine.features.join(" ") }
             );
+            let _ = writeln!(
+                out,
+                "{}SIMD levels (fixity's kernels): {}; cap {}",
+                if md { "- " } else { "" },
+                machine.simd_levels.join(" "),
+                machine.simd_cap
+            );
             out.push('\n');
-            let head =
-                ["algorithm", "size", "threads", "best MB/s", "median MB/s", "ns/call (median)"];
+            let head = [
+                "algorithm",
+                "size",
+                "threads",
+                "best MB/s",
+                "median MB/s",
+                "ns/call (median)",
+                "kernel",
+            ];
             if md {
                 let _ = writeln!(out, "| {} |\n|{}", head.join(" | "), "---|".repeat(head.len()));
             } else {
                 let _ = writeln!(
                     out,
-                    "{:<10} {:>6} {:>7} {:>10} {:>12} {:>16}",
-                    head[0], head[1], head[2], head[3], head[4], head[5]
+                    "{:<11} {:>6} {:>7} {:>10} {:>12} {:>16}  {}",
+                    head[0], head[1], head[2], head[3], head[4], head[5], head[6]
                 );
             }
             for r in rows {
+                let kernel = match r.simd {
+                    Some(level) => format!("{} (cap {level})", r.kernel),
+                    None => r.kernel.clone(),
+                };
                 let c = [
                     r.algorithm.to_string(),
                     size(r.size),
@@ -278,14 +300,15 @@ pub fn write_algos(rows: &[AlgoRow], machine: &super::Machine, format: Format) -
                     format!("{:.0}", r.best_mbps),
                     format!("{:.0}", r.median_mbps),
                     format!("{:.0}", r.per_call.median * 1e9),
+                    kernel,
                 ];
                 if md {
                     let _ = writeln!(out, "| {} |", c.join(" | "));
                 } else {
                     let _ = writeln!(
                         out,
-                        "{:<10} {:>6} {:>7} {:>10} {:>12} {:>16}",
-                        c[0], c[1], c[2], c[3], c[4], c[5]
+                        "{:<11} {:>6} {:>7} {:>10} {:>12} {:>16}  {}",
+                        c[0], c[1], c[2], c[3], c[4], c[5], c[6]
                     );
                 }
             }

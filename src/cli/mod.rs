@@ -40,6 +40,12 @@ pub use serve::{Role, ServeArgs};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Cap fixity's own SIMD kernels (PAR2's GF(2^16), the MD5/SHA-1/SHA-256/BLAKE3 lanes
+    /// of many small files) at LEVEL: scalar, ssse3, avx2, avx512 or gfni on x86-64, scalar
+    /// or neon on aarch64. Default: the highest this CPU has, or the environment variable
+    /// FIXITY_SIMD. Results are the same at every level; only the speed differs.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub simd: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -187,6 +193,11 @@ pub struct BenchAlgorithmsArgs {
     /// table, markdown, json or csv.
     #[arg(long, default_value = "table")]
     pub format: String,
+    /// Measure the rows that depend on the SIMD level (PAR2, and many messages at once
+    /// for md5, sha1, sha256, blake3) at each of these levels: `all` (every level this
+    /// CPU has) or a list such as `scalar,avx2`.
+    #[arg(long, value_name = "LIST")]
+    pub levels: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -6,9 +6,10 @@ use crate::cli::{BenchAlgorithmsArgs, BenchCommand, BenchTreeArgs};
 use anyhow::{Context, bail};
 use fixity::algo::{self, ALGORITHMS, Algorithm, Strength};
 use fixity::bench::report::{self, Format};
-use fixity::bench::{Machine, algos, tree};
+use fixity::bench::{Machine, algos, lanes, tree};
 use fixity::output::AtomicFile;
 use fixity::pathtext::{path_bytes, quote_env};
+use fixity::simd;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -70,9 +71,28 @@ fn run_algorithms(args: BenchAlgorithmsArgs) -> anyhow::Result<Status> {
             ));
         }
     };
+    let levels: Vec<Option<simd::Level>> = match args.levels.as_deref() {
+        None => vec![None],
+        Some("all") => simd::available().into_iter().map(Some).collect(),
+        Some(list) => list
+            .split(',')
+            .map(|l| simd::checked(l).map(Some))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::anyhow!("--levels: {e}"))?,
+    };
     let mut rows = algos::run(&list, &sizes, args.threads, args.runs, &mut show);
-    if par2 {
-        rows.extend(algos::par2_rows(&sizes, args.runs, &mut show));
+    for level in levels {
+        let mut at_level = || {
+            let mut r = lanes::rows(&list, &sizes, args.runs, level, &mut show);
+            if par2 {
+                r.extend(algos::par2_rows(&sizes, args.runs, level, &mut show));
+            }
+            r
+        };
+        rows.extend(match level {
+            Some(l) => simd::with_cap(l, at_level).map_err(anyhow::Error::msg)?,
+            None => at_level(),
+        });
     }
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -12,11 +12,12 @@
 //! Multiplying by a constant c is GF(2)-linear in the 16 bits of a word w = l + 256 h
 //! (l, h its low and high bytes): c*w = c*l ^ c*(256 h). Every kernel uses this:
 //! - `scalar`: two 256-entry tables per constant, c*l and c*(256 h), one lookup each.
-//! - `ssse3`, `avx2`, `avx512bw`: the bytes of each tile of input are de-interleaved once
-//!   into low and high bytes, then split into four nibbles n0..n3
+//! - `ssse3`, `avx2`, `avx512bw` (x86-64), `neon` (aarch64): the bytes of each tile of input
+//!   are de-interleaved once into low and high bytes, then split into four nibbles n0..n3
 //!   (w = n0 + 16 n1 + 256 n2 + 4096 n3).
-//!   `vpshufb` looks up 16-entry tables: the low and the high byte of c*(n << 4j), for j in
-//!   0..4; the product is the xor of the four lookups (eight per 2 x 32 words).
+//!   `vpshufb` (`tbl` on aarch64) looks up 16-entry tables: the low and the high byte of
+//!   c*(n << 4j), for j in 0..4; the product is the xor of the four lookups (eight per
+//!   step of two input vectors).
 //! - `avx2-gfni`, `avx512-gfni`: `vgf2p8affineqb` multiplies every byte by an 8x8 bit matrix.
 //!   The map l -> c*l splits into the matrices A_ll (low byte of c*l from l) and A_lh (its high
 //!   byte); h -> c*(256 h) into A_hl and A_hh. Row i of A_xy has bit j set when bit i of the
@@ -28,10 +29,17 @@
 //! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
 //! sources of the block in registers and is re-interleaved and xored into memory once. The
 //! per-coefficient tables or matrices are prepared once per call. Any even length works:
-//! a tail shorter than one vector step goes through zero-padded copies.
+//! a tail shorter than one vector step goes through zero-padded copies. The tiling is shared
+//! (`gf16/tile.rs`); the kernels are in `gf16/x86.rs` and `gf16/arm.rs`. Each runs only when
+//! the CPU has its instructions and the SIMD cap allows its level (`FIXITY_SIMD`, `--simd`;
+//! see [`crate::simd`]).
 
 use std::sync::OnceLock;
 
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod tile;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -162,9 +170,9 @@ pub(super) fn gfni_prepared(c: u16) -> [u64; 4] {
     [lo[0] ^ hi[0], lo[1] ^ hi[1], lo[2] ^ hi[2], lo[3] ^ hi[3]]
 }
 
-/// The eight 16-entry `vpshufb` tables for multiplying by c: entry v of table j (j in 0..4) is
-/// the low byte of c * (v << 4j), of table 4 + j its high byte.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+/// The eight 16-entry `vpshufb` (aarch64: `tbl`) tables for multiplying by c: entry v of
+/// table j (j in 0..4) is the low byte of c * (v << 4j), of table 4 + j its high byte.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
     let p = columns(c);
     let mut t = [[0u8; 16]; 8];
@@ -220,6 +228,9 @@ enum Kernel {
     Scalar,
     #[cfg(target_arch = "x86_64")]
     Simd(x86::Kind),
+    /// aarch64's nibble kernel (`gf16/arm.rs`).
+    #[cfg(target_arch = "aarch64")]
+    Neon,
 }
 
 impl Kernel {
@@ -228,36 +239,51 @@ impl Kernel {
             Kernel::Scalar => "scalar",
             #[cfg(target_arch = "x86_64")]
             Kernel::Simd(k) => k.name(),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => "neon",
+        }
+    }
+
+    /// The level of [`crate::simd`] it needs.
+    fn level(self) -> crate::simd::Level {
+        match self {
+            Kernel::Scalar => crate::simd::Level::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Simd(k) => k.level(),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => crate::simd::Level::Neon,
         }
     }
 }
 
-/// The kernels this CPU supports, fastest first.
-fn supported() -> Vec<Kernel> {
-    #[cfg(target_arch = "x86_64")]
-    let simd = x86::supported().into_iter().map(Kernel::Simd);
-    #[cfg(not(target_arch = "x86_64"))]
-    let simd = std::iter::empty();
-    simd.chain([Kernel::Scalar]).collect()
+/// The kernels this CPU supports, fastest first (asked once).
+fn supported() -> &'static [Kernel] {
+    static ALL: OnceLock<Vec<Kernel>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        let simd = x86::supported().into_iter().map(Kernel::Simd);
+        #[cfg(target_arch = "aarch64")]
+        let simd = arm::supported().then_some(Kernel::Neon).into_iter();
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let simd = std::iter::empty();
+        simd.chain([Kernel::Scalar]).collect()
+    })
 }
 
+/// The fastest supported kernel within the SIMD cap ([`crate::simd::cap`]).
 fn chosen() -> Kernel {
-    static K: OnceLock<Kernel> = OnceLock::new();
-    *K.get_or_init(|| {
-        let all = supported();
-        let forced = std::env::var("FIXITY_GF16_KERNEL").ok();
-        forced.and_then(|name| all.iter().copied().find(|k| k.name() == name)).unwrap_or(all[0])
-    })
+    let all = supported();
+    all.iter().copied().find(|k| crate::simd::allows(k.level())).unwrap_or(Kernel::Scalar)
 }
 
 /// The names of the kernels this CPU supports, fastest first (the last is "scalar").
 #[cfg(test)]
 pub(crate) fn kernels() -> Vec<&'static str> {
-    supported().into_iter().map(Kernel::name).collect()
+    supported().iter().map(|k| k.name()).collect()
 }
 
-/// The kernel `mul_add_matrix` uses: the fastest supported, unless the
-/// environment variable `FIXITY_GF16_KERNEL` names another supported one.
+/// The kernel `mul_add_matrix` uses now: the fastest supported within the SIMD cap
+/// (`FIXITY_SIMD`, `--simd`; see [`crate::simd`]).
 pub(crate) fn kernel_name() -> &'static str {
     chosen().name()
 }
@@ -282,7 +308,7 @@ pub(crate) fn mul_add_matrix_with(
     srcs: &[&[u8]],
     coeffs: &[u16],
 ) {
-    let k = supported().into_iter().find(|k| k.name() == kernel);
+    let k = supported().iter().copied().find(|k| k.name() == kernel);
     run(
         k.unwrap_or_else(|| panic!("GF(2^16) kernel {kernel:?} not supported")),
         outs,
@@ -306,6 +332,8 @@ fn run(kernel: Kernel, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
         Kernel::Scalar => scalar_matrix(outs, srcs, coeffs),
         #[cfg(target_arch = "x86_64")]
         Kernel::Simd(k) => x86::matrix(k, outs, srcs, coeffs),
+        #[cfg(target_arch = "aarch64")]
+        Kernel::Neon => arm::matrix(outs, srcs, coeffs),
     }
 }
 
@@ -482,6 +510,125 @@ mod tests {
             check(k, &mut r, 1, 1, (1 << 20) + 2);
             check(k, &mut r, 0, 3, 64);
             check(k, &mut r, 3, 0, 64);
+        }
+    }
+
+    #[test]
+    fn dispatch_at_every_level_takes_a_kernel_of_that_level_and_matches_the_reference() {
+        let mut r = Rng(0x51d);
+        crate::simd::tests::each_level("GF(2^16) dispatch", |level| {
+            let k = chosen();
+            assert!(k.level() <= level, "{} at the cap {level}", k.name());
+            let better = supported().iter().find(|k| crate::simd::allows(k.level()));
+            assert_eq!(better.copied(), Some(k), "the fastest within the cap");
+            let len = 2 * 2048 + 66;
+            let src_bufs: Vec<Vec<u8>> = (0..5).map(|_| r.bytes(len)).collect();
+            let srcs: Vec<&[u8]> = src_bufs.iter().map(|b| b.as_slice()).collect();
+            let coeffs: Vec<u16> = (0..15).map(|_| r.word()).collect();
+            let mut got: Vec<Vec<u8>> = (0..3).map(|_| r.bytes(len)).collect();
+            let mut want = got.clone();
+            let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|b| b.as_mut_slice()).collect();
+            mul_add_matrix(&mut refs, &srcs, &coeffs);
+            reference(&mut want, &srcs, &coeffs);
+            assert!(got == want, "{} at the cap {level}", k.name());
+        });
+    }
+
+    /// Known products c * w, computed apart from this module (in Python: shift-and-xor
+    /// carry-less multiplication reduced by 0x1100B, and the same from log and antilog tables
+    /// of the generator 2): `KAT_PRODUCTS[r][i]` = `KAT_COEFFS[r]` * `KAT_WORDS[i]`.
+    const KAT_COEFFS: [u16; 5] = [0x0002, 0x0100, 0x8000, 0x1234, 0xffff];
+    const KAT_WORDS: [u16; 17] = [
+        0x0000, 0x0001, 0x8000, 0xffff, 0x00ff, 0xff00, 0x1234, 0xabcd, 0xdead, 0xbeef, 0x0f0f,
+        0xf0f0, 0x5555, 0xaaaa, 0x0100, 0x7fff, 0x8001,
+    ];
+    const KAT_PRODUCTS: [[u16; 17]; 5] = [
+        [
+            0x0000, 0x0002, 0x100b, 0xeff5, 0x01fe, 0xee0b, 0x2468, 0x4791, 0xad51, 0x6dd5, 0x1e1e,
+            0xf1eb, 0xaaaa, 0x455f, 0x0200, 0xfffe, 0x1009,
+        ],
+        [
+            0x0000, 0x0100, 0x85d8, 0xf990, 0xff00, 0x0690, 0x04ad, 0xd9eb, 0x9aed, 0xbb77, 0xff69,
+            0x06f9, 0x5770, 0xaee0, 0x100b, 0x7c48, 0x84d8,
+        ],
+        [
+            0x0000, 0x8000, 0x8efa, 0x7b55, 0x0348, 0x781d, 0x7696, 0x566e, 0xe413, 0x39a8, 0x37c8,
+            0x4c9d, 0x2933, 0x5266, 0x85d8, 0xf5af, 0x0efa,
+        ],
+        [
+            0x0000, 0x1234, 0x7696, 0x5508, 0xfd8e, 0xa886, 0x5e87, 0x4792, 0x1e0a, 0x59a5, 0xd507,
+            0x800f, 0xc301, 0x9609, 0x04ad, 0x239e, 0x64a2,
+        ],
+        [
+            0x0000, 0xffff, 0x7b55, 0x0733, 0x0225, 0x0516, 0x5508, 0xf2f6, 0xf279, 0x4495, 0x2075,
+            0x2746, 0xf2e8, 0xf5db, 0xf990, 0x7c66, 0x84aa,
+        ],
+    ];
+
+    fn to_bytes(words: impl IntoIterator<Item = u16>) -> Vec<u8> {
+        words.into_iter().flat_map(u16::to_le_bytes).collect()
+    }
+
+    fn to_words(bytes: &[u8]) -> Vec<u16> {
+        bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()
+    }
+
+    /// Every kernel (under qemu, the aarch64 one) against the literal products above, not
+    /// only against the scalar code.
+    #[test]
+    fn every_kernel_gives_the_known_products() {
+        for (&c, row) in KAT_COEFFS.iter().zip(&KAT_PRODUCTS) {
+            for (&w, &p) in KAT_WORDS.iter().zip(row) {
+                assert_eq!(mul(c, w), p, "{c:#06x} * {w:#06x}");
+            }
+        }
+        // Each SIMD level this CPU has has its kernel among those tested (under qemu: neon).
+        for level in crate::simd::available() {
+            let k = supported().iter().find(|k| k.level() == level);
+            assert!(k.is_some(), "no GF(2^16) kernel of the level {level}: {:?}", kernels());
+        }
+        // 71 words, the 17 repeated (17 is no multiple of a vector's words: a lane sees
+        // another word at each step), so that every kernel has whole steps and a tail
+        // (NEON: 4 steps of 16 words and 7 more).
+        let n = 4 * 17 + 3;
+        let word = |rot: usize| move |i: usize| KAT_WORDS[(i + rot) % 17];
+        let product = |r: usize, rot: usize| move |i: usize| KAT_PRODUCTS[r][(i + rot) % 17];
+        for kernel in kernels() {
+            for (r, &c) in KAT_COEFFS.iter().enumerate() {
+                let src = to_bytes((0..n).map(word(0)));
+                // Into zeros: the products; into the words: the words xor the products;
+                // the products added twice: zeros again.
+                let mut dst = vec![0u8; 2 * n];
+                mul_add_matrix_with(kernel, &mut [&mut dst], &[&src], &[c]);
+                let want: Vec<u16> = (0..n).map(product(r, 0)).collect();
+                assert_eq!(to_words(&dst), want, "{kernel}: {c:#06x} times the words");
+                mul_add_matrix_with(kernel, &mut [&mut dst], &[&src], &[c]);
+                assert!(dst.iter().all(|&b| b == 0), "{kernel}: {c:#06x} added twice");
+                let mut dst = src.clone();
+                mul_add_matrix_with(kernel, &mut [&mut dst], &[&src], &[c]);
+                let want: Vec<u16> = (0..n).map(|i| word(0)(i) ^ product(r, 0)(i)).collect();
+                assert_eq!(to_words(&dst), want, "{kernel}: {c:#06x} times the words, added");
+            }
+            // A matrix: 5 outputs (a block of 4 and one of 1) x 3 sources, source s the
+            // words rotated by 5 s, coefficient (o, s) the constant 3 o + s (mod 5), output
+            // o starting as the words rotated by 2 o + 1.
+            let srcs: Vec<Vec<u8>> = (0..3).map(|s| to_bytes((0..n).map(word(5 * s)))).collect();
+            let srcs: Vec<&[u8]> = srcs.iter().map(Vec::as_slice).collect();
+            let at = |o: usize, s: usize| (3 * o + s) % 5;
+            let coeffs: Vec<u16> =
+                (0..5).flat_map(|o| (0..3).map(move |s| KAT_COEFFS[at(o, s)])).collect();
+            let mut outs: Vec<Vec<u8>> =
+                (0..5).map(|o| to_bytes((0..n).map(word(2 * o + 1)))).collect();
+            let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            mul_add_matrix_with(kernel, &mut refs, &srcs, &coeffs);
+            for (o, out) in outs.iter().enumerate() {
+                let want: Vec<u16> = (0..n)
+                    .map(|i| {
+                        (0..3).fold(word(2 * o + 1)(i), |a, s| a ^ product(at(o, s), 5 * s)(i))
+                    })
+                    .collect();
+                assert_eq!(to_words(out), want, "{kernel}: output {o} of the matrix");
+            }
         }
     }
 

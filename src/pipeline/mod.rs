@@ -254,7 +254,7 @@ impl Config {
 }
 
 mod gate;
-mod lanes;
+pub(crate) mod lanes;
 mod run;
 pub use run::run;
 

@@ -129,6 +129,16 @@ enum Isa {
     Avx2,
 }
 
+impl Isa {
+    /// The level of [`crate::simd`] a kernel of this instruction set needs.
+    fn level(self) -> crate::simd::Level {
+        match self {
+            Isa::Avx512 | Isa::Avx512Vl => crate::simd::Level::Avx512,
+            Isa::Avx2 => crate::simd::Level::Avx2,
+        }
+    }
+}
+
 /// A multi-buffer compression function for one family and one instruction set.
 pub(crate) struct Kernel {
     family: Family,
@@ -199,14 +209,16 @@ fn cpu() -> &'static Cpu {
 }
 
 impl Kernel {
-    /// The kernel this CPU computes `family` fastest with, every lane busy, or `None`
-    /// (no AVX2, or not x86-64): AVX-512 x16 (AVX-512F and BW), else x8 with AVX-512VL,
-    /// else AVX2 x8; but x8 with AVX-512VL for SHA-1 and SHA-256 on a CPU that splits
-    /// 512-bit operations in two (AMD Zen 4), where it is the faster (see the module doc).
+    /// The kernel this CPU computes `family` fastest with, every lane busy, within the
+    /// SIMD cap ([`crate::simd::cap`]), or `None` (no AVX2, not x86-64, or capped below
+    /// AVX2): AVX-512 x16 (AVX-512F and BW), else x8 with AVX-512VL, else AVX2 x8; but x8
+    /// with AVX-512VL for SHA-1 and SHA-256 on a CPU that splits 512-bit operations in two
+    /// (AMD Zen 4), where it is the faster (see the module doc).
     pub(crate) fn best(family: Family) -> Option<&'static Kernel> {
+        let allowed = || Kernel::every(family).filter(|k| crate::simd::allows(k.isa.level()));
         let narrow = cpu().halves_512 && family != Family::Md5;
-        let vl = || Kernel::every(family).find(|k| k.isa == Isa::Avx512Vl);
-        narrow.then(vl).flatten().or_else(|| Kernel::every(family).next())
+        let vl = || allowed().find(|k| k.isa == Isa::Avx512Vl);
+        narrow.then(vl).flatten().or_else(|| allowed().next())
     }
 
     /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs one

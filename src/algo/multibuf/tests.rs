@@ -132,6 +132,7 @@ fn assert_a_million_a(k: &Kernel) {
 // `many_large_random_messages_match_the_crates`.
 #[test]
 fn a_million_a_in_every_lane_of_the_dispatched_kernel() {
+    let _serial = crate::simd::tests::LOCK.lock().unwrap_or_else(|e| e.into_inner());
     for family in Family::ALL {
         match Kernel::best(family) {
             Some(k) => assert_a_million_a(k),
@@ -332,6 +333,7 @@ fn a_kernel_wants_one_state_and_one_slice_per_lane() {
 
 #[test]
 fn dispatch_hands_out_what_the_cpu_runs() {
+    let _serial = crate::simd::tests::LOCK.lock().unwrap_or_else(|e| e.into_inner());
     for family in Family::ALL {
         let every = kernels(family);
         let names: Vec<&str> = every.iter().map(|k| k.name()).collect();
@@ -352,6 +354,37 @@ fn dispatch_hands_out_what_the_cpu_runs() {
         assert!(Kernel::with_lanes(family, 4).is_none());
         assert!(Kernel::with_lanes(family, 32).is_none());
     }
+}
+
+#[test]
+fn dispatch_at_every_simd_level_stays_within_it_and_matches_the_crates() {
+    let mut rng = Rng(0x1e7e1);
+    let messages = random_messages(&mut rng, 40, 700);
+    crate::simd::tests::each_level("multi-buffer dispatch", |level| {
+        for family in Family::ALL {
+            match Kernel::best(family) {
+                Some(k) => {
+                    assert!(k.isa.level() <= level, "{} at the cap {level}", k.name());
+                    assert_matches_crates(k, &messages, 3, true);
+                }
+                // Below AVX2 no kernel: the single-stream code hashes each file.
+                None => assert!(
+                    level < crate::simd::Level::Avx2 || kernels(family).is_empty(),
+                    "{family:?} at {level}"
+                ),
+            }
+        }
+        let b3 = crate::algo::multibuf::b3::Kernel::best();
+        let want = level >= crate::simd::Level::Avx2 && !kernels(Family::Md5).is_empty();
+        assert_eq!(b3.is_some(), want, "BLAKE3 lanes at {level}");
+        if let Some(k) = b3 {
+            let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+            let got = crate::algo::multibuf::b3::hash_many(k, &refs);
+            for (m, d) in messages.iter().zip(got) {
+                assert_eq!(hex(&d), hex(::blake3::hash(m).as_bytes()), "{} at {level}", k.name());
+            }
+        }
+    });
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! The x86-64 SIMD kernels of `mul_add_matrix` (see the parent module for the math).
 //!
-//! One tiling driver serves every kernel. Each kernel supplies three things: the prepared form
-//! of a coefficient (GFNI matrices or `vpshufb` nibble tables), a transform that de-interleaves
-//! a tile of a source into the scratch buffer, and a block routine that multiplies-and-adds
-//! the scratch of a block of sources into K outputs at once (K accumulators in registers).
+//! The tiling driver of `tile.rs` (shared with the aarch64 kernel) serves every kernel. Each
+//! kernel supplies three things: the prepared form of a coefficient (GFNI matrices or
+//! `vpshufb` nibble tables), a transform that de-interleaves a tile of a source into the
+//! scratch buffer, and a block routine that multiplies-and-adds the scratch of a block of
+//! sources into K outputs at once (K accumulators in registers).
 //!
 //! De-interleaving uses lane-local shuffles only: within each 128-bit lane, `vpshufb` gathers
 //! the 8 low bytes then the 8 high bytes of 8 words; `vpunpck{l,h}qdq` of two such vectors give
@@ -13,6 +14,7 @@
 
 use std::arch::x86_64::*;
 
+use super::tile::{Args, Spec, drive};
 use super::{gfni_prepared, nibble_tables};
 
 /// The SIMD kernels, fastest first.
@@ -36,6 +38,17 @@ impl Kind {
             Kind::Ssse3 => "ssse3",
         }
     }
+
+    /// The level of [`crate::simd`] it needs.
+    pub(super) fn level(self) -> crate::simd::Level {
+        use crate::simd::Level;
+        match self {
+            Kind::Avx512Gfni | Kind::Avx2Gfni => Level::Gfni,
+            Kind::Avx512Bw => Level::Avx512,
+            Kind::Avx2 => Level::Avx2,
+            Kind::Ssse3 => Level::Ssse3,
+        }
+    }
 }
 
 /// The kernels the running CPU supports, fastest first.
@@ -50,127 +63,18 @@ pub(super) fn supported() -> Vec<Kind> {
     all.filter(|&(_, ok)| ok).map(|(k, _)| k).collect()
 }
 
-/// Bytes of each slice per tile: the scratch of a block of sources holds `SRC_BLOCK` tiles.
-const TILE: usize = 2048;
-/// Sources de-interleaved together into the scratch buffer.
-const SRC_BLOCK: usize = 16;
-/// Outputs accumulated together in registers (blocks of 1..=OUT_BLOCK).
-const OUT_BLOCK: usize = 4;
-
-/// What a block routine works on: `outs` point at the tile of K outputs, `coefs` at the
-/// prepared coefficient (o0, i0) of a row-major matrix with rows of `stride` entries.
-struct Args<'a, C> {
-    outs: &'a [*mut u8],
-    steps: usize,
-    scratch: *const u8,
-    coefs: *const C,
-    stride: usize,
-    ib: usize,
-}
-
-type Block<C> = unsafe fn(&Args<'_, C>);
-
-/// A kernel for the driver.
-struct Spec<C> {
-    /// Bytes of data per step (two vectors).
-    step: usize,
-    /// Bytes of scratch per step.
-    scratch: usize,
-    prep: fn(u16) -> C,
-    /// De-interleaves `steps` steps of a source at the pointer into the scratch at the other.
-    transform: unsafe fn(*const u8, usize, *mut u8),
-    /// The block routines for 1..=OUT_BLOCK outputs.
-    blocks: [Block<C>; OUT_BLOCK],
-}
-
-/// Scratch memory, aligned for vector loads.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([u8; 64]);
-
 /// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments.
 pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
     assert!(supported().contains(&kind));
-    match kind {
-        Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coeffs),
-        Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coeffs),
-        Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coeffs),
-        Kind::Avx2 => drive(&w256::NIB, outs, srcs, coeffs),
-        Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coeffs),
-    }
-}
-
-fn drive<C>(spec: &Spec<C>, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
-    let coefs: Vec<C> = coeffs.iter().map(|&c| (spec.prep)(c)).collect();
-    let len = srcs[0].len();
-    let full = len - len % spec.step;
-    if full > 0 {
-        let o: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr()).collect();
-        let s: Vec<*const u8> = srcs.iter().map(|s| s.as_ptr()).collect();
-        // SAFETY: every pointer addresses `len >= full` bytes; outputs are distinct `&mut`
-        // slices, so they overlap neither each other nor the sources.
-        unsafe { tiles(spec, &o, &s, full, &coefs) };
-    }
-    if full < len {
-        // The tail: zero-padded copies of one step each.
-        let (tail, step) = (len - full, spec.step);
-        let mut s_pad = vec![0u8; srcs.len() * step];
-        for (pad, s) in s_pad.chunks_exact_mut(step).zip(srcs) {
-            pad[..tail].copy_from_slice(&s[full..]);
-        }
-        let mut o_pad = vec![0u8; outs.len() * step];
-        for (pad, o) in o_pad.chunks_exact_mut(step).zip(outs.iter()) {
-            pad[..tail].copy_from_slice(&o[full..]);
-        }
-        let o: Vec<*mut u8> = o_pad.chunks_exact_mut(step).map(|p| p.as_mut_ptr()).collect();
-        let s: Vec<*const u8> = s_pad.chunks_exact(step).map(|p| p.as_ptr()).collect();
-        // SAFETY: every pointer addresses one step of its own padded buffer.
-        unsafe { tiles(spec, &o, &s, step, &coefs) };
-        for (pad, o) in o_pad.chunks_exact(step).zip(outs.iter_mut()) {
-            o[full..].copy_from_slice(&pad[..tail]);
-        }
-    }
-}
-
-/// The tiled multiply-add of `len` bytes (a multiple of `spec.step`).
-/// SAFETY: the caller guarantees `spec` is supported by the CPU, every pointer addresses `len`
-/// bytes, the outputs overlap nothing, and `coefs` has `outs.len() * srcs.len()` entries.
-unsafe fn tiles<C>(spec: &Spec<C>, outs: &[*mut u8], srcs: &[*const u8], len: usize, coefs: &[C]) {
-    let n = srcs.len();
-    let tile_steps = TILE.div_ceil(spec.step);
-    let per_src = tile_steps * spec.scratch;
-    let mut buf = vec![Line([0; 64]); (SRC_BLOCK.min(n) * per_src).div_ceil(64)];
-    let scratch = buf.as_mut_ptr().cast::<u8>();
-    let mut ptrs = [std::ptr::null_mut(); OUT_BLOCK];
-    for t in (0..len).step_by(tile_steps * spec.step) {
-        let steps = (len - t).min(tile_steps * spec.step) / spec.step;
-        for i0 in (0..n).step_by(SRC_BLOCK) {
-            let ib = SRC_BLOCK.min(n - i0);
-            for i in 0..ib {
-                // SAFETY: the source has `steps` steps at t; the scratch has room for ib
-                // sources of `steps <= tile_steps` steps, packed (source i at i * steps).
-                unsafe {
-                    let dst = scratch.add(i * steps * spec.scratch);
-                    (spec.transform)(srcs[i0 + i].add(t), steps, dst);
-                }
-            }
-            for o0 in (0..outs.len()).step_by(OUT_BLOCK) {
-                let kb = OUT_BLOCK.min(outs.len() - o0);
-                for (p, o) in ptrs.iter_mut().zip(&outs[o0..o0 + kb]) {
-                    // SAFETY: t < len, inside the output.
-                    *p = unsafe { o.add(t) };
-                }
-                let args = Args {
-                    outs: &ptrs[..kb],
-                    steps,
-                    scratch,
-                    coefs: coefs[o0 * n + i0..].as_ptr(),
-                    stride: n,
-                    ib,
-                };
-                // SAFETY: as for this function; the scratch holds ib transformed sources.
-                unsafe { (spec.blocks[kb - 1])(&args) };
-            }
+    // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
+    // them, asserted above).
+    unsafe {
+        match kind {
+            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coeffs),
+            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coeffs),
+            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coeffs),
+            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coeffs),
+            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coeffs),
         }
     }
 }

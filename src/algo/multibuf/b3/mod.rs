@@ -229,9 +229,11 @@ impl Kernel {
     }
 
     /// The kernel the lane engine hashes small inputs with on this CPU, if any beats the
-    /// crate: the first of [`Kernel::every`] with SIMD lanes.
+    /// crate: the first of [`Kernel::every`] with SIMD lanes within the SIMD cap
+    /// ([`crate::simd::cap`]; below AVX2, none: the crate hashes every input).
     pub(crate) fn best() -> Option<&'static Kernel> {
-        Kernel::every().find(|k| k.lanes > 1)
+        Kernel::every()
+            .find(|k| k.lanes > 1 && k.isa.is_some_and(|i| crate::simd::allows(i.level())))
     }
 
     pub(crate) fn lanes(&self) -> usize {

@@ -1,0 +1,188 @@
+//! Rows of many messages of one size at once, as a tree of small files is hashed: the
+//! lane kernels (multi-buffer MD5, SHA-1 and SHA-256, BLAKE3's lanes) that the SIMD cap
+//! allows, or the single-stream code below AVX2. One thread; [`MANY`] messages a call.
+//! These rows, and the PAR2 row, are the ones whose speed depends on the SIMD level
+//! (`fixity bench algorithms --levels`); the crates' own code does not.
+
+use super::algos::{AlgoRow, measure_named};
+use crate::algo::Algorithm;
+use crate::algo::multibuf::{self, Family, Kernel, b3};
+use crate::pipeline::lanes::B3_MAX;
+
+/// Messages hashed per call.
+pub const MANY: usize = 64;
+
+/// The largest message size measured many at once: the lane engine takes small files
+/// (BLAKE3's lanes up to 64 KiB, MD5 and SHA up to a few MiB); 64 messages of more would
+/// hold the rows' memory for nothing.
+pub const MANY_MAX: usize = 1 << 20;
+
+/// The row's name: `md5-many`, `sha1-many`, `sha256-many`, `blake3-many`.
+fn row_name(family: Family) -> &'static str {
+    match family {
+        Family::Md5 => "md5-many",
+        Family::Sha1 => "sha1-many",
+        Family::Sha256 => "sha256-many",
+        Family::Blake3 => "blake3-many",
+    }
+}
+
+/// The lane kernel the lane engine takes for files of `size` bytes of `family` now, as
+/// `pipeline::lanes` decides: a kernel within the SIMD cap that beats the single-stream
+/// code (SHA-256 on AVX2 does not beat SHA-NI), and for BLAKE3 files of at most
+/// [`B3_MAX`] bytes (the crate is faster within one larger input).
+fn engine_kernel(family: Family, size: usize) -> Option<&'static str> {
+    match family {
+        Family::Blake3 if size as u64 > B3_MAX => None,
+        Family::Blake3 => b3::Kernel::best().map(|k| k.name()),
+        f => Kernel::best(f).filter(|k| k.break_even().is_some()).map(|k| k.name()),
+    }
+}
+
+/// The code that hashes many messages of `family` of `size` bytes now: the lane kernel's
+/// name (`avx2x8`, `avx512x16`, ...) or, when the engine takes none, the single-stream
+/// code's.
+pub(crate) fn kernel(family: Family, size: usize) -> String {
+    engine_kernel(family, size).unwrap_or_else(|| single_stream(family)).to_string()
+}
+
+/// What hashes one message of `family` (the crates pick it at run time).
+pub(crate) fn single_stream(family: Family) -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    let sha_ni = std::arch::is_x86_feature_detected!("sha");
+    #[cfg(not(target_arch = "x86_64"))]
+    let sha_ni = false;
+    match family {
+        Family::Md5 => "scalar",
+        Family::Sha1 | Family::Sha256 if sha_ni => "sha-ni",
+        Family::Sha1 | Family::Sha256 => "scalar",
+        Family::Blake3 => "crate",
+    }
+}
+
+/// A row per (algorithm with lanes, size up to [`MANY_MAX`]) of `algos`, at the current
+/// SIMD cap, the row's `simd` set to `level`.
+pub fn rows(
+    algos: &[&'static Algorithm],
+    sizes: &[usize],
+    runs: usize,
+    level: Option<crate::simd::Level>,
+    on_row: &mut dyn FnMut(&AlgoRow),
+) -> Vec<AlgoRow> {
+    let Some(max) = sizes.iter().copied().filter(|&s| s <= MANY_MAX).max() else {
+        return Vec::new();
+    };
+    let data: Vec<u8> = (0..(max * MANY) as u64)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+        .collect();
+    let mut rows = Vec::new();
+    for family in algos.iter().filter_map(|a| a.lanes) {
+        for &size in sizes.iter().filter(|&&s| s <= MANY_MAX) {
+            let msgs: Vec<&[u8]> = data.chunks_exact(max).map(|c| &c[..size]).collect();
+            let kernel_name = kernel(family, size);
+            let mut row = measure_named(row_name(family), size * MANY, 1, runs, &|| {
+                std::hint::black_box(hash_many(family, &msgs));
+            });
+            row.size = size;
+            row.kernel = kernel_name;
+            row.simd = level.map(|l| l.name());
+            on_row(&row);
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// The digests of `msgs` (all of one length) as the lane engine makes them at the cap:
+/// whole blocks of a lane's worth of messages in one kernel call, the padding in the
+/// lanes too; or one message at a time where the engine takes no kernel.
+pub(crate) fn hash_many(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
+    let size = msgs.first().map_or(0, |m| m.len());
+    let lanes = engine_kernel(family, size).is_some();
+    if family == Family::Blake3 {
+        return match b3::Kernel::best().filter(|_| lanes) {
+            Some(k) => b3::hash_many(k, msgs).into_iter().map(|d| d.to_vec()).collect(),
+            None => msgs.iter().map(|m| blake3::hash(m).as_bytes().to_vec()).collect(),
+        };
+    }
+    let Some(k) = Kernel::best(family).filter(|_| lanes) else {
+        return msgs
+            .iter()
+            .map(|m| {
+                let mut state = multibuf::initial(family);
+                let whole = m.len() - m.len() % 64;
+                multibuf::compress_one(family, &mut state, &m[..whole]);
+                multibuf::finish(family, state, &m[whole..], m.len() as u64)
+            })
+            .collect();
+    };
+    let mut out = Vec::with_capacity(msgs.len());
+    for group in msgs.chunks(k.lanes()) {
+        let mut states = vec![multibuf::initial(family); k.lanes()];
+        let mut lanes: Vec<&[u8]> = vec![&[]; k.lanes()];
+        lanes[..group.len()].copy_from_slice(group);
+        let len = group[0].len();
+        k.compress(&mut states, &lanes, len / 64);
+        let last: Vec<([u8; 128], usize)> = group
+            .iter()
+            .map(|m| multibuf::final_blocks(family, &m[len - len % 64..], len as u64))
+            .collect();
+        let mut tails: Vec<&[u8]> = vec![&[]; k.lanes()];
+        for (t, (buf, n)) in tails.iter_mut().zip(&last) {
+            *t = &buf[..*n];
+        }
+        k.compress(&mut states, &tails, last[0].1 / 64);
+        out.extend(states[..group.len()].iter().map(|s| multibuf::digest(family, s)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::multibuf::harness::reference;
+
+    #[test]
+    fn many_at_once_gives_each_message_its_digest_at_every_level() {
+        let data: Vec<u8> = (0..70 * 300).map(|i| (i * 7 + i / 13) as u8).collect();
+        for len in [0, 1, 55, 56, 64, 119, 120, 1000] {
+            let msgs: Vec<&[u8]> =
+                data.chunks_exact(300).take(70).map(|c| &c[..len.min(300)]).collect();
+            let long: Vec<Vec<u8>> = (0..20).map(|i| data[i..i + len].to_vec()).collect();
+            let long: Vec<&[u8]> = long.iter().map(Vec::as_slice).collect();
+            crate::simd::tests::each_level("bench's many-at-once rows", |level| {
+                for family in [Family::Md5, Family::Sha1, Family::Sha256, Family::Blake3] {
+                    for set in [&msgs, &long] {
+                        let got = hash_many(family, set);
+                        assert_eq!(got.len(), set.len());
+                        for (m, d) in set.iter().zip(&got) {
+                            let want = match family {
+                                Family::Blake3 => blake3::hash(m).as_bytes().to_vec(),
+                                f => reference(f.name(), m),
+                            };
+                            assert_eq!(*d, want, "{family:?} {len} at {level}");
+                        }
+                    }
+                    let k = kernel(family, len);
+                    assert!(!k.is_empty());
+                    if level < crate::simd::Level::Avx2 {
+                        assert_eq!(k, single_stream(family), "no lanes below AVX2");
+                    }
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn a_row_per_family_and_small_size_with_its_kernel() {
+        let algos: Vec<&'static Algorithm> =
+            ["md5", "blake3", "crc32"].iter().map(|n| crate::algo::lookup(n).unwrap()).collect();
+        let mut seen = 0;
+        let rows = rows(&algos, &[1000, 4096, MANY_MAX + 1], 1, None, &mut |_| seen += 1);
+        assert_eq!((rows.len(), seen), (4, 4), "two families, two sizes (not above MANY_MAX)");
+        assert_eq!(rows[0].algorithm, "md5-many");
+        assert_eq!(rows[3].algorithm, "blake3-many");
+        assert!(rows.iter().all(|r| !r.kernel.is_empty() && r.simd.is_none() && r.best_mbps > 0.0));
+        assert_eq!((rows[1].size, rows[1].threads), (4096, 1));
+    }
+}
