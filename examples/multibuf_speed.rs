@@ -6,9 +6,10 @@
 //! BLAKE3's rows compare the `blake3` crate (one `blake3::hash` per message: the
 //! "scalar" column, though the crate is multi-lane within a message) with its lane
 //! kernels (`multibuf::b3`), 16 messages per call as the lane engine hands them over,
-//! from 1 KiB to 256 KiB per message: where the crate catches up is the engine's
-//! `B3_MAX`. Their last column is the best kernel over the same 16 messages again and
-//! again, in the cache, as in the lane engine (which hashes files it has just read).
+//! from 1 KiB to 256 KiB per message: where the crate catches up is each kernel's
+//! `max_input` in the lane engine. Their last column is the best kernel over the same 16
+//! messages again and again, in the cache, as in the lane engine (which hashes files it
+//! has just read).
 //!
 //! Each figure is the best of 5 runs (in CPU time of the thread, so that a busy machine
 //! disturbs it less) over 32 MiB of distinct data, every message padded

@@ -7,7 +7,6 @@
 use super::algos::{AlgoRow, measure_named};
 use crate::algo::Algorithm;
 use crate::algo::multibuf::{self, Family, Kernel, b3};
-use crate::pipeline::lanes::B3_MAX;
 
 /// Messages hashed per call.
 pub const MANY: usize = 64;
@@ -29,12 +28,13 @@ fn row_name(family: Family) -> &'static str {
 
 /// The lane kernel the lane engine takes for files of `size` bytes of `family` now, as
 /// `pipeline::lanes` decides: a kernel within the SIMD cap that beats the single-stream
-/// code (SHA-256 on AVX2 does not beat SHA-NI), and for BLAKE3 files of at most
-/// [`B3_MAX`] bytes (the crate is faster within one larger input).
+/// code (SHA-256 on AVX2 does not beat SHA-NI), and for BLAKE3 files of at most the
+/// kernel's `max_input` (the crate is faster within one larger input).
 fn engine_kernel(family: Family, size: usize) -> Option<&'static str> {
     match family {
-        Family::Blake3 if size as u64 > B3_MAX => None,
-        Family::Blake3 => b3::Kernel::best().map(|k| k.name()),
+        Family::Blake3 => {
+            b3::Kernel::best().filter(|k| size as u64 <= k.max_input()).map(|k| k.name())
+        }
         f => Kernel::best(f).filter(|k| k.break_even().is_some()).map(|k| k.name()),
     }
 }

@@ -11,7 +11,7 @@
 //! kernel would compress mostly empty lanes: those steps use the single-stream code.
 //!
 //! BLAKE3 ([`multibuf::b3`]) is hashed otherwise: a lane holds a whole small file (at
-//! most [`B3_MAX`] bytes), read to its end before it is hashed, and every step hashes
+//! most the kernel's `max_input`: 64 KiB with AVX-512, under 8 KiB with AVX2), read to its end before it is hashed, and every step hashes
 //! the files read to their end together, their chunks side by side in the kernel's
 //! lanes. Larger files (and empty ones) are hashed on the spot by the crate, which is
 //! multi-lane within one large input.
@@ -50,10 +50,6 @@ const MAX_POLLS: u32 = 4;
 
 /// The smallest lane buffer (a file's size, rounded up to whole pages, above that).
 const MIN_LANE_BUFFER: usize = 16 * 1024;
-
-/// The largest file a BLAKE3 lane takes: above it the crate, multi-lane within one
-/// input, is as fast (`examples/multibuf_speed.rs` measures both).
-pub(crate) const B3_MAX: u64 = 64 * 1024;
 
 /// The multi-buffer family `work` hashes with, if a lane engine can take it: one
 /// algorithm whose registry row has a family, a path to open (not standard input), and a
@@ -209,11 +205,15 @@ impl<T> Lanes<T> {
             Ok(f) => f,
             Err(e) => return done(seq, payload, Some(Err(e))),
         };
-        let whole = matches!(self.engine, Engine::Blake3(_));
+        // BLAKE3's lanes take whole files up to the kernel's size; the crate the others.
+        let whole = match self.engine {
+            Engine::Blake3(k) => Some(k.max_input()),
+            Engine::Blocks { .. } => None,
+        };
         let before = match read::admit(&file, work.mode, None, opts) {
             Ok(Admitted::Regular(before))
                 if serial.is_none_or(|s| s.seeking(before.dev()) != Some(true))
-                    && (!whole || (1..=B3_MAX).contains(&before.len())) =>
+                    && whole.is_none_or(|max| (1..=max).contains(&before.len())) =>
             {
                 before
             }
@@ -252,7 +252,7 @@ impl<T> Lanes<T> {
             ahead: 0,
             polls: 0,
             holes,
-            whole,
+            whole: whole.is_some(),
         });
     }
 
@@ -697,10 +697,37 @@ mod tests {
 
     /// A file that grows or shrinks between the stat before the read and the end of the
     /// read is reported as changed, never given a digest.
+    /// A BLAKE3 lane takes a whole file up to its kernel's `max_input`; a larger one is
+    /// hashed on the spot by the crate (the same digest either way).
+    #[test]
+    fn blake3_lanes_take_files_up_to_their_kernels_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let algo = lookup("blake3").unwrap();
+        for k in b3::Kernel::every().filter(|k| k.lanes() > 1) {
+            for (len, in_lane) in [(k.max_input(), true), (k.max_input() + 1, false)] {
+                let p = dir.path().join(format!("{}-{len}", k.name()));
+                let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+                std::fs::write(&p, &data).unwrap();
+                let mut lanes = Lanes::<()>::with_engine(Family::Blake3, Engine::Blake3(k));
+                let work = Work { path: p, mode: OpenMode::Named, algos: Arc::from(vec![algo]) };
+                let mut out = Vec::new();
+                lanes.admit(0, (), work, &ReadOptions::default(), None, &mut |_, _, o| out.push(o));
+                assert_eq!(lanes.busy() == 1, in_lane, "{} with {len} bytes", k.name());
+                run_out(&mut lanes, &mut out);
+                let Some(Ok(got)) = &out[0] else { panic!("{} {len}: {out:?}", k.name()) };
+                assert_eq!(got.digests[0].as_bytes(), blake3::hash(&data).as_bytes(), "{len}");
+            }
+        }
+        if b3::Kernel::every().all(|k| k.lanes() == 1) {
+            eprintln!("skipped: BLAKE3 lane limits: this CPU runs no BLAKE3 lane kernel");
+        }
+    }
+
     #[test]
     fn a_file_that_changes_in_a_lane_is_refused() {
-        // A file a block lane hashes as it reads, and one a BLAKE3 lane hashes whole.
-        let cases = [(Family::Md5, 200_000), (Family::Blake3, 40_000)];
+        // A file a block lane hashes as it reads, and one a BLAKE3 lane hashes whole (under
+        // every BLAKE3 kernel's max_input).
+        let cases = [(Family::Md5, 200_000), (Family::Blake3, 6_000)];
         for (family, len) in cases {
             for (name, _) in every_lanes(family) {
                 refused_in_lanes(family, &name, len);

@@ -254,7 +254,7 @@ impl Config {
 }
 
 mod gate;
-pub(crate) mod lanes;
+mod lanes;
 mod run;
 pub use run::run;
 

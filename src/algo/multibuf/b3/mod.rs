@@ -25,7 +25,7 @@
 //! `x86.rs`; message words are loaded and transposed by the same code (`load_words`).
 //! The portable code ([`compress`]) is the fallback and the reference of the tests.
 //! Inputs above some size are left to the crate, which is as fast within one large input
-//! (the lane engine's `B3_MAX`, measured in `examples/multibuf_speed.rs`).
+//! (each kernel's `max_input`, measured in `examples/multibuf_speed.rs`).
 //!
 //! **Speed**: `cargo run --release --example multibuf_speed blake3` compares the kernels
 //! with the crate per input size; on D3 (50,000 files of 4 KiB) `hash -a blake3` went
@@ -193,6 +193,12 @@ pub(crate) struct Kernel {
     name: &'static str,
     isa: Option<Isa>,
     run: Run,
+    /// The largest input the lane engine gives it: above it the crate, multi-lane within
+    /// one input, is faster (`examples/multibuf_speed.rs blake3`, `fixity bench algorithms
+    /// -a blake3`: the 16-lane AVX-512 kernel on Zen 4 up to 64 KiB; AVX2 x8 on a Zen 3
+    /// class EPYC 2.8 GB/s at every size against the crate's 2.6 at 4 KiB, 2.1 at 6 KiB,
+    /// 3.8 at 8 KiB and 4.0 at 16 KiB, so below 8 KiB).
+    max_input: u64,
 }
 
 fn portable(jobs: &[Job], out: &mut [[u32; 8]]) {
@@ -201,13 +207,32 @@ fn portable(jobs: &[Job], out: &mut [[u32; 8]]) {
     }
 }
 
-static PORTABLE: Kernel = Kernel { lanes: 1, name: "portable", isa: None, run: portable };
+static PORTABLE: Kernel =
+    Kernel { lanes: 1, name: "portable", isa: None, run: portable, max_input: 0 };
 
 #[cfg(target_arch = "x86_64")]
 static KERNELS: [Kernel; 3] = [
-    Kernel { lanes: 16, name: "avx512x16", isa: Some(Isa::Avx512), run: super::x86::b3_x16 },
-    Kernel { lanes: 8, name: "avx512x8", isa: Some(Isa::Avx512Vl), run: super::x86::b3_x8vl },
-    Kernel { lanes: 8, name: "avx2x8", isa: Some(Isa::Avx2), run: super::x86::b3_x8 },
+    Kernel {
+        lanes: 16,
+        name: "avx512x16",
+        isa: Some(Isa::Avx512),
+        run: super::x86::b3_x16,
+        max_input: 64 << 10,
+    },
+    Kernel {
+        lanes: 8,
+        name: "avx512x8",
+        isa: Some(Isa::Avx512Vl),
+        run: super::x86::b3_x8vl,
+        max_input: 64 << 10,
+    },
+    Kernel {
+        lanes: 8,
+        name: "avx2x8",
+        isa: Some(Isa::Avx2),
+        run: super::x86::b3_x8,
+        max_input: (8 << 10) - 1,
+    },
 ];
 #[cfg(not(target_arch = "x86_64"))]
 static KERNELS: [Kernel; 0] = [];
@@ -238,6 +263,11 @@ impl Kernel {
 
     pub(crate) fn lanes(&self) -> usize {
         self.lanes
+    }
+
+    /// The largest input the lane engine hands this kernel (larger ones go to the crate).
+    pub(crate) fn max_input(&self) -> u64 {
+        self.max_input
     }
 
     pub(crate) fn name(&self) -> &'static str {
