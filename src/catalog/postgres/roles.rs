@@ -312,10 +312,9 @@ pub fn apply(url: &str, plan: &RolePlan) -> Result<(), PgError> {
 
 /// Whether roles are set up in this catalog (`fixity.host_roles` exists).
 pub(super) fn set_up(client: &mut Client, t: &Target) -> Result<bool, PgError> {
-    let r = client
-        .query_one("SELECT to_regclass('fixity.host_roles') IS NOT NULL", &[])
-        .map_err(|e| t.query_error(&e))?;
-    Ok(r.get(0))
+    let sql = "SELECT to_regclass('fixity.host_roles') IS NOT NULL";
+    let r = super::schema::one_text(client, sql).map_err(|e| t.query_error(&e))?;
+    Ok(r.as_deref() == Some("t"))
 }
 
 /// Refuses, before anything is read or written, a host's role asking for the trees of a

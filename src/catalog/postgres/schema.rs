@@ -134,18 +134,28 @@ pub(super) const MIGRATIONS: &[&str] = &[
 /// The schema from which rows record their files' ctime and access.
 pub(super) const INODE_SCHEMA: i64 = 9;
 
+/// The first column of the first row of a statement without parameters, as text (`None`:
+/// no row, or NULL), in one round trip: sent as a simple query, where `query` would prepare
+/// it first (a round trip more, which costs each run its latency to a distant server).
+pub(super) fn one_text(client: &mut Client, sql: &str) -> Result<Option<String>, postgres::Error> {
+    let rows = client.simple_query(sql)?;
+    let first = rows.iter().find_map(|m| match m {
+        postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
+        _ => None,
+    });
+    Ok(first.flatten())
+}
+
 /// The schema's version: `None` when the database has no fixity tables.
 pub(super) fn version(client: &mut Client, t: &Target) -> Result<Option<i64>, PgError> {
     let q = |e: postgres::Error| t.query_error(&e);
-    let exists: bool =
-        client.query_one("SELECT to_regclass('fixity.meta') IS NOT NULL", &[]).map_err(q)?.get(0);
-    if !exists {
+    let exists = one_text(client, "SELECT to_regclass('fixity.meta') IS NOT NULL").map_err(q)?;
+    if exists.as_deref() != Some("t") {
         return Ok(None);
     }
-    let row = client
-        .query_opt("SELECT value FROM fixity.meta WHERE key = 'schema_version'", &[])
+    let value = one_text(client, "SELECT value FROM fixity.meta WHERE key = 'schema_version'")
         .map_err(q)?;
-    Ok(Some(row.and_then(|r| r.get::<_, String>(0).parse().ok()).unwrap_or(0)))
+    Ok(Some(value.and_then(|v| v.parse().ok()).unwrap_or(0)))
 }
 
 /// Refuses a schema from a newer fixity.
@@ -156,9 +166,13 @@ pub(super) fn check_version(found: i64, t: &Target) -> Result<(), PgError> {
     Ok(())
 }
 
-/// Brings the schema to the newest version, made from nothing if need be.
-pub(super) fn migrate(client: &mut Client, t: &Target) -> Result<(), PgError> {
-    let current = version(client, t)?;
+/// Brings the schema to the newest version, made from nothing if need be; `current` is
+/// the version [`version`] just read (read again under the lock before any change).
+pub(super) fn migrate(
+    client: &mut Client,
+    t: &Target,
+    current: Option<i64>,
+) -> Result<(), PgError> {
     if let Some(v) = current {
         check_version(v, t)?;
         if v == MIGRATIONS.len() as i64 {

@@ -95,7 +95,7 @@ impl PgStore {
                 v
             }
             _ => {
-                schema::migrate(&mut client, &target)?;
+                schema::migrate(&mut client, &target, found)?;
                 upgraded_from = found.filter(|&v| v < schema::INODE_SCHEMA);
                 schema::MIGRATIONS.len() as i64
             }
