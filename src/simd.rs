@@ -14,6 +14,7 @@
 //! `crc32fast`, `xxhash-rust`) pick their own code at run time and are not capped: they
 //! offer no switch, and their own test suites cover their paths.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// A SIMD level, from the portable code up. Levels of one architecture are ordered: a
@@ -72,24 +73,34 @@ impl std::fmt::Display for Level {
     }
 }
 
-/// Whether this CPU runs `level`'s instructions (its level and every lower one).
+/// Whether this CPU runs `level`'s instructions (its level and every lower one): asked
+/// once, then a bit of a mask (dispatch asks on every call of a kernel).
 fn has(level: Level) -> bool {
+    static HAS: OnceLock<u8> = OnceLock::new();
+    let mask = *HAS.get_or_init(|| {
+        Level::ALL.iter().filter(|&&l| detect(l)).fold(0, |m, &l| m | 1 << l as u8)
+    });
+    mask & 1 << level as u8 != 0
+}
+
+/// Asks the CPU whether it has `level` (and every lower one).
+fn detect(level: Level) -> bool {
     match level {
         Level::Scalar => true,
         #[cfg(target_arch = "x86_64")]
         Level::Ssse3 => is_x86_feature_detected!("ssse3"),
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => has(Level::Ssse3) && is_x86_feature_detected!("avx2"),
+        Level::Avx2 => detect(Level::Ssse3) && is_x86_feature_detected!("avx2"),
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => {
-            has(Level::Avx2)
+            detect(Level::Avx2)
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vl")
         }
         // GFNI with AVX2 at least (Intel's Atom cores have GFNI with SSE only: no kernel).
         #[cfg(target_arch = "x86_64")]
-        Level::Gfni => has(Level::Avx2) && is_x86_feature_detected!("gfni"),
+        Level::Gfni => detect(Level::Avx2) && is_x86_feature_detected!("gfni"),
         #[cfg(target_arch = "aarch64")]
         Level::Neon => std::arch::is_aarch64_feature_detected!("neon"),
         #[allow(unreachable_patterns)] // every arm above exists on some architecture

@@ -26,16 +26,12 @@ fn row_name(family: Family) -> &'static str {
     }
 }
 
-/// The lane kernel the lane engine takes for files of `size` bytes of `family` now, as
-/// `pipeline::lanes` decides: a kernel within the SIMD cap that beats the single-stream
-/// code (SHA-256 on AVX2 does not beat SHA-NI), and for BLAKE3 files of at most the
-/// kernel's `max_input` (the crate is faster within one larger input).
+/// The lane kernel the lane engine takes for files of `size` bytes of `family` now: the
+/// engine's own rules ([`Kernel::for_engine`], BLAKE3's [`b3::Kernel::takes`]).
 fn engine_kernel(family: Family, size: usize) -> Option<&'static str> {
     match family {
-        Family::Blake3 => {
-            b3::Kernel::best().filter(|k| size as u64 <= k.max_input()).map(|k| k.name())
-        }
-        f => Kernel::best(f).filter(|k| k.break_even().is_some()).map(|k| k.name()),
+        Family::Blake3 => b3::Kernel::best().filter(|k| k.takes(size as u64)).map(|k| k.name()),
+        f => Kernel::for_engine(f).map(|k| k.name()),
     }
 }
 
@@ -48,13 +44,9 @@ pub(crate) fn kernel(family: Family, size: usize) -> String {
 
 /// What hashes one message of `family` (the crates pick it at run time).
 pub(crate) fn single_stream(family: Family) -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    let sha_ni = std::arch::is_x86_feature_detected!("sha");
-    #[cfg(not(target_arch = "x86_64"))]
-    let sha_ni = false;
     match family {
         Family::Md5 => "scalar",
-        Family::Sha1 | Family::Sha256 if sha_ni => "sha-ni",
+        Family::Sha1 | Family::Sha256 if multibuf::sha_ni() => "sha-ni",
         Family::Sha1 | Family::Sha256 => "scalar",
         Family::Blake3 => "crate",
     }
@@ -97,15 +89,14 @@ pub fn rows(
 /// whole blocks of a lane's worth of messages in one kernel call, the padding in the
 /// lanes too; or one message at a time where the engine takes no kernel.
 pub(crate) fn hash_many(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
-    let size = msgs.first().map_or(0, |m| m.len());
-    let lanes = engine_kernel(family, size).is_some();
+    let size = msgs.first().map_or(0, |m| m.len() as u64);
     if family == Family::Blake3 {
-        return match b3::Kernel::best().filter(|_| lanes) {
+        return match b3::Kernel::best().filter(|k| k.takes(size)) {
             Some(k) => b3::hash_many(k, msgs).into_iter().map(|d| d.to_vec()).collect(),
             None => msgs.iter().map(|m| blake3::hash(m).as_bytes().to_vec()).collect(),
         };
     }
-    let Some(k) = Kernel::best(family).filter(|_| lanes) else {
+    let Some(k) = Kernel::for_engine(family) else {
         return msgs
             .iter()
             .map(|m| {

@@ -60,7 +60,7 @@ pub(super) fn family_for(work: &Work) -> Option<Family> {
     let wins = if family == Family::Blake3 {
         b3::Kernel::best().is_some()
     } else {
-        Kernel::best(family).is_some_and(|k| k.break_even().is_some())
+        Kernel::for_engine(family).is_some()
     };
     (work.mode != OpenMode::Stdin && wins).then_some(family)
 }
@@ -150,7 +150,7 @@ impl<T> Lanes<T> {
         let engine = if family == Family::Blake3 {
             Engine::Blake3(b3::Kernel::best()?)
         } else {
-            let kernel = Kernel::best(family)?;
+            let kernel = Kernel::for_engine(family)?;
             Engine::Blocks { kernel, threshold: kernel.break_even()? }
         };
         Some(Lanes::with_engine(family, engine))
@@ -207,13 +207,13 @@ impl<T> Lanes<T> {
         };
         // BLAKE3's lanes take whole files up to the kernel's size; the crate the others.
         let whole = match self.engine {
-            Engine::Blake3(k) => Some(k.max_input()),
+            Engine::Blake3(k) => Some(k),
             Engine::Blocks { .. } => None,
         };
         let before = match read::admit(&file, work.mode, None, opts) {
             Ok(Admitted::Regular(before))
                 if serial.is_none_or(|s| s.seeking(before.dev()) != Some(true))
-                    && whole.is_none_or(|max| (1..=max).contains(&before.len())) =>
+                    && whole.is_none_or(|k| k.takes(before.len())) =>
             {
                 before
             }

@@ -221,6 +221,13 @@ impl Kernel {
         narrow.then(vl).flatten().or_else(|| allowed().next())
     }
 
+    /// The kernel the lane engine hashes `family` with: [`Kernel::best`] where it beats
+    /// the single-stream code with enough lanes busy ([`Kernel::break_even`]; SHA-256 on
+    /// AVX2 never beats SHA-NI).
+    pub(crate) fn for_engine(family: Family) -> Option<&'static Kernel> {
+        Kernel::best(family).filter(|k| k.break_even().is_some())
+    }
+
     /// The kernel of exactly `lanes` lanes (8 or 16) for `family`, if this CPU runs one
     /// (of 8 lanes, the AVX-512VL one where the CPU has it: it is the faster).
     pub(crate) fn with_lanes(family: Family, lanes: usize) -> Option<&'static Kernel> {
@@ -315,6 +322,12 @@ pub(crate) fn initial(family: Family) -> State {
     };
     s[..h.len()].copy_from_slice(h);
     s
+}
+
+/// Whether the CPU has the SHA extensions, which the `sha1` and `sha2` crates (the
+/// single-stream code of SHA-1 and SHA-256) use.
+pub(crate) fn sha_ni() -> bool {
+    cpu().sha_ni
 }
 
 /// The single-stream code for one lane: compresses `data`, a whole number of 64-byte

@@ -266,8 +266,15 @@ impl Kernel {
     }
 
     /// The largest input the lane engine hands this kernel (larger ones go to the crate).
+    #[cfg(test)]
     pub(crate) fn max_input(&self) -> u64 {
         self.max_input
+    }
+
+    /// Whether the lane engine hands this kernel an input of `len` bytes (an empty one, or
+    /// one above [`Kernel::max_input`], the crate hashes).
+    pub(crate) fn takes(&self, len: u64) -> bool {
+        (1..=self.max_input).contains(&len)
     }
 
     pub(crate) fn name(&self) -> &'static str {
