@@ -5,8 +5,8 @@
 //! `R_e = sum_i c_i^e * D_i`, word by word in GF(2^16). Encoding adds each input slice into
 //! every recovery buffer ([`Encoder`]); repair subtracts the slices still intact from the
 //! recovery slices it uses and multiplies by the inverse of the `c_i^e` matrix of the lost
-//! ones ([`invert`]). Both are [`gf16::mul_add_matrix`] over byte ranges, one range per
-//! thread.
+//! ones ([`invert`]). Both are a [`gf16::Matrix`] prepared once and run over byte ranges, one
+//! range per thread.
 
 use super::gf16;
 use rayon::prelude::*;
@@ -14,32 +14,32 @@ use rayon::prelude::*;
 /// The byte range one thread takes in a multiply-add: a multiple of 64 (whole vectors).
 const COLUMN: usize = 64 << 10;
 
-/// `outs[o] ^= sum_i coeffs[o * srcs.len() + i] * srcs[i]`, byte ranges in parallel.
+/// `outs[o] ^= sum_i coeffs[o * srcs.len() + i] * srcs[i]`, byte ranges in parallel; the
+/// coefficients are prepared for the kernel once, for every range.
 pub(crate) fn mul_add_parallel(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u16]) {
     let Some(len) = srcs.first().map(|s| s.len()) else { return };
     if outs.is_empty() || len == 0 {
         return;
     }
+    assert_eq!(coeffs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
     let threads = rayon::current_num_threads().max(1);
+    let matrix = gf16::Matrix::new(coeffs, srcs.len());
     // Short slices (sets of small files): the outputs are shared out instead, each thread
     // taking whole rows of the matrix.
     if len < 2 * threads * 4096 && outs.len() >= 2 * threads {
-        let k = srcs.len();
         let rows = outs.len().div_ceil(threads * 4);
         outs.par_chunks_mut(rows).enumerate().for_each(|(c, chunk)| {
-            let first = c * rows;
             let mut o: Vec<&mut [u8]> = chunk.iter_mut().map(|v| &mut v[..]).collect();
-            let n = o.len();
-            gf16::mul_add_matrix(&mut o, srcs, &coeffs[first * k..(first + n) * k]);
+            matrix.mul_add(&mut o, srcs, c * rows);
         });
         return;
     }
-    // Ranges small enough to share the work, large enough that the per-range set-up of
-    // the kernel (its tables, one per coefficient) stays a small share.
+    // Ranges small enough to share the work, large enough to keep the tiles of the kernel
+    // long.
     let width = (len.div_ceil(threads * 2)).next_multiple_of(64).clamp(4096, COLUMN);
     if width >= len || threads == 1 {
         let mut o: Vec<&mut [u8]> = outs.iter_mut().map(|v| &mut v[..]).collect();
-        gf16::mul_add_matrix(&mut o, srcs, coeffs);
+        matrix.mul_add(&mut o, srcs, 0);
         return;
     }
     let mut columns: Vec<Vec<&mut [u8]>> = (0..len.div_ceil(width)).map(|_| Vec::new()).collect();
@@ -52,7 +52,7 @@ pub(crate) fn mul_add_parallel(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u
         let lo = c * width;
         let hi = (lo + width).min(len);
         let s: Vec<&[u8]> = srcs.iter().map(|s| &s[lo..hi]).collect();
-        gf16::mul_add_matrix(&mut outs, &s, coeffs);
+        matrix.mul_add(&mut outs, &s, 0);
     });
 }
 

@@ -25,10 +25,10 @@
 //!   de-interleaved into vectors L and H of low and high bytes, the product is
 //!   (A_ll L ^ A_hl H, A_lh L ^ A_hh H): four affine instructions per 2 x 64 words.
 //!
-//! `mul_add_matrix` works in tiles of bytes: the tile of a block of sources is de-interleaved
+//! [`Matrix`] works in tiles of bytes: the tile of a block of sources is de-interleaved
 //! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
 //! sources of the block in registers and is re-interleaved and xored into memory once. The
-//! per-coefficient tables or matrices are prepared once per call. Any even length works:
+//! per-coefficient tables or matrices are prepared once per matrix (not per thread). Any even length works:
 //! a tail shorter than one vector step goes through zero-padded copies. The tiling is shared
 //! (`gf16/tile.rs`); the kernels are in `gf16/x86.rs` and `gf16/arm.rs`. Each runs only when
 //! the CPU has its instructions and the SIMD cap allows its level (`FIXITY_SIMD`, `--simd`;
@@ -282,7 +282,7 @@ pub(crate) fn kernels() -> Vec<&'static str> {
     supported().iter().map(|k| k.name()).collect()
 }
 
-/// The kernel `mul_add_matrix` uses now: the fastest supported within the SIMD cap
+/// The kernel a [`Matrix`] uses now: the fastest supported within the SIMD cap
 /// (`FIXITY_SIMD`, `--simd`; see [`crate::simd`]).
 pub(crate) fn kernel_name() -> &'static str {
     chosen().name()
@@ -295,9 +295,12 @@ pub(crate) fn mul_add(dst: &mut [u8], src: &[u8], c: u16) {
 }
 
 /// For every output o: outs[o] ^= sum over i of coeffs[o * srcs.len() + i] * srcs[i], every
-/// slice the same even length (no alignment needed). Single-threaded.
+/// slice the same even length (no alignment needed). Single-threaded; the coefficients
+/// prepared for this call only ([`Matrix`] keeps them for many).
+#[cfg(test)]
 pub(crate) fn mul_add_matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
-    run(chosen(), outs, srcs, coeffs);
+    assert_eq!(coeffs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
+    Matrix::new(coeffs, srcs.len()).mul_add(outs, srcs, 0);
 }
 
 /// `mul_add_matrix` with the kernel named (one of `kernels()`); panics on any other name.
@@ -309,31 +312,94 @@ pub(crate) fn mul_add_matrix_with(
     coeffs: &[u16],
 ) {
     let k = supported().iter().copied().find(|k| k.name() == kernel);
-    run(
-        k.unwrap_or_else(|| panic!("GF(2^16) kernel {kernel:?} not supported")),
-        outs,
-        srcs,
-        coeffs,
-    );
+    let k = k.unwrap_or_else(|| panic!("GF(2^16) kernel {kernel:?} not supported"));
+    assert_eq!(coeffs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
+    Matrix::with(k, coeffs, srcs.len()).mul_add(outs, srcs, 0);
 }
 
-fn run(kernel: Kernel, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
-    assert_eq!(coeffs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
-    let len = outs.first().map(|o| o.len()).or(srcs.first().map(|s| s.len())).unwrap_or(0);
-    assert!(len.is_multiple_of(2), "GF(2^16) data must have an even length");
-    assert!(
-        outs.iter().all(|o| o.len() == len) && srcs.iter().all(|s| s.len() == len),
-        "all slices must have the same length"
-    );
-    if len == 0 || outs.is_empty() || srcs.is_empty() {
-        return;
+/// Coefficients in the form a kernel takes (one entry per coefficient, row-major).
+enum Coefs {
+    /// As given (the scalar kernel builds its tables per pair).
+    #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+    Raw(Vec<u16>),
+    /// [`nibble_tables`].
+    #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+    Nib(Vec<[[u8; 16]; 8]>),
+    /// [`gfni_prepared`].
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Gfni(Vec<[u64; 4]>),
+}
+
+/// Some rows of [`Coefs`].
+#[derive(Clone, Copy)]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+enum Rows<'a> {
+    Nib(&'a [[[u8; 16]; 8]]),
+    Gfni(&'a [[u64; 4]]),
+}
+
+/// A matrix of coefficients prepared once for the chosen kernel, for multiply-adds over
+/// many byte ranges (each thread's column of the slices): the tables of a coefficient are
+/// built once per matrix, not once per range.
+pub(crate) struct Matrix {
+    kernel: Kernel,
+    cols: usize,
+    coefs: Coefs,
+}
+
+impl Matrix {
+    /// `coeffs`: rows of `cols` coefficients (one row per output, one column per source).
+    pub(crate) fn new(coeffs: &[u16], cols: usize) -> Matrix {
+        Matrix::with(chosen(), coeffs, cols)
     }
-    match kernel {
-        Kernel::Scalar => scalar_matrix(outs, srcs, coeffs),
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Simd(k) => x86::matrix(k, outs, srcs, coeffs),
-        #[cfg(target_arch = "aarch64")]
-        Kernel::Neon => arm::matrix(outs, srcs, coeffs),
+
+    fn with(kernel: Kernel, coeffs: &[u16], cols: usize) -> Matrix {
+        let whole = if cols == 0 { coeffs.is_empty() } else { coeffs.len().is_multiple_of(cols) };
+        assert!(whole, "whole rows of coefficients");
+        let coefs = match kernel {
+            Kernel::Scalar => Coefs::Raw(coeffs.to_vec()),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Simd(k) => x86::prepare(k, coeffs),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => Coefs::Nib(coeffs.iter().map(|&c| nibble_tables(c)).collect()),
+        };
+        Matrix { kernel, cols, coefs }
+    }
+
+    /// For each output o (row `row0 + o` of the matrix): outs[o] ^= sum over i of the row's
+    /// coefficient i times srcs[i]; `srcs.len()` is the matrix's column count, every slice
+    /// the same even length. Single-threaded.
+    pub(crate) fn mul_add(&self, outs: &mut [&mut [u8]], srcs: &[&[u8]], row0: usize) {
+        assert_eq!(srcs.len(), self.cols, "one source per column");
+        let len = outs.first().map(|o| o.len()).or(srcs.first().map(|s| s.len())).unwrap_or(0);
+        assert!(len.is_multiple_of(2), "GF(2^16) data must have an even length");
+        assert!(
+            outs.iter().all(|o| o.len() == len) && srcs.iter().all(|s| s.len() == len),
+            "all slices must have the same length"
+        );
+        let range = row0 * self.cols..(row0 + outs.len()) * self.cols;
+        let total = match &self.coefs {
+            Coefs::Raw(c) => c.len(),
+            Coefs::Nib(c) => c.len(),
+            Coefs::Gfni(c) => c.len(),
+        };
+        assert!(range.end <= total, "rows {row0}.. of {} rows", total / self.cols);
+        if len == 0 || outs.is_empty() || srcs.is_empty() {
+            return;
+        }
+        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
+        let rows = match &self.coefs {
+            Coefs::Raw(c) => return scalar_matrix(outs, srcs, &c[range]),
+            Coefs::Nib(c) => Rows::Nib(&c[range]),
+            Coefs::Gfni(c) => Rows::Gfni(&c[range]),
+        };
+        match (self.kernel, rows) {
+            #[cfg(target_arch = "x86_64")]
+            (Kernel::Simd(k), rows) => x86::matrix(k, outs, srcs, rows),
+            #[cfg(target_arch = "aarch64")]
+            (Kernel::Neon, Rows::Nib(c)) => arm::matrix(outs, srcs, c),
+            _ => unreachable!("coefficients prepared for the {} kernel", self.kernel.name()),
+        }
     }
 }
 
@@ -406,6 +472,29 @@ mod tests {
             let (a, b, c) = (r.word(), r.word(), r.word());
             assert_eq!(mul(a, b ^ c), mul(a, b) ^ mul(a, c));
             assert_eq!(mul(mul(a, b), c), mul(a, mul(b, c)));
+        }
+    }
+
+    #[test]
+    fn a_prepared_matrix_run_by_rows_equals_the_whole() {
+        let mut r = Rng(0x5eed);
+        let (n_out, n_src, len) = (7, 5, 4096 + 38);
+        let srcs: Vec<Vec<u8>> = (0..n_src).map(|_| r.bytes(len)).collect();
+        let s: Vec<&[u8]> = srcs.iter().map(|v| &v[..]).collect();
+        let coeffs: Vec<u16> = (0..n_out * n_src).map(|_| r.word()).collect();
+        for kernel in kernels() {
+            let k = supported().iter().copied().find(|k| k.name() == kernel).unwrap();
+            let m = Matrix::with(k, &coeffs, n_src);
+            let mut whole = vec![vec![0u8; len]; n_out];
+            m.mul_add(&mut whole.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
+            let mut parts = vec![vec![0u8; len]; n_out];
+            let (a, b) = parts.split_at_mut(3);
+            m.mul_add(&mut a.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
+            m.mul_add(&mut b.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 3);
+            assert_eq!(parts, whole, "{kernel}");
+            let mut reference_out = vec![vec![0u8; len]; n_out];
+            reference(&mut reference_out, &s, &coeffs);
+            assert_eq!(whole, reference_out, "{kernel}");
         }
     }
 

@@ -23,7 +23,6 @@ const W: usize = 16;
 const NEON: Spec<[[u8; 16]; 8]> = Spec {
     step: 2 * W,
     scratch: 4 * W,
-    prep: nibble_tables,
     transform,
     blocks: [block::<1>, block::<2>, block::<3>, block::<4>],
 };
@@ -34,12 +33,13 @@ pub(super) fn supported() -> bool {
     std::arch::is_aarch64_feature_detected!("neon")
 }
 
-/// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments.
-pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
+/// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments
+/// with coefficients prepared by [`nibble_tables`].
+pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[[[u8; 16]; 8]]) {
     assert!(supported());
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,
     // asserted above).
-    unsafe { drive(&NEON, outs, srcs, coeffs) }
+    unsafe { drive(&NEON, outs, srcs, coefs) }
 }
 
 /// Stores the nibbles (n0, n1, n2, n3) of each step.

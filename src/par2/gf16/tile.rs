@@ -1,8 +1,7 @@
 //! The tiling driver of the SIMD kernels of `mul_add_matrix`, shared by every architecture
 //! (`x86.rs`, `arm.rs`; see the parent module for the math).
 //!
-//! Each kernel supplies a [`Spec`]: the prepared form of a coefficient (GFNI matrices or
-//! nibble tables), a transform that de-interleaves a tile of a source into the scratch
+//! Each kernel supplies a [`Spec`]: a transform that de-interleaves a tile of a source into the scratch
 //! buffer, and a block routine that multiplies-and-adds the scratch of a block of sources
 //! into K outputs at once (K accumulators in registers). The driver cuts the length into
 //! tiles, the sources into blocks of `SRC_BLOCK` and the outputs into blocks of at most
@@ -34,7 +33,6 @@ pub(super) struct Spec<C> {
     pub(super) step: usize,
     /// Bytes of scratch per step.
     pub(super) scratch: usize,
-    pub(super) prep: fn(u16) -> C,
     /// De-interleaves `steps` steps of a source at the pointer into the scratch at the other.
     pub(super) transform: unsafe fn(*const u8, usize, *mut u8),
     /// The block routines for 1..=OUT_BLOCK outputs.
@@ -46,16 +44,12 @@ pub(super) struct Spec<C> {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// Runs `spec` on validated, non-empty arguments (`run` in the parent module checked them).
+/// Runs `spec` on validated, non-empty arguments (`run` in the parent module checked them):
+/// `coefs` are the prepared coefficients, `outs.len()` rows of `srcs.len()`.
 /// SAFETY: the caller guarantees the CPU runs the instructions of `spec`'s routines (their
 /// target features were detected).
-pub(super) unsafe fn drive<C>(
-    spec: &Spec<C>,
-    outs: &mut [&mut [u8]],
-    srcs: &[&[u8]],
-    coeffs: &[u16],
-) {
-    let coefs: Vec<C> = coeffs.iter().map(|&c| (spec.prep)(c)).collect();
+pub(super) unsafe fn drive<C>(spec: &Spec<C>, outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[C]) {
+    assert_eq!(coefs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
     let len = srcs[0].len();
     let full = len - len % spec.step;
     if full > 0 {
@@ -64,7 +58,7 @@ pub(super) unsafe fn drive<C>(
         // SAFETY: the CPU runs `spec` (the caller's promise); every pointer addresses
         // `len >= full` bytes; outputs are distinct `&mut` slices, so they overlap neither
         // each other nor the sources.
-        unsafe { tiles(spec, &o, &s, full, &coefs) };
+        unsafe { tiles(spec, &o, &s, full, coefs) };
     }
     if full < len {
         // The tail: zero-padded copies of one step each.
@@ -81,7 +75,7 @@ pub(super) unsafe fn drive<C>(
         let s: Vec<*const u8> = s_pad.chunks_exact(step).map(|p| p.as_ptr()).collect();
         // SAFETY: the CPU runs `spec`; every pointer addresses one step of its own padded
         // buffer.
-        unsafe { tiles(spec, &o, &s, step, &coefs) };
+        unsafe { tiles(spec, &o, &s, step, coefs) };
         for (pad, o) in o_pad.chunks_exact(step).zip(outs.iter_mut()) {
             o[full..].copy_from_slice(&pad[..tail]);
         }

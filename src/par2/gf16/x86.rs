@@ -15,7 +15,7 @@
 use std::arch::x86_64::*;
 
 use super::tile::{Args, Spec, drive};
-use super::{gfni_prepared, nibble_tables};
+use super::{Coefs, Rows, gfni_prepared, nibble_tables};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,18 +63,32 @@ pub(super) fn supported() -> Vec<Kind> {
     all.filter(|&(_, ok)| ok).map(|(k, _)| k).collect()
 }
 
-/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments.
-pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coeffs: &[u16]) {
+/// The form of the coefficients `kind` takes.
+pub(super) fn prepare(kind: Kind, coeffs: &[u16]) -> Coefs {
+    match kind {
+        Kind::Avx512Gfni | Kind::Avx2Gfni => {
+            Coefs::Gfni(coeffs.iter().map(|&c| gfni_prepared(c)).collect())
+        }
+        Kind::Avx512Bw | Kind::Avx2 | Kind::Ssse3 => {
+            Coefs::Nib(coeffs.iter().map(|&c| nibble_tables(c)).collect())
+        }
+    }
+}
+
+/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments with
+/// coefficients [`prepare`]d for it.
+pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: Rows<'_>) {
     assert!(supported().contains(&kind));
     // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
     // them, asserted above).
     unsafe {
-        match kind {
-            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coeffs),
-            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coeffs),
-            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coeffs),
-            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coeffs),
-            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coeffs),
+        match (kind, coefs) {
+            (Kind::Avx512Gfni, Rows::Gfni(c)) => drive(&w512::GFNI, outs, srcs, c),
+            (Kind::Avx2Gfni, Rows::Gfni(c)) => drive(&w256::GFNI, outs, srcs, c),
+            (Kind::Avx512Bw, Rows::Nib(c)) => drive(&w512::NIB, outs, srcs, c),
+            (Kind::Avx2, Rows::Nib(c)) => drive(&w256::NIB, outs, srcs, c),
+            (Kind::Ssse3, Rows::Nib(c)) => drive(&w128::NIB, outs, srcs, c),
+            _ => unreachable!("coefficients prepared for another kernel than {}", kind.name()),
         }
     }
 }
@@ -87,7 +101,6 @@ macro_rules! kernels {
         pub(super) const GFNI: Spec<[u64; 4]> = Spec {
             step: 2 * W,
             scratch: 2 * W,
-            prep: gfni_prepared,
             transform: gfni_transform,
             blocks: [gfni_block::<1>, gfni_block::<2>, gfni_block::<3>, gfni_block::<4>],
         };
@@ -130,7 +143,6 @@ macro_rules! kernels {
         pub(super) const NIB: Spec<[[u8; 16]; 8]> = Spec {
             step: 2 * W,
             scratch: 4 * W,
-            prep: nibble_tables,
             transform: nib_transform,
             blocks: [nib_block::<1>, nib_block::<2>, nib_block::<3>, nib_block::<4>],
         };
