@@ -1389,3 +1389,57 @@ fn verify_repair_with_the_xattr_store_is_refused_up_front() {
     );
     assert!(o.stdout.is_empty(), "{}", says(&o));
 }
+
+/// Sets are made side by side, within `--memory`, and yet said in path order; each set so
+/// made repairs its files; the least memory allowed makes the same sets.
+#[test]
+fn sets_made_side_by_side_are_said_in_path_order_and_repair() {
+    let d = tempdir();
+    let t = d.path().join("t");
+    let mut rng = Rng(41);
+    for i in 0..1500usize {
+        let name = format!("d{}/f{i:04}", i % 7);
+        put(&t, name.as_bytes(), &random(&mut rng, 64 + (i * 37) % 400));
+    }
+    expect(d.path(), &["scan", "-q", "t"], 0);
+    let par2 = t.join(".fixity/par2");
+    let mut made_with = Vec::new();
+    for memory in ["64M", "1M"] {
+        let _ = std::fs::remove_dir_all(&par2);
+        let o = expect(d.path(), &["protect", "--json", "--memory", memory, "t"], 0);
+        let stems: Vec<String> = json_lines(&o)
+            .iter()
+            .filter(|x| x["event"] == "set_made")
+            .map(|x| x["set"].as_str().unwrap().to_string())
+            .collect();
+        assert!(stems.len() >= 3, "{} sets\n{}", stems.len(), says(&o));
+        // The first file of each set (the last field of its sidecar's first entry).
+        let firsts: Vec<String> = stems
+            .iter()
+            .map(|s| {
+                let side = std::fs::read_to_string(par2.join(format!("{s}.fixity"))).unwrap();
+                let entry = side.lines().nth(5).unwrap_or_else(|| panic!("{s}: {side}"));
+                entry.rsplit(' ').next().unwrap().to_string()
+            })
+            .collect();
+        let mut sorted = firsts.clone();
+        sorted.sort();
+        assert_eq!(firsts, sorted, "sets said out of path order with --memory {memory}");
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&par2)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "par2"))
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into(), std::fs::read(&p).unwrap()))
+            .collect();
+        files.sort();
+        made_with.push(files);
+    }
+    assert_eq!(made_with[0], made_with[1], "the sets depend on --memory");
+    // A file of the first set and one of the last: damaged, repaired.
+    let (a, b) = (t.join("d0/f0000"), t.join("d6/f1490"));
+    let (ga, gb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    flip(&a, &[3]);
+    flip(&b, &[7]);
+    expect(d.path(), &["repair", "t", "t/d0/f0000", "t/d6/f1490"], 0);
+    assert_eq!((std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()), (ga, gb));
+}

@@ -188,6 +188,25 @@ pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
     t
 }
 
+/// [`nibble_tables`] through tables, as [`gfni_prepared`]: the tables are linear in c, so
+/// those of c are those of its low byte's value xor those of its high byte's (two 256-entry
+/// tables built once, 64 KiB). A [`Matrix`] prepares one per coefficient: with small slices
+/// (sets of small files) building them bit by bit cost as much as the multiply-adds.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(super) fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
+    static TABLES: OnceLock<Vec<[u128; 8]>> = OnceLock::new();
+    let t = TABLES.get_or_init(|| {
+        (0..512u32)
+            .map(|i| {
+                let c = if i < 256 { i as u16 } else { ((i - 256) as u16) << 8 };
+                nibble_tables(c).map(u128::from_le_bytes)
+            })
+            .collect()
+    });
+    let (lo, hi) = (&t[usize::from(c & 0xff)], &t[256 + usize::from(c >> 8)]);
+    std::array::from_fn(|j| (lo[j] ^ hi[j]).to_le_bytes())
+}
+
 /// The scalar kernel's tables for c: `lo[b]` = c * b, `hi[b]` = c * (b << 8).
 fn scalar_tables(c: u16) -> ([u16; 256], [u16; 256]) {
     let p = columns(c);
@@ -322,7 +341,7 @@ enum Coefs {
     /// As given (the scalar kernel builds its tables per pair).
     #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
     Raw(Vec<u16>),
-    /// [`nibble_tables`].
+    /// [`nibble_prepared`].
     #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
     Nib(Vec<[[u8; 16]; 8]>),
     /// [`gfni_prepared`].
@@ -361,7 +380,7 @@ impl Matrix {
             #[cfg(target_arch = "x86_64")]
             Kernel::Simd(k) => x86::prepare(k, coeffs),
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => Coefs::Nib(coeffs.iter().map(|&c| nibble_tables(c)).collect()),
+            Kernel::Neon => Coefs::Nib(coeffs.iter().map(|&c| nibble_prepared(c)).collect()),
         };
         Matrix { kernel, cols, coefs }
     }
@@ -472,6 +491,13 @@ mod tests {
             let (a, b, c) = (r.word(), r.word(), r.word());
             assert_eq!(mul(a, b ^ c), mul(a, b) ^ mul(a, c));
             assert_eq!(mul(mul(a, b), c), mul(a, mul(b, c)));
+        }
+    }
+
+    #[test]
+    fn prepared_nibble_tables_are_the_direct_ones_for_every_constant() {
+        for c in 0..=u16::MAX {
+            assert_eq!(nibble_prepared(c), nibble_tables(c), "{c}");
         }
     }
 

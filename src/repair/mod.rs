@@ -17,6 +17,7 @@
 
 mod heal;
 mod install;
+mod making;
 mod plan;
 mod protect;
 mod replica;

@@ -11,16 +11,16 @@
 //! changed since the catalog recorded it, or unreadable, is left out of the set and said.
 //! Sets of files no longer recorded are removed, unless they hold a finding's data.
 
-use super::plan::{Planned, Planner, recovery_count, slice_size};
+use super::making::{self, Ctx, End, Made, finding};
+use super::plan::{Planned, Planner};
 use super::sidecar::{Entry, Sidecar};
 use super::{Event, Left, RepairError, sidecar_path};
-use crate::algo::Hasher;
-use crate::catalog::{Class, Found, Record, Store};
-use crate::device::Stamp;
-use crate::par2::{self, CreateError, Member};
+use crate::catalog::Store;
+use crate::par2;
 use crate::pathtext::bytes_path;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// How to protect.
 #[derive(Clone, Debug)]
@@ -95,19 +95,26 @@ pub fn protect(
     let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new() };
     let mut planner = Planner::default();
     let mut after: Option<Vec<u8>> = None;
-    loop {
-        let page = store.records_page(after.as_deref(), 4096)?;
-        let Some(last) = page.last() else { break };
-        after = Some(last.path.clone());
-        for rec in page {
-            for set in planner.push(rec) {
-                job.set(store, set, on)?;
+    std::thread::scope(|scope| -> Result<(), RepairError> {
+        let mut flow = Flow { slots: VecDeque::new(), making: 0, held: 0, bytes: 0 };
+        loop {
+            let page = store.records_page(after.as_deref(), 4096)?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.path.clone());
+            for rec in page {
+                for set in planner.push(rec) {
+                    job.set(scope, &mut flow, store, set, on)?;
+                }
             }
         }
-    }
-    if let Some(set) = planner.close() {
-        job.set(store, set, on)?;
-    }
+        if let Some(set) = planner.close() {
+            job.set(scope, &mut flow, store, set, on)?;
+        }
+        while let Some(slot) = flow.slots.pop_front() {
+            job.settle(&mut flow, store, slot, on)?;
+        }
+        Ok(())
+    })?;
     job.sweep(store, on)?;
     store.commit()?;
     let summary = serde_json::to_string(&job.report).unwrap_or_default();
@@ -127,18 +134,58 @@ struct Job<'a> {
     stems: HashSet<String>,
 }
 
-/// Whether a record is a standing finding (its data may need the set's recovery data).
-fn finding(rec: &Record) -> bool {
-    rec.missing_since.is_some() || rec.last_result.is_failure()
+/// Sets made on threads of their own at once, at most (one set's reading, writing and
+/// serial steps overlap another's arithmetic): 1.5x faster on a tree of 50,000 small files
+/// (D3, 2 cores), where a set is a few MiB.
+const MAKING: usize = 4;
+/// The bytes of the files of the sets being made together, at most (unless one set alone
+/// holds more): each set's reading holds up to its size in memory at once.
+const IN_FLIGHT: u64 = super::plan::SET_MAX;
+
+/// The sets planned and not yet settled, in path order: those decided at once and those
+/// being made on a thread. Their recovery data together stays within `--memory`: a set is
+/// started with the share it needs (`held`, all of it at most: then it runs alone, in as
+/// many passes as it takes).
+struct Flow<'s> {
+    slots: VecDeque<Slot<'s>>,
+    /// Sets being made, the memory their shares hold, and their files' bytes.
+    making: usize,
+    held: u64,
+    bytes: u64,
 }
 
-impl Job<'_> {
-    fn set(
+impl Flow<'_> {
+    /// Whether a set of `bytes` needing `need` bytes of recovery data (at most `memory`)
+    /// may start now: always when none is being made, else while fewer than [`MAKING`] are,
+    /// the shares together stay within `memory` and the files within [`IN_FLIGHT`].
+    fn room(&self, need: u64, bytes: u64, memory: u64) -> bool {
+        self.making == 0
+            || (self.making < MAKING
+                && self.held + need <= memory
+                && self.bytes + bytes <= IN_FLIGHT)
+    }
+}
+
+enum Slot<'s> {
+    Current { stem: String, files: u64, bytes: u64 },
+    Kept { stem: String, why: &'static str },
+    Making { stem: String, share: u64, bytes: u64, thread: ScopedJoinHandle<'s, Made> },
+}
+
+impl<'a> Job<'a> {
+    /// Decides what `set` needs; one to make is started on a thread of its own (once the
+    /// sets before it leave room), its result settled in turn.
+    fn set<'s>(
         &mut self,
+        scope: &'s Scope<'s, '_>,
+        flow: &mut Flow<'s>,
         store: &mut dyn Store,
         set: Planned,
         on: &mut dyn FnMut(Event<'_>),
-    ) -> Result<(), RepairError> {
+    ) -> Result<(), RepairError>
+    where
+        'a: 's,
+    {
         let dir = &self.opts.par2_dir;
         self.stems.insert(set.stem.clone());
         let side = sidecar_path(dir, &set.stem);
@@ -153,37 +200,158 @@ impl Job<'_> {
                     && s.algorithm == algo
                     && (s.set.is_empty() || index.exists())
             });
-        let count = set.records.len() as u64;
-        let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
-        if current {
+        let slot = if current {
             if let Some(old) = old.filter(|s| !s.sparse_known) {
                 self.note_sparse(old, &side)?;
             }
-            self.report.current += 1;
-            self.report.files += count;
-            self.report.bytes += bytes;
-            on(Event::SetCurrent { stem: &set.stem, files: count as usize });
-            return Ok(());
-        }
-        // The old set holds the recorded content of a file with a finding: keep it.
-        let holds = |s: &Sidecar| {
+            let files = set.records.len() as u64;
+            let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
+            Slot::Current { stem: set.stem, files, bytes }
+        } else if old.as_ref().is_some_and(|s| {
+            // The old set holds the recorded content of a file with a finding: keep it.
             set.records
                 .iter()
                 .filter(|r| finding(r))
                 .any(|r| s.entries.iter().any(|e| e.path == r.path))
-        };
-        if old.as_ref().is_some_and(holds) {
-            self.report.kept += 1;
+        }) {
             let why = if self.opts.remake.contains(&set.stem) {
                 "its recovery data is damaged, but it holds a file with a finding: re-made once \
                  that is resolved"
             } else {
                 "it holds a file with a finding"
             };
-            on(Event::SetKept { stem: &set.stem, why });
-            return Ok(());
+            Slot::Kept { stem: set.stem, why }
+        } else {
+            // Room first: the sets before it settled until this one's share fits.
+            let memory = self.opts.memory;
+            let need = making::recovery_bytes(&set, self.opts.redundancy).clamp(1, memory.max(1));
+            let bytes: u64 = set.records.iter().map(|r| r.size.unwrap_or(0)).sum();
+            while !flow.room(need, bytes, memory) {
+                let slot = flow.slots.pop_front().expect("a set being made is in the flow");
+                self.settle(flow, store, slot, on)?;
+            }
+            let share = need;
+            let ctx = Ctx {
+                root: self.root,
+                par2_dir: &self.opts.par2_dir,
+                redundancy: self.opts.redundancy,
+                ctime: self.ctime,
+            };
+            let had_set = old.is_some();
+            let stem = set.stem.clone();
+            let thread = scope.spawn(move || making::make(ctx, &set, had_set, share));
+            flow.making += 1;
+            flow.held += share;
+            flow.bytes += bytes;
+            Slot::Making { stem, share, bytes, thread }
+        };
+        flow.slots.push_back(slot);
+        // Whatever is settled at the front is said now.
+        while let Some(front) = flow.slots.front() {
+            if matches!(front, Slot::Making { thread, .. } if !thread.is_finished()) {
+                break;
+            }
+            let slot = flow.slots.pop_front().expect("a front slot");
+            self.settle(flow, store, slot, on)?;
         }
-        self.make(store, set, old.is_some(), on)
+        Ok(())
+    }
+
+    /// Says (and records) what became of a set, in the planned order; a set made is put in
+    /// place here.
+    fn settle(
+        &mut self,
+        flow: &mut Flow<'_>,
+        store: &mut dyn Store,
+        slot: Slot<'_>,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), RepairError> {
+        let (stem, share, bytes, thread) = match slot {
+            Slot::Current { stem, files, bytes } => {
+                self.report.current += 1;
+                self.report.files += files;
+                self.report.bytes += bytes;
+                on(Event::SetCurrent { stem: &stem, files: files as usize });
+                return Ok(());
+            }
+            Slot::Kept { stem, why } => {
+                self.report.kept += 1;
+                on(Event::SetKept { stem: &stem, why });
+                return Ok(());
+            }
+            Slot::Making { stem, share, bytes, thread } => (stem, share, bytes, thread),
+        };
+        let made = thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        flow.making -= 1;
+        flow.held -= share;
+        flow.bytes -= bytes;
+        let Made { steps, end } = made;
+        // Reported, then recorded.
+        for step in steps {
+            self.left(on, &step.path, step.why);
+            if let Some(r) = step.record {
+                store.record_check(
+                    &r.rec,
+                    r.class,
+                    r.found.as_ref(),
+                    r.note.as_deref(),
+                    self.now,
+                )?;
+            }
+        }
+        let dir = self.opts.par2_dir.clone();
+        match end? {
+            End::Kept(why) => {
+                self.report.kept += 1;
+                on(Event::SetKept { stem: &stem, why });
+            }
+            End::Made { pending, entries, bytes, read, slice, recovery } => {
+                // Nothing of the new set was in place until now: rot leaves the old one whole.
+                let written = pending.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+                let side = Sidecar {
+                    set: crate::digest::hex_encode(&written.set_id, false),
+                    algorithm: store.algorithm().name.to_string(),
+                    redundancy: self.opts.redundancy,
+                    recovery,
+                    entries,
+                    sparse_known: true,
+                };
+                side.write(&sidecar_path(&dir, &stem))
+                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+                self.report.read += read;
+                self.report.made += 1;
+                self.report.files += side.entries.len() as u64;
+                self.report.bytes += bytes;
+                self.report.written += written.bytes;
+                self.report.recovery += written.recovery_bytes;
+                on(Event::SetMade {
+                    stem: &stem,
+                    files: side.entries.len(),
+                    bytes,
+                    par2_bytes: written.bytes,
+                    slice,
+                    recovery_slices: recovery,
+                });
+            }
+            // Only empty files (or none): a sidecar alone says what the set covers.
+            End::Empty(entries) if !entries.is_empty() => {
+                let side = Sidecar {
+                    set: String::new(),
+                    algorithm: store.algorithm().name.to_string(),
+                    redundancy: self.opts.redundancy,
+                    recovery: 0,
+                    entries,
+                    sparse_known: true,
+                };
+                side.write(&sidecar_path(&dir, &stem))
+                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+                self.report.files += side.entries.len() as u64;
+            }
+            End::Empty(_) => {
+                let _ = std::fs::remove_file(sidecar_path(&dir, &stem));
+            }
+        }
+        Ok(())
     }
 
     /// Writes the version-1 or 2 sidecar `old` of a current set again with the sparse
@@ -201,195 +369,12 @@ impl Job<'_> {
         old.write(side).map_err(|e| RepairError::Par2Dir(self.opts.par2_dir.clone(), e))
     }
 
-    /// Makes the set anew from its files as they are, when they are as recorded.
-    fn make(
-        &mut self,
-        store: &mut dyn Store,
-        set: Planned,
-        had_set: bool,
-        on: &mut dyn FnMut(Event<'_>),
-    ) -> Result<(), RepairError> {
-        let mut members: Vec<&Record> = Vec::new();
-        // Each member's stamp now (its ctime tells an edit that kept the mtime from rot).
-        let mut stamps: Vec<Stamp> = Vec::new();
-        let mut entries: Vec<Entry> = Vec::new();
-        // Members sparse now (their sidecar entries say so: rebuilt sparse when missing),
-        // and who may read each (so a file rebuilt where none stands is no wider).
-        let mut sparse: HashSet<&[u8]> = HashSet::new();
-        let mut access: HashMap<&[u8], crate::device::Access> = HashMap::new();
-        for rec in &set.records {
-            let path = self.root.join(bytes_path(&rec.path));
-            if finding(rec) {
-                let class =
-                    if rec.missing_since.is_some() { Class::Missing } else { rec.last_result };
-                self.left(on, &rec.path, Left::Finding(class));
-                continue;
-            }
-            match std::fs::symlink_metadata(&path) {
-                Ok(m) if m.is_file() => {
-                    let stamp = Stamp::of(&m);
-                    if !rec.describes(&stamp, 0) {
-                        self.left(on, &rec.path, Left::Changed);
-                    } else if m.len() == 0 {
-                        let access = Some(crate::device::Access::of(&m).with_attributes(&path));
-                        entries.push(Entry { access, ..Entry::of(rec) });
-                    } else {
-                        let a = crate::device::Access::of(&m).with_attributes(&path);
-                        access.insert(&rec.path, a);
-                        if crate::read::is_sparse(&m) {
-                            sparse.insert(&rec.path);
-                        }
-                        members.push(rec);
-                        stamps.push(stamp);
-                    }
-                }
-                Ok(_) => self.left(on, &rec.path, Left::Unreadable("not a regular file".into())),
-                Err(e) => self.left(on, &rec.path, Left::Unreadable(crate::read::io_message(&e))),
-            }
-        }
-        let dir = self.opts.par2_dir.clone();
-        loop {
-            if members.is_empty() {
-                par2::remove(&dir, std::ffi::OsStr::new(&set.stem))
-                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-                break;
-            }
-            let pm: Vec<Member> = members
-                .iter()
-                .map(|r| Member { path: self.root.join(bytes_path(&r.path)), name: r.path.clone() })
-                .collect();
-            let sizes: Vec<u64> = members.iter().map(|r| r.size.unwrap_or(0)).collect();
-            let slice = slice_size(&sizes, self.opts.redundancy);
-            let n: u64 = sizes.iter().map(|s| s.div_ceil(slice)).sum();
-            let recovery = recovery_count(n, self.opts.redundancy);
-            let mut hashers: Vec<Box<dyn Hasher>> =
-                members.iter().map(|r| r.algo.hasher()).collect();
-            let stem = std::ffi::OsStr::new(&set.stem);
-            let memory = self.opts.memory;
-            let made = par2::make(&pm, &sizes, slice, recovery, memory, &dir, stem, &mut |i, d| {
-                hashers[i].update(d)
-            });
-            let made = match made {
-                Ok(m) => m,
-                Err(CreateError::Emit(e)) => return Err(RepairError::Par2Dir(dir.clone(), e)),
-                Err(CreateError::Member(e)) => {
-                    let rec = members.remove(e.member);
-                    stamps.remove(e.member);
-                    if e.changed() {
-                        self.left(on, &rec.path, Left::Changed);
-                        continue;
-                    }
-                    // A file that cannot be read (EIO) needs its recovery data most: it is a
-                    // finding (reported, then recorded), and a set that holds it is kept.
-                    let msg = crate::read::io_message(&e.error);
-                    self.left(on, &rec.path, Left::Unreadable(msg.clone()));
-                    store.record_check(rec, Class::Unreadable, None, Some(&msg), self.now)?;
-                    if had_set {
-                        self.report.kept += 1;
-                        on(Event::SetKept { stem: &set.stem, why: "a file in it is unreadable" });
-                        return Ok(());
-                    }
-                    continue;
-                }
-            };
-            self.report.read += sizes.iter().sum::<u64>() * made.passes as u64;
-            // Rot: as recorded by size and mtime, not by content; unless the ctime moved
-            // since the record, which makes it an edit that put its mtime back (changed).
-            let rotten: Vec<usize> = (0..members.len())
-                .filter(|&i| !hashers[i].finish().ct_eq(&members[i].digest))
-                .collect();
-            if !rotten.is_empty() {
-                for &i in rotten.iter().rev() {
-                    let rec = members.remove(i);
-                    let stamp = stamps.remove(i);
-                    let found =
-                        Found { digest: hashers[i].finish(), stamp, file_id: None, access: None };
-                    let edited = self.ctime.is_some_and(|slack| rec.ctime_moved(&stamp, slack));
-                    let (class, left) = match edited {
-                        true => (Class::Changed, Left::MtimeKept),
-                        false => (Class::Corrupt, Left::Corrupt),
-                    };
-                    // Reported, then recorded.
-                    self.report.corrupt += u64::from(!edited);
-                    self.left(on, &rec.path, left);
-                    let note = edited.then(|| {
-                        let encode = |d: &crate::digest::Digest| d.encode(rec.algo.encoding);
-                        crate::scrub::corrupt_note(
-                            &encode(&rec.digest),
-                            &encode(&found.digest),
-                            false,
-                        ) + &crate::scrub::changed_note(rec.ctime_ns, stamp.ctime_ns)
-                    });
-                    store.record_check(rec, class, Some(&found), note.as_deref(), self.now)?;
-                }
-                if had_set {
-                    self.report.kept += 1;
-                    on(Event::SetKept {
-                        stem: &set.stem,
-                        why: "a file in it is corrupt or changed",
-                    });
-                    return Ok(());
-                }
-                continue;
-            }
-            // Nothing of the new set was in place until now: rot leaves the old one whole.
-            let written = made.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-            entries.extend(members.iter().map(|r| Entry {
-                sparse: sparse.contains(&r.path[..]),
-                access: access.get(&r.path[..]).copied(),
-                ..Entry::of(r)
-            }));
-            entries.sort_by(|a, b| a.path.cmp(&b.path));
-            let side = Sidecar {
-                set: crate::digest::hex_encode(&written.set_id, false),
-                algorithm: store.algorithm().name.to_string(),
-                redundancy: self.opts.redundancy,
-                recovery,
-                entries: std::mem::take(&mut entries),
-                sparse_known: true,
-            };
-            side.write(&sidecar_path(&dir, &set.stem))
-                .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-            let bytes: u64 = sizes.iter().sum();
-            self.report.made += 1;
-            self.report.files += side.entries.len() as u64;
-            self.report.bytes += bytes;
-            self.report.written += written.bytes;
-            self.report.recovery += written.recovery_bytes;
-            on(Event::SetMade {
-                stem: &set.stem,
-                files: side.entries.len(),
-                bytes,
-                par2_bytes: written.bytes,
-                slice,
-                recovery_slices: recovery,
-            });
-            return Ok(());
-        }
-        // Only empty files (or none): a sidecar alone says what the set covers.
-        if !entries.is_empty() {
-            let side = Sidecar {
-                set: String::new(),
-                algorithm: store.algorithm().name.to_string(),
-                redundancy: self.opts.redundancy,
-                recovery: 0,
-                entries,
-                sparse_known: true,
-            };
-            side.write(&sidecar_path(&dir, &set.stem))
-                .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
-            self.report.files += side.entries.len() as u64;
-        } else {
-            let _ = std::fs::remove_file(sidecar_path(&dir, &set.stem));
-        }
-        Ok(())
-    }
-
     fn left(&mut self, on: &mut dyn FnMut(Event<'_>), path: &[u8], why: Left) {
         // A standing finding is reported by scan and verify already: not a new problem.
         if !matches!(why, Left::Finding(_)) {
             self.report.left_out += 1;
         }
+        self.report.corrupt += u64::from(why == Left::Corrupt);
         on(Event::Left { path, why });
     }
 
@@ -423,5 +408,27 @@ impl Job<'_> {
             on(Event::SetRemoved { stem: &stem });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_start_side_by_side_only_within_the_memory() {
+        let flow = |making, held, bytes| Flow { slots: VecDeque::new(), making, held, bytes };
+        // Alone: whatever it needs (its share is all of the memory at most), however large.
+        assert!(flow(0, 0, 0).room(100, 10 * IN_FLIGHT, 100));
+        // Beside another while both shares fit.
+        assert!(flow(1, 40, 1).room(60, 1, 100));
+        assert!(!flow(1, 41, 1).room(60, 1, 100));
+        // A set that needs all of it waits for the others.
+        assert!(!flow(1, 1, 1).room(100, 1, 100));
+        // And so does one whose files would take the bytes in flight past the bound.
+        assert!(flow(1, 0, IN_FLIGHT / 2).room(1, IN_FLIGHT / 2, 100));
+        assert!(!flow(1, 0, IN_FLIGHT / 2).room(1, IN_FLIGHT / 2 + 1, 100));
+        // Never more than MAKING at once, however small.
+        assert!(!flow(MAKING, 0, 0).room(1, 1, u64::MAX));
     }
 }

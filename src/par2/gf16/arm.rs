@@ -13,7 +13,6 @@
 
 use std::arch::aarch64::*;
 
-use super::nibble_tables;
 use super::tile::{Args, Spec, drive};
 
 /// Bytes per vector.
@@ -34,7 +33,7 @@ pub(super) fn supported() -> bool {
 }
 
 /// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments
-/// with coefficients prepared by [`nibble_tables`].
+/// with coefficients prepared by [`super::nibble_prepared`].
 pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[[[u8; 16]; 8]]) {
     assert!(supported());
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,

@@ -15,7 +15,7 @@
 use std::arch::x86_64::*;
 
 use super::tile::{Args, Spec, drive};
-use super::{Coefs, Rows, gfni_prepared, nibble_tables};
+use super::{Coefs, Rows, gfni_prepared, nibble_prepared};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,7 +70,7 @@ pub(super) fn prepare(kind: Kind, coeffs: &[u16]) -> Coefs {
             Coefs::Gfni(coeffs.iter().map(|&c| gfni_prepared(c)).collect())
         }
         Kind::Avx512Bw | Kind::Avx2 | Kind::Ssse3 => {
-            Coefs::Nib(coeffs.iter().map(|&c| nibble_tables(c)).collect())
+            Coefs::Nib(coeffs.iter().map(|&c| nibble_prepared(c)).collect())
         }
     }
 }
