@@ -105,8 +105,26 @@ where
     pages
 }
 
-/// Rows in a page of stale records read ahead.
-const STALE_PAGE: usize = 2048;
+/// Rows of pages read ahead: the first page small (the run starts at once), each next one
+/// twice as large up to a bound (a catalog across a network waits one round trip per page:
+/// 50,000 records are 5 pages, not 25; four pages read ahead hold 64Ki records at most).
+pub(crate) struct Growing(usize);
+
+impl Growing {
+    const FIRST: usize = 2048;
+    const MAX: usize = 16384;
+
+    pub(crate) fn new() -> Growing {
+        Growing(Self::FIRST)
+    }
+
+    /// The rows of the next page.
+    pub(crate) fn next(&mut self) -> usize {
+        let n = self.0;
+        self.0 = (n * 2).min(Self::MAX);
+        n
+    }
+}
 
 /// A verification pass's stale records in path order, read ahead (two pages at most) by
 /// a thread of their own on a connection of their own: the run reads files while the
@@ -133,19 +151,21 @@ impl StaleStream {
         // record read in the first is not read again in the second, even before its
         // check is committed.
         let mut wrapped = from.is_none();
+        let mut rows = Growing::new();
         let pages = read_ahead(2, move |after: Option<&Record>| {
             let after = after.map(|r| r.path.as_slice());
+            let n = rows.next();
             if !wrapped {
-                let got = page(after.or(from.as_deref()), None, STALE_PAGE)?;
+                let got = page(after.or(from.as_deref()), None, n)?;
                 if !got.is_empty() {
                     return Ok(got);
                 }
                 wrapped = true;
-                return page(None, from.as_deref(), STALE_PAGE);
+                return page(None, from.as_deref(), n);
             }
             // In the second range `after` is one of its own records (the first page of a
             // range starts from `None`, and so does the only range of a whole pass).
-            page(after, from.as_deref(), STALE_PAGE)
+            page(after, from.as_deref(), n)
         });
         StaleStream { pages, page: VecDeque::new() }
     }
@@ -188,6 +208,13 @@ mod tests {
             }
             got.extend(page.into_iter().map(|r| String::from_utf8(r.path).unwrap()));
         }
+    }
+
+    #[test]
+    fn pages_grow_from_small_to_a_bound() {
+        let mut g = Growing::new();
+        let sizes: Vec<usize> = (0..6).map(|_| g.next()).collect();
+        assert_eq!(sizes, [2048, 4096, 8192, 16384, 16384, 16384]);
     }
 
     #[test]

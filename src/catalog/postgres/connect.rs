@@ -18,6 +18,28 @@ pub(crate) struct Target {
     passfile_note: Option<String>,
 }
 
+/// A connection made to find where a directory's tree is ([`super::tree_roots`]), with the
+/// schema version it read, kept for the store this process opens next on the same URL: a
+/// run across a network then waits for one connection's start-up and schema checks, not
+/// two (four round trips less).
+static SPARE: std::sync::Mutex<Option<(String, Client, i64)>> = std::sync::Mutex::new(None);
+
+/// Keeps `client` (on `url`, whose schema is at `version`) for [`take_spare`].
+pub(crate) fn keep_spare(url: &str, client: Client, version: i64) {
+    if let Ok(mut spare) = SPARE.lock() {
+        *spare = Some((url.to_string(), client, version));
+    }
+}
+
+/// The connection [`keep_spare`] kept for `url`, and its schema version, once.
+pub(crate) fn take_spare(url: &str) -> Option<(Client, i64)> {
+    let mut spare = SPARE.lock().ok()?;
+    match spare.take() {
+        Some((u, client, version)) if u == url && !client.is_closed() => Some((client, version)),
+        _ => None,
+    }
+}
+
 impl Target {
     /// The settings of `url`, completed from the process's environment.
     pub(crate) fn new(url: &str) -> Result<Target, PgError> {

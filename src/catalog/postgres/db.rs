@@ -6,7 +6,7 @@ use crate::algo::Algorithm;
 use crate::catalog::store::Record;
 use crate::catalog::{Class, below};
 use crate::digest::Digest;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, Row, Statement};
 use std::collections::HashMap;
 
@@ -82,10 +82,8 @@ impl Db {
         self.target.query_error(&e)
     }
 
-    fn statement(&mut self, sql: &'static str) -> Result<Statement, PgError> {
-        if let Some(s) = self.statements.get(sql) {
-            return Ok(s.clone());
-        }
+    /// `sql` as this schema takes it.
+    fn text(&self, sql: &'static str) -> std::borrow::Cow<'static, str> {
         // Schema 1 has no `imported` column: only reads run on it, and they take none.
         let mut text = std::borrow::Cow::Borrowed(sql);
         // Before schema 9, no inode columns: likewise read as none.
@@ -96,9 +94,33 @@ impl Db {
         if self.before_imports {
             text = std::borrow::Cow::Owned(text.replace("imported", "NULL::text"));
         }
-        let s = self.client.prepare(&text).map_err(|e| self.target.query_error(&e))?;
+        text
+    }
+
+    fn statement(&mut self, sql: &'static str) -> Result<Statement, PgError> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(&self.text(sql)).map_err(|e| self.target.query_error(&e))?;
         self.statements.insert(sql, s.clone());
         Ok(s)
+    }
+
+    /// Runs `sql` with `params` of the types given, the tree as `$1`, in one round trip:
+    /// no statement prepared first (a prepared one costs a round trip more, worth it only
+    /// for statements a run sends many times). For the statements of a run's start and end.
+    pub(super) fn once(
+        &mut self,
+        sql: &'static str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Vec<Row>, PgError> {
+        let tree = self.tree;
+        let all: Vec<(&(dyn ToSql + Sync), Type)> =
+            std::iter::once((&tree as &(dyn ToSql + Sync), Type::INT4))
+                .chain(params.iter().cloned())
+                .collect();
+        let text = self.text(sql);
+        self.client.query_typed(&text, &all).map_err(|e| self.target.query_error(&e))
     }
 
     /// Runs `sql` (prepared once) with `params`; the tree is `$1`.
@@ -189,14 +211,16 @@ impl Db {
     }
 
     /// Up to `limit` records of the rows `sql` selects (`$2`: the path they follow,
-    /// `$3`: the limit), in path order.
+    /// `$3`: the limit), in path order. Typed, not prepared: a run reads a few large pages
+    /// (`stream::Growing`), each one round trip, with none spent on a prepare.
     fn records_after(
         &mut self,
         sql: &'static str,
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Record>, PgError> {
-        let rows = self.query(sql, &[&after.unwrap_or(START), &(limit as i64)])?;
+        let (after, limit) = (after.unwrap_or(START), limit as i64);
+        let rows = self.once(sql, &[(&after, Type::BYTEA), (&limit, Type::INT8)])?;
         Ok(self.records(rows))
     }
 
@@ -242,9 +266,11 @@ impl Db {
             ),
         };
         let (after, limit) = (after.unwrap_or(START), limit as i64);
+        let (a, p, l) =
+            ((&after as _, Type::BYTEA), (&pass_start as _, Type::INT8), (&limit as _, Type::INT8));
         let rows = match upto {
-            None => self.query(sql, &[&after, &pass_start, &limit])?,
-            Some(upto) => self.query(sql, &[&after, &pass_start, &limit, &upto])?,
+            None => self.once(sql, &[a, p, l])?,
+            Some(upto) => self.once(sql, &[a, p, l, (&upto, Type::BYTEA)])?,
         };
         Ok(self.records(rows))
     }

@@ -4,12 +4,16 @@
 
 use super::PgError;
 use super::db::Db;
-use crate::catalog::proofs::{PAGE, leaf};
+use crate::catalog::proofs::leaf;
 use crate::proof::{Entry, Hash, Identity, Link, RootHasher, hash_of};
+use postgres::types::Type;
 
 /// The advisory-lock class (first key) that orders the entries of one tree (second key):
 /// the parts of a plan share the run lock and finish each on their own.
 const PROOF_LOCK: i32 = 0x6669_7802;
+
+/// Records per page of the chain's root (read in the entry's transaction).
+const ROOT_PAGE: usize = 32768;
 
 /// The entry (with whether its run is kept) of a row of `SELECT_LINKS`.
 fn link_of(r: &postgres::Row) -> Link {
@@ -47,30 +51,42 @@ impl Db {
         (complete, summary): (bool, &str),
         ident: &Identity,
     ) -> Result<(), PgError> {
-        self.client.batch_execute("BEGIN").map_err(|e| self.err(e))?;
+        // Begun and locked in one round trip (two numbers in the text: nothing to quote).
+        let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({PROOF_LOCK}, {})", self.tree);
+        if let Err(e) = self.client.batch_execute(&begin) {
+            let _ = self.client.batch_execute("ROLLBACK");
+            return Err(self.err(e));
+        }
         let done = (|| {
-            self.execute("SELECT pg_advisory_xact_lock($2, $1)", &[&PROOF_LOCK])?;
+            // Statements sent once per run: typed, one round trip each.
             let at = crate::clock::now_ms();
-            self.execute(
+            self.once(
                 "UPDATE fixity.runs SET finished = $2, complete = $3, summary = $4
                  WHERE tree = $1 AND id = $5",
-                &[&at, &complete, &summary, &id],
+                &[
+                    (&at, Type::INT8),
+                    (&complete, Type::BOOL),
+                    (&summary, Type::TEXT),
+                    (&id, Type::INT8),
+                ],
             )?;
             let root = self.state_root()?;
-            let last = self.query(select_links!("ORDER BY p.seq DESC LIMIT 1"), &[])?;
+            let last = self.once(select_links!("ORDER BY p.seq DESC LIMIT 1"), &[])?;
             let last = last.first().map(|r| link_of(r).entry);
             let e = Entry::next(ident, last.as_ref(), id, at, root);
-            self.execute(
+            let (seq, files) = (e.seq as i64, e.files as i64);
+            let (root, prev, head) = (&e.root[..], &e.prev[..], &e.head[..]);
+            self.once(
                 "INSERT INTO fixity.proofs (tree, seq, run, at, files, root, prev, head)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
-                    &(e.seq as i64),
-                    &id,
-                    &at,
-                    &(e.files as i64),
-                    &&e.root[..],
-                    &&e.prev[..],
-                    &&e.head[..],
+                    (&seq, Type::INT8),
+                    (&id, Type::INT8),
+                    (&at, Type::INT8),
+                    (&files, Type::INT8),
+                    (&root, Type::BYTEA),
+                    (&prev, Type::BYTEA),
+                    (&head, Type::BYTEA),
                 ],
             )?;
             Ok(())
@@ -84,18 +100,22 @@ impl Db {
         }
     }
 
-    /// The root of every record of the tree, read in pages by path.
+    /// The root of every record of the tree, read in pages by path: large ones (a round
+    /// trip each; 32Ki records, some 10 MB, at most at once).
     fn state_root(&mut self) -> Result<(Hash, u64), PgError> {
         let mut root = RootHasher::new(self.algo.name);
         let mut after: Option<Vec<u8>> = None;
         loop {
-            let page = self.by_path(after.as_deref(), false, PAGE)?;
+            let n = ROOT_PAGE;
+            let page = self.by_path(after.as_deref(), false, n)?;
             for r in &page {
                 root.add(&leaf(r));
             }
+            // A page shorter than asked is the last.
+            let last = page.len() < n;
             match page.into_iter().last() {
-                Some(r) => after = Some(r.path),
-                None => return Ok(root.finish()),
+                Some(r) if !last => after = Some(r.path),
+                _ => return Ok(root.finish()),
             }
         }
     }

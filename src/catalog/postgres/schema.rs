@@ -6,6 +6,7 @@
 use super::{PgError, Target};
 use crate::algo::{self, Algorithm};
 use postgres::Client;
+use postgres::types::Type;
 
 /// The advisory-lock class (first key) of the schema's migrations; the second key is 0.
 pub(super) const SCHEMA_LOCK: i32 = 0x6669_7800;
@@ -239,21 +240,27 @@ pub(super) fn tree_row(
     if create {
         let q = |e: postgres::Error| t.refusal(&e, &format!("record a tree of host {host:?}"));
         let name = algo.unwrap_or_else(algo::default_algorithm).name;
+        // Typed statements: one round trip each, none prepared (each is sent once).
         client
-            .execute(
+            .query_typed(
                 "INSERT INTO fixity.trees (host, root, algorithm, created) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (host, root) DO NOTHING",
-                &[&host, &root, &name, &crate::clock::now_ms()],
+                &[
+                    (&host, Type::TEXT),
+                    (&root, Type::BYTEA),
+                    (&name, Type::TEXT),
+                    (&crate::clock::now_ms(), Type::INT8),
+                ],
             )
             .map_err(q)?;
     }
-    let row = client
-        .query_opt(
+    let rows = client
+        .query_typed(
             "SELECT id, algorithm FROM fixity.trees WHERE host = $1 AND root = $2",
-            &[&host, &root],
+            &[(&host, Type::TEXT), (&root, Type::BYTEA)],
         )
         .map_err(q)?;
-    let Some(row) = row else {
+    let Some(row) = rows.into_iter().next() else {
         return Err(PgError::NotFound {
             catalog: t.shown.clone(),
             host: host.to_string(),

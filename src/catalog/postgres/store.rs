@@ -15,6 +15,7 @@ use crate::catalog::{CatalogError, Class, Extra, RemoteCheck};
 use crate::clock::now_ms;
 use crate::digest::Digest;
 use crate::proof::{Entry, Identity, Link};
+use postgres::types::Type;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +55,8 @@ impl Drop for PgStore {
         if let Some(sql) = self.unlock {
             let tree = self.tree;
             if let Ok(db) = self.conn.get_mut().db() {
-                let _ = db.client.execute(sql, &[&schema::RUN_LOCK, &tree]);
+                let key = [(&schema::RUN_LOCK as _, Type::INT4), (&tree as _, Type::INT4)];
+                let _ = db.client.query_typed(sql, &key);
             }
         }
     }
@@ -70,7 +72,11 @@ impl PgStore {
     /// `how.create`).
     pub(crate) fn open(spec: &PgSpec, how: &OpenOptions) -> Result<PgStore, PgError> {
         let target = Target::new(&spec.url)?;
-        let mut client = target.connect()?;
+        // The connection that found the tree, if one did (its schema version read).
+        let (mut client, spare_version) = match super::connect::take_spare(&spec.url) {
+            Some((client, version)) => (client, Some(version)),
+            None => (target.connect()?, None),
+        };
         let not_found = || PgError::NotFound {
             catalog: target.shown.clone(),
             host: spec.host.clone(),
@@ -81,7 +87,10 @@ impl PgStore {
         // is read without it.
         let mut before_imports = false;
         let (mut before_inodes, mut upgraded_from) = (false, None);
-        let found = schema::version(&mut client, &target)?;
+        let found = match spare_version {
+            Some(v) => Some(v),
+            None => schema::version(&mut client, &target)?,
+        };
         if found.is_some() {
             // Another host's tree is refused as such, before row-level security hides it.
             roles::check_host(&mut client, &target, &spec.host)?;
@@ -112,11 +121,13 @@ impl PgStore {
                 ),
                 false => ("SELECT pg_advisory_lock($1, $2)", "SELECT pg_try_advisory_lock($1, $2)"),
             };
-            let key: [&(dyn postgres::types::ToSql + Sync); 2] = [&schema::RUN_LOCK, &tree.id];
+            // Typed: one round trip (the statement is sent once).
+            let key: [(&(dyn postgres::types::ToSql + Sync), Type); 2] =
+                [(&schema::RUN_LOCK, Type::INT4), (&tree.id, Type::INT4)];
             let locked: bool = if how.wait {
-                client.execute(lock, &key).map(|_| true)
+                client.query_typed(lock, &key).map(|_| true)
             } else {
-                client.query_one(try_lock, &key).map(|r| r.get(0))
+                client.query_typed(try_lock, &key).map(|r| r.first().is_some_and(|r| r.get(0)))
             }
             .map_err(|e| target.query_error(&e))?;
             if !locked {
@@ -235,19 +246,27 @@ impl Store for PgStore {
 
     fn clock(&self) -> Result<i64, StoreError> {
         let last = self.read(|db| {
-            db.one("SELECT coalesce(max(started), 0) FROM fixity.runs WHERE tree = $1", &[])
-                .map(|r| r.get::<_, i64>(0))
+            let rows =
+                db.once("SELECT coalesce(max(started), 0) FROM fixity.runs WHERE tree = $1", &[])?;
+            Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)))
         })?;
         Ok(now_ms().max(last + 1))
     }
 
     fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError> {
+        let summary = crate::catalog::actor().map(|by| crate::catalog::signed("{}", Some(by)));
         let id = self.read(|db| {
-            db.one(
+            let rows = db.once(
                 "INSERT INTO fixity.runs (tree, command, started, summary) VALUES ($1, $2, $3, $4) RETURNING id",
-                &[&command, &now, &crate::catalog::actor().map(|by| crate::catalog::signed("{}", Some(by)))],
-            )
-            .map(|r| r.get::<_, i64>(0))
+                &[(&command, Type::TEXT), (&now, Type::INT8), (&summary, Type::TEXT)],
+            )?;
+            match rows.first() {
+                Some(r) => Ok(r.get::<_, i64>(0)),
+                None => Err(PgError::Query {
+                    catalog: db.target.shown.clone(),
+                    cause: "no id for the run recorded".into(),
+                }),
+            }
         })?;
         self.run_id = Some(id);
         Ok(())
@@ -264,8 +283,17 @@ impl Store for PgStore {
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         let mut db = self.second()?;
+        let mut rows = crate::catalog::stream::Growing::new();
+        // A page shorter than asked is the last: the end is not asked for again.
+        let mut ended = false;
         Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
-            db.by_path(after, inclusive, 2048).map_err(pg)
+            if ended {
+                return Ok(Vec::new());
+            }
+            let n = rows.next();
+            let page = db.by_path(after, inclusive, n).map_err(pg)?;
+            ended = page.len() < n;
+            Ok(page)
         })))
     }
 
@@ -451,7 +479,8 @@ impl Store for PgStore {
         };
         let mut after: Vec<u8> = Vec::new();
         loop {
-            let rows = self.read(|db| db.query(sql, &[&run_start, &after]))?;
+            let rows =
+                self.read(|db| db.once(sql, &[(&run_start, Type::INT8), (&after, Type::BYTEA)]))?;
             let Some(last) = rows.last() else { return Ok(()) };
             after = last.get(0);
             for r in &rows {

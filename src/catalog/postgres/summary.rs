@@ -135,8 +135,12 @@ pub fn tree_roots(url: &str, host: &str) -> Result<Vec<Vec<u8>>, PgError> {
     };
     schema::check_version(version, &t)?;
     let rows = client
-        .query("SELECT root FROM fixity.trees WHERE host = $1", &[&host])
+        .query_typed(
+            "SELECT root FROM fixity.trees WHERE host = $1",
+            &[(&host, postgres::types::Type::TEXT)],
+        )
         .map_err(|e| t.query_error(&e))?;
+    super::connect::keep_spare(url, client, version);
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
