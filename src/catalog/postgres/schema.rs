@@ -147,6 +147,17 @@ pub(super) fn one_text(client: &mut Client, sql: &str) -> Result<Option<String>,
     Ok(first.flatten())
 }
 
+/// The first column of the last row of simple-query results (`None`: no row, or NULL).
+fn last_text(
+    msgs: Result<Vec<postgres::SimpleQueryMessage>, postgres::Error>,
+) -> Result<Option<String>, postgres::Error> {
+    let last = msgs?.into_iter().rev().find_map(|m| match m {
+        postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
+        _ => None,
+    });
+    Ok(last.flatten())
+}
+
 /// The schema's version: `None` when the database has no fixity tables.
 pub(super) fn version(client: &mut Client, t: &Target) -> Result<Option<i64>, PgError> {
     let q = |e: postgres::Error| t.query_error(&e);
@@ -182,39 +193,43 @@ pub(super) fn migrate(
     }
     // Refused by the server (a host's or a monitor's role): said as such, with what to do.
     let q = |e: postgres::Error| t.refusal(&e, "create or migrate the catalog's schema");
+    // Few round trips (a catalog across a network waits for each): the statements go in
+    // simple-query messages of several, and the steps of the migration in one.
     let mut tx = client.transaction().map_err(q)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&SCHEMA_LOCK]).map_err(q)?;
     // The schema only when there is none: creating one at all asks for a privilege on the
     // database, which the schema's owner of `fixity catalog init-roles` need not have.
-    let schema: bool =
-        tx.query_one("SELECT to_regnamespace('fixity') IS NOT NULL", &[]).map_err(q)?.get(0);
-    if !schema {
-        tx.batch_execute("CREATE SCHEMA IF NOT EXISTS fixity").map_err(q)?;
-    }
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL)",
-    )
+    let schema = last_text(tx.simple_query(&format!(
+        "SELECT pg_advisory_xact_lock({SCHEMA_LOCK}, 0);
+         SELECT to_regnamespace('fixity') IS NOT NULL"
+    )))
     .map_err(q)?;
+    let create =
+        if schema.as_deref() == Some("t") { "" } else { "CREATE SCHEMA IF NOT EXISTS fixity;" };
     // Read again under the lock: another run may have migrated meanwhile.
-    let row = tx
-        .query_opt("SELECT value FROM fixity.meta WHERE key = 'schema_version'", &[])
-        .map_err(q)?;
-    let found: i64 = row.and_then(|r| r.get::<_, String>(0).parse().ok()).unwrap_or(0);
+    let value = last_text(tx.simple_query(&format!(
+        "{create}
+         CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL);
+         SELECT coalesce((SELECT value FROM fixity.meta WHERE key = 'schema_version'), '0')"
+    )))
+    .map_err(q)?;
+    let found: i64 = value.and_then(|v| v.parse().ok()).unwrap_or(0);
     check_version(found, t)?;
-    for step in MIGRATIONS.iter().skip(found as usize) {
-        tx.batch_execute(step).map_err(q)?;
-    }
     // With roles set up (`fixity catalog init-roles`), the tables a step made get the
     // grants and policies too.
-    let roles: bool =
-        tx.query_one("SELECT to_regclass('fixity.host_roles') IS NOT NULL", &[]).map_err(q)?.get(0);
-    if roles {
+    let steps: Vec<&str> = MIGRATIONS.iter().skip(found as usize).copied().collect();
+    // Each step ends on a line of its own (a step's last line may be a comment).
+    let roles = last_text(tx.simple_query(&format!(
+        "{}\n;\nSELECT to_regclass('fixity.host_roles') IS NOT NULL",
+        steps.join("\n;\n")
+    )))
+    .map_err(q)?;
+    if roles.as_deref() == Some("t") {
         tx.batch_execute(super::roles::POLICIES).map_err(q)?;
     }
-    tx.execute(
+    tx.query_typed(
         "INSERT INTO fixity.meta (key, value) VALUES ('schema_version', $1)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-        &[&MIGRATIONS.len().to_string()],
+        &[(&MIGRATIONS.len().to_string(), Type::TEXT)],
     )
     .map_err(q)?;
     tx.commit().map_err(q)
