@@ -252,10 +252,19 @@ pub(super) fn tree_row(
     algo: Option<&'static Algorithm>,
 ) -> Result<TreeRow, PgError> {
     let q = |e: postgres::Error| t.query_error(&e);
-    if create {
-        let q = |e: postgres::Error| t.refusal(&e, &format!("record a tree of host {host:?}"));
+    // Typed statements: one round trip each, none prepared (each is sent once). The row
+    // asked for first: a tree already recorded (every run but its first) costs one.
+    let select = |client: &mut Client| {
+        client.query_typed(
+            "SELECT id, algorithm FROM fixity.trees WHERE host = $1 AND root = $2",
+            &[(&host, Type::TEXT), (&root, Type::BYTEA)],
+        )
+    };
+    let mut rows = select(client).map_err(q)?;
+    if create && rows.is_empty() {
+        let refused =
+            |e: postgres::Error| t.refusal(&e, &format!("record a tree of host {host:?}"));
         let name = algo.unwrap_or_else(algo::default_algorithm).name;
-        // Typed statements: one round trip each, none prepared (each is sent once).
         client
             .query_typed(
                 "INSERT INTO fixity.trees (host, root, algorithm, created) VALUES ($1, $2, $3, $4)
@@ -267,14 +276,9 @@ pub(super) fn tree_row(
                     (&crate::clock::now_ms(), Type::INT8),
                 ],
             )
-            .map_err(q)?;
+            .map_err(refused)?;
+        rows = select(client).map_err(q)?;
     }
-    let rows = client
-        .query_typed(
-            "SELECT id, algorithm FROM fixity.trees WHERE host = $1 AND root = $2",
-            &[(&host, Type::TEXT), (&root, Type::BYTEA)],
-        )
-        .map_err(q)?;
     let Some(row) = rows.into_iter().next() else {
         return Err(PgError::NotFound {
             catalog: t.shown.clone(),
