@@ -354,6 +354,7 @@ enum Coefs {
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 enum Rows<'a> {
     Nib(&'a [[[u8; 16]; 8]]),
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Gfni(&'a [[u64; 4]]),
 }
 
