@@ -16,19 +16,26 @@ pub(crate) struct Stream {
 
 impl Stream {
     /// Streams the records `page` gives, from the path `from` on (from the start with
-    /// `None`): `page(after, inclusive)` is up to a page of records after the path given
-    /// (or from it, when `inclusive`; from the start with `None`), in path order; an
-    /// empty page is the end.
+    /// `None`): `page(after, inclusive, limit)` is up to `limit` records after the path
+    /// given (or from it, when `inclusive`; from the start with `None`), in path order.
+    /// Pages grow ([`Growing`]); one shorter than asked (or empty) is the last.
     pub(crate) fn spawn<F>(from: Option<&[u8]>, mut page: F) -> Stream
     where
-        F: FnMut(Option<&[u8]>, bool) -> Result<Vec<Record>, StoreError> + Send + 'static,
+        F: FnMut(Option<&[u8]>, bool, usize) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
         let from = from.map(<[u8]>::to_vec);
-        let mut first = true;
+        let (mut first, mut ended, mut rows) = (true, false, Growing::new());
         let pages = read_ahead(4, move |after: Option<&Record>| {
+            if ended {
+                return Ok(Vec::new());
+            }
             // The first page starts at `from` itself; the others after the last record.
             let inclusive = std::mem::take(&mut first) && from.is_some();
-            page(after.map_or(from.as_deref(), |r| Some(r.path.as_slice())), inclusive)
+            let n = rows.next();
+            let got =
+                page(after.map_or(from.as_deref(), |r| Some(r.path.as_slice())), inclusive, n)?;
+            ended = got.len() < n;
+            Ok(got)
         });
         Stream { pages, page: VecDeque::new(), error: None }
     }

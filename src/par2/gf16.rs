@@ -349,6 +349,16 @@ enum Coefs {
     Gfni(Vec<[u64; 4]>),
 }
 
+impl Coefs {
+    fn len(&self) -> usize {
+        match self {
+            Coefs::Raw(c) => c.len(),
+            Coefs::Nib(c) => c.len(),
+            Coefs::Gfni(c) => c.len(),
+        }
+    }
+}
+
 /// Some rows of [`Coefs`].
 #[derive(Clone, Copy)]
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
@@ -398,12 +408,8 @@ impl Matrix {
             "all slices must have the same length"
         );
         let range = row0 * self.cols..(row0 + outs.len()) * self.cols;
-        let total = match &self.coefs {
-            Coefs::Raw(c) => c.len(),
-            Coefs::Nib(c) => c.len(),
-            Coefs::Gfni(c) => c.len(),
-        };
-        assert!(range.end <= total, "rows {row0}.. of {} rows", total / self.cols);
+        let total = self.coefs.len();
+        assert!(range.end <= total, "rows {row0}.. of {} rows", total / self.cols.max(1));
         if len == 0 || outs.is_empty() || srcs.is_empty() {
             return;
         }

@@ -87,9 +87,15 @@ pub(super) fn recovery_bytes(set: &Planned, redundancy: f64) -> u64 {
     if sizes.is_empty() {
         return 0;
     }
-    let slice = slice_size(&sizes, redundancy);
+    let (slice, recovery) = shape(&sizes, redundancy);
+    u64::from(recovery) * slice
+}
+
+/// The slice size and the recovery slices of a set of files of `sizes` (none empty).
+fn shape(sizes: &[u64], redundancy: f64) -> (u64, u32) {
+    let slice = slice_size(sizes, redundancy);
     let n: u64 = sizes.iter().map(|s| s.div_ceil(slice)).sum();
-    u64::from(recovery_count(n, redundancy)) * slice
+    (slice, recovery_count(n, redundancy))
 }
 
 /// Makes `set` anew (`had_set`: an old one exists) holding at most `memory` bytes of
@@ -160,9 +166,7 @@ fn make_steps(
             .map(|r| Member { path: ctx.root.join(bytes_path(&r.path)), name: r.path.clone() })
             .collect();
         let sizes: Vec<u64> = members.iter().map(|r| r.size.unwrap_or(0)).collect();
-        let slice = slice_size(&sizes, ctx.redundancy);
-        let n: u64 = sizes.iter().map(|s| s.div_ceil(slice)).sum();
-        let recovery = recovery_count(n, ctx.redundancy);
+        let (slice, recovery) = shape(&sizes, ctx.redundancy);
         let mut hashers: Vec<Box<dyn Hasher>> = members.iter().map(|r| r.algo.hasher()).collect();
         let made = par2::make(&pm, &sizes, slice, recovery, memory, dir, stem, &mut |i, d| {
             hashers[i].update(d)

@@ -142,7 +142,22 @@ impl Db {
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Row, PgError> {
-        let mut rows = self.query(sql, params)?;
+        let rows = self.query(sql, params)?;
+        self.single(sql, rows)
+    }
+
+    /// Like [`Db::once`], for a statement that returns one row.
+    pub(super) fn once_one(
+        &mut self,
+        sql: &'static str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Row, PgError> {
+        let rows = self.once(sql, params)?;
+        self.single(sql, rows)
+    }
+
+    /// The one row of `rows`, else the catalog's error naming `sql`.
+    fn single(&self, sql: &str, mut rows: Vec<Row>) -> Result<Row, PgError> {
         match rows.pop() {
             Some(r) if rows.is_empty() => Ok(r),
             _ => Err(PgError::Query {

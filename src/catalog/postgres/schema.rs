@@ -135,23 +135,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
 /// The schema from which rows record their files' ctime and access.
 pub(super) const INODE_SCHEMA: i64 = 9;
 
-/// The first column of the first row of a statement without parameters, as text (`None`:
-/// no row, or NULL), in one round trip: sent as a simple query, where `query` would prepare
-/// it first (a round trip more, which costs each run its latency to a distant server).
-pub(super) fn one_text(client: &mut Client, sql: &str) -> Result<Option<String>, postgres::Error> {
-    let rows = client.simple_query(sql)?;
-    let first = rows.iter().find_map(|m| match m {
-        postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
-        _ => None,
-    });
-    Ok(first.flatten())
-}
-
-/// The first column of the last row of simple-query results (`None`: no row, or NULL).
-fn last_text(
-    msgs: Result<Vec<postgres::SimpleQueryMessage>, postgres::Error>,
+/// The first column of the last row of `sql` (statements without parameters, one or
+/// several), as text (`None`: no row, or NULL), in one round trip: sent as a simple query,
+/// where `query` would prepare it first (a round trip more, which costs each run its
+/// latency to a distant server).
+pub(super) fn one_text(
+    client: &mut impl postgres::GenericClient,
+    sql: &str,
 ) -> Result<Option<String>, postgres::Error> {
-    let last = msgs?.into_iter().rev().find_map(|m| match m {
+    let last = client.simple_query(sql)?.into_iter().rev().find_map(|m| match m {
         postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
         _ => None,
     });
@@ -198,19 +190,25 @@ pub(super) fn migrate(
     let mut tx = client.transaction().map_err(q)?;
     // The schema only when there is none: creating one at all asks for a privilege on the
     // database, which the schema's owner of `fixity catalog init-roles` need not have.
-    let schema = last_text(tx.simple_query(&format!(
-        "SELECT pg_advisory_xact_lock({SCHEMA_LOCK}, 0);
+    let schema = one_text(
+        &mut tx,
+        &format!(
+            "SELECT pg_advisory_xact_lock({SCHEMA_LOCK}, 0);
          SELECT to_regnamespace('fixity') IS NOT NULL"
-    )))
+        ),
+    )
     .map_err(q)?;
     let create =
         if schema.as_deref() == Some("t") { "" } else { "CREATE SCHEMA IF NOT EXISTS fixity;" };
     // Read again under the lock: another run may have migrated meanwhile.
-    let value = last_text(tx.simple_query(&format!(
-        "{create}
+    let value = one_text(
+        &mut tx,
+        &format!(
+            "{create}
          CREATE TABLE IF NOT EXISTS fixity.meta (key text PRIMARY KEY, value text NOT NULL);
          SELECT coalesce((SELECT value FROM fixity.meta WHERE key = 'schema_version'), '0')"
-    )))
+        ),
+    )
     .map_err(q)?;
     let found: i64 = value.and_then(|v| v.parse().ok()).unwrap_or(0);
     check_version(found, t)?;
@@ -218,10 +216,10 @@ pub(super) fn migrate(
     // grants and policies too.
     let steps: Vec<&str> = MIGRATIONS.iter().skip(found as usize).copied().collect();
     // Each step ends on a line of its own (a step's last line may be a comment).
-    let roles = last_text(tx.simple_query(&format!(
-        "{}\n;\nSELECT to_regclass('fixity.host_roles') IS NOT NULL",
-        steps.join("\n;\n")
-    )))
+    let roles = one_text(
+        &mut tx,
+        &format!("{}\n;\nSELECT to_regclass('fixity.host_roles') IS NOT NULL", steps.join("\n;\n")),
+    )
     .map_err(q)?;
     if roles.as_deref() == Some("t") {
         tx.batch_execute(super::roles::POLICIES).map_err(q)?;

@@ -246,9 +246,8 @@ impl Store for PgStore {
 
     fn clock(&self) -> Result<i64, StoreError> {
         let last = self.read(|db| {
-            let rows =
-                db.once("SELECT coalesce(max(started), 0) FROM fixity.runs WHERE tree = $1", &[])?;
-            Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)))
+            db.once_one("SELECT coalesce(max(started), 0) FROM fixity.runs WHERE tree = $1", &[])
+                .map(|r| r.get::<_, i64>(0))
         })?;
         Ok(now_ms().max(last + 1))
     }
@@ -256,17 +255,11 @@ impl Store for PgStore {
     fn start_run(&mut self, command: &'static str, now: i64) -> Result<(), StoreError> {
         let summary = crate::catalog::actor().map(|by| crate::catalog::signed("{}", Some(by)));
         let id = self.read(|db| {
-            let rows = db.once(
+            db.once_one(
                 "INSERT INTO fixity.runs (tree, command, started, summary) VALUES ($1, $2, $3, $4) RETURNING id",
                 &[(&command, Type::TEXT), (&now, Type::INT8), (&summary, Type::TEXT)],
-            )?;
-            match rows.first() {
-                Some(r) => Ok(r.get::<_, i64>(0)),
-                None => Err(PgError::Query {
-                    catalog: db.target.shown.clone(),
-                    cause: "no id for the run recorded".into(),
-                }),
-            }
+            )
+            .map(|r| r.get::<_, i64>(0))
         })?;
         self.run_id = Some(id);
         Ok(())
@@ -283,17 +276,8 @@ impl Store for PgStore {
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         let mut db = self.second()?;
-        let mut rows = crate::catalog::stream::Growing::new();
-        // A page shorter than asked is the last: the end is not asked for again.
-        let mut ended = false;
-        Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
-            if ended {
-                return Ok(Vec::new());
-            }
-            let n = rows.next();
-            let page = db.by_path(after, inclusive, n).map_err(pg)?;
-            ended = page.len() < n;
-            Ok(page)
+        Ok(Box::new(Stream::spawn(from, move |after, inclusive, limit| {
+            db.by_path(after, inclusive, limit).map_err(pg)
         })))
     }
 

@@ -222,8 +222,8 @@ impl Store for SqliteStore {
 
     fn records(&self, from: Option<&[u8]>) -> Result<Box<dyn Records>, StoreError> {
         let (reader, path, algo) = (self.new_reader()?, self.path.clone(), self.algo);
-        Ok(Box::new(Stream::spawn(from, move |after, inclusive| {
-            records_of(reader.by_path(after, inclusive, 2048), &path, algo)
+        Ok(Box::new(Stream::spawn(from, move |after, inclusive, limit| {
+            records_of(reader.by_path(after, inclusive, limit), &path, algo)
         })))
     }
 
