@@ -24,7 +24,8 @@ fn main() -> ExitCode {
     if let Some((tool, algo)) = dropin::tool_for(&argv0) {
         // Diagnostics start with the name as invoked, as coreutils' do.
         let name = argv0.to_string_lossy().into_owned();
-        if let Err(e) = fixity::simd::from_env() {
+        ui::set_program(&name);
+        if let Err(e) = fixity::simd::from_env().and(cli::Storage::from_env()) {
             ui::error(&e);
             return ExitCode::from(1);
         }

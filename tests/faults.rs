@@ -490,6 +490,13 @@ fn run_as(program: &Path, name: &str, dir: &Path, args: &[&str]) -> Output {
     crate::util::run_as_tool(program, name, dir, args, b"")
 }
 
+/// [`run_as`] with the storage policy named (`FIXITY_STORAGE`, the drop-ins' only way to
+/// name one), as the fixity runs beside it name `--storage`.
+fn run_pinned(program: &Path, name: &str, dir: &Path, args: &[&str], storage: &str) -> Output {
+    let mut cmd = crate::util::as_tool(program, name, dir, args);
+    cmd.env("FIXITY_STORAGE", storage).output().expect("run the drop-in")
+}
+
 fn which(tool: &str) -> PathBuf {
     crate::util::which(tool).expect("on PATH")
 }
@@ -650,9 +657,10 @@ fn files_that_shrink_or_grow_while_read_are_reported() {
     };
     // The fault file system changes a file when a read reaches an offset; the storage
     // probe (`--storage auto`) reads blocks at scattered offsets of the largest files, which
-    // would set the change off before the run reads the file. The runs below name the
-    // policy (both: one reader at a time, and many) so that only their own reads meet
-    // the faults.
+    // would set the change off before the run reads the file (or not: the probe runs on
+    // the first read that waits for the device, beside the other files' opens). The runs
+    // below name the policy (both: one reader at a time, and many; the drop-ins through
+    // FIXITY_STORAGE) so that only their own reads meet the faults.
     for args in [
         &["hash", "--storage", "ssd"][..],
         &["hash", "--storage", "ssd", "-a", "sha256"],
@@ -709,7 +717,7 @@ fn files_that_shrink_or_grow_while_read_are_reported() {
     // file ever had when it grew or shrank under the reader).
     for tool in ["sha256sum", "md5sum", "cksum"] {
         m.arm();
-        let ours = run_as(&bin.join(tool), tool, m.path(), &files);
+        let ours = run_pinned(&bin.join(tool), tool, m.path(), &files, "ssd");
         assert_exit(&ours, 1, tool);
         let good = run_as(&bin.join(tool), tool, &src, &["a.txt"]);
         assert_eq!(text(&ours.stdout), text(&good.stdout), "{tool}: stdout");
@@ -723,7 +731,7 @@ fn files_that_shrink_or_grow_while_read_are_reported() {
     // in whole pages, no shorter than what the file shrank to and no longer than it was
     // (a digest of something the file held); every other line alike, byte for byte.
     m.arm();
-    let ours = run_as(&bin.join("xxhsum"), "xxhsum", m.path(), &files);
+    let ours = run_pinned(&bin.join("xxhsum"), "xxhsum", m.path(), &files, "ssd");
     assert_exit(&ours, 0, "xxhsum");
     let shrunk = bytes(5 * MIB, 4);
     let prefixes = xxh64_of_prefixes(&shrunk, 2 * MIB, 4096);

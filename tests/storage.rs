@@ -70,3 +70,44 @@ fn storage_overrides_the_probe_and_verbose_says_so() {
     assert_eq!(text(&out.stdout), "t/a: OK\n");
     assert!(text(&out.stderr).ends_with("(--storage hdd)\n"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn fixity_storage_names_the_policy_where_no_option_does() {
+    let d = tempdir();
+    write(d.path(), "t/a", b"alpha");
+    // The command line's option when it is given, else the environment's.
+    let said = |env: &str, args: &[&str]| {
+        let out = crate::util::fixity(d.path()).env("FIXITY_STORAGE", env).args(args).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let verbose = ["hash", "--verbose", "t"];
+    assert!(said("hdd", &verbose).ends_with("files in physical order (--storage hdd)\n"));
+    let both = ["hash", "--verbose", "--storage", "ssd", "t"];
+    assert!(said("hdd", &both).ends_with("many reads in flight (--storage ssd)\n"));
+    // A name that is no policy: refused, by the command line as a usage error and by the
+    // drop-ins (which have no --storage) as coreutils refuses its own bad settings.
+    let out = crate::util::fixity(d.path()).env("FIXITY_STORAGE", "tape").args(verbose).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid value 'tape'"), "{}", text(&out.stderr));
+    let bin = d.path().join("md5sum");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fixity"), &bin).unwrap();
+    let dropin = |env: &str| {
+        let mut c = crate::util::as_tool(&bin, "md5sum", d.path(), &["t/a"]);
+        c.env("FIXITY_STORAGE", env).output().unwrap()
+    };
+    let out = dropin("tape");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        "md5sum: FIXITY_STORAGE: unknown storage policy \"tape\" (auto, ssd or hdd)\n"
+    );
+    for policy in ["auto", "ssd", "hdd"] {
+        let out = dropin(policy);
+        assert_eq!(out.status.code(), Some(0), "{policy}");
+        assert_eq!(text(&out.stdout), "2c1743a391305fbf367df8e4f069f9f9  t/a\n", "{policy}");
+    }
+}

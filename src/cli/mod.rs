@@ -346,8 +346,9 @@ pub struct ReadArgs {
     /// being read (milliseconds: a seeking disk; less: flash; NFS, SMB, sshfs ...: network),
     /// the kernel's rotational flag when it cannot time any; `ssd` keeps many reads in
     /// flight everywhere; `hdd` reads one file at a time per device, in physical order.
-    /// `--verbose` shows each device's decision and why.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// `--verbose` shows each device's decision and why. The environment variable
+    /// `FIXITY_STORAGE` sets it too (also for the drop-ins, which have no such option).
+    #[arg(long, value_enum, default_value = "auto", env = "FIXITY_STORAGE")]
     pub storage: Storage,
     /// Never map files into memory; always read with a buffer.
     #[arg(long)]
@@ -371,6 +372,21 @@ pub enum Storage {
     Auto,
     Ssd,
     Hdd,
+}
+
+impl Storage {
+    /// The policy `FIXITY_STORAGE` names, if set (the drop-ins' only way to name one): an
+    /// error for a value that names none.
+    pub fn from_env() -> Result<Option<Storage>, String> {
+        use clap::ValueEnum;
+        match std::env::var("FIXITY_STORAGE") {
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err("FIXITY_STORAGE is not UTF-8".into()),
+            Ok(v) => Storage::from_str(&v, false).map(Some).map_err(|_| {
+                format!("FIXITY_STORAGE: unknown storage policy {v:?} (auto, ssd or hdd)")
+            }),
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -240,12 +240,14 @@ pub(super) fn check(plan: &CheckPlan, flags: CheckFlags) -> anyhow::Result<Statu
     crate::cmd::check::execute(plan, show, &read_defaults())
 }
 
-/// The read options of every drop-in: the engine's defaults, no progress bar.
+/// The read options of every drop-in: the engine's defaults (the storage policy
+/// `FIXITY_STORAGE` names, else `auto`; `main` refused a value naming none), no progress
+/// bar.
 pub(super) fn read_defaults() -> ReadArgs {
     ReadArgs {
         jobs: None,
         buffer_memory: None,
-        storage: Storage::Auto,
+        storage: Storage::from_env().ok().flatten().unwrap_or(Storage::Auto),
         no_mmap: false,
         progress: false,
         no_progress: true,
