@@ -1052,3 +1052,32 @@ fn writes_to_one_path_in_batches_on_their_way_at_once_land_in_order() {
         assert_eq!(r.last_result, Class::Corrupt, "{}", text(&r.path));
     }
 }
+
+#[test]
+fn a_new_file_whose_row_is_there_after_all_is_made_new_and_its_batch_stands() {
+    // The writer inserts a new file's row plainly (the run met no record of it); should a
+    // row of the path be there, the insert fails at the savepoint begun with the batch's
+    // transaction and an insert-or-update takes its place: the batch's other rows stand.
+    // Both with the batch sent by the run itself and by the senders (batches of 1 row).
+    for batch_rows in [None, Some(1)] {
+        let Some(db) = pg::database() else { return };
+        let d = tempdir();
+        let t = d.path().join("t");
+        let mut s = store_of_h(&db, &t, batch_rows);
+        s.record_new(b"dup", &found(1), 100).unwrap();
+        s.commit().unwrap();
+        s.record_new(b"before", &found(3), 200).unwrap();
+        s.record_new(b"dup", &found(2), 200).unwrap();
+        s.record_new(b"after", &found(4), 200).unwrap();
+        s.commit().unwrap();
+        let mut got: Vec<(String, u8, i64, fixity::catalog::Class)> = records(&db.secret, "h", &t)
+            .into_iter()
+            .map(|r| (text(&r.path), r.digest.as_bytes()[0], r.last_verified, r.last_result))
+            .collect();
+        got.sort();
+        let new = fixity::catalog::Class::New;
+        let want = [("after", 4, 200), ("before", 3, 200), ("dup", 2, 200)]
+            .map(|(p, b, at)| (p.to_string(), b, at, new));
+        assert_eq!(got, want, "batches of {batch_rows:?} rows");
+    }
+}

@@ -235,12 +235,15 @@ impl Rows {
         m.now.push(now);
     }
 
-    /// Sends every write on `db` (in its open transaction), group by group; the
-    /// writes stay held when a statement fails.
-    pub(super) fn send(&mut self, db: &mut Db) -> Result<(), PgError> {
+    /// Sends every write on `db`, group by group, in its open transaction or, with
+    /// `begin`, in one that statement begins (sent with the first group's savepoint when it
+    /// has one: a round trip less); the writes stay held when a statement fails.
+    pub(super) fn send(&mut self, db: &mut Db, begin: Option<&str>) -> Result<(), PgError> {
+        let mut lead = begin;
         for g in &self.groups {
-            g.send(db)?;
+            g.send(db, &mut lead)?;
         }
+        simple(db, &mut lead, None)?;
         self.groups.clear();
         Ok(())
     }
@@ -287,8 +290,22 @@ const INSERT_OR_UPDATE: &str =
         found_digest = NULL, imported = NULL, ctime_ns = excluded.ctime_ns,
         mode = excluded.mode, uid = excluded.uid, gid = excluded.gid";
 
+/// Sends `sql` (simple-query statements; none: only what `lead` holds) after the statement
+/// `lead` holds, if any, in one message.
+fn simple(db: &mut Db, lead: &mut Option<&str>, sql: Option<&str>) -> Result<(), PgError> {
+    let text = match (lead.take(), sql) {
+        (None, None) => return Ok(()),
+        (Some(l), None) => l.to_string(),
+        (None, Some(s)) => s.to_string(),
+        (Some(l), Some(s)) => format!("{l}; {s}"),
+    };
+    db.client.batch_execute(&text).map_err(|e| db.err(e))
+}
+
 impl Group {
-    fn send(&self, db: &mut Db) -> Result<(), PgError> {
+    /// Sends the group's writes, after the statement `lead` holds (the transaction's
+    /// beginning), if any.
+    fn send(&self, db: &mut Db, lead: &mut Option<&str>) -> Result<(), PgError> {
         let n = &self.new;
         if !n.path.is_empty() {
             let i = &n.inode;
@@ -296,23 +313,22 @@ impl Group {
                 &n.path, &n.size, &n.mtime, &i.dev, &i.ino, &n.digest, &n.now, &i.ctime, &i.mode,
                 &i.uid, &i.gid,
             ];
-            let savepoint =
-                |db: &mut Db, sql: &str| db.client.batch_execute(sql).map_err(|e| db.err(e));
-            savepoint(db, "SAVEPOINT fixity_new")?;
+            simple(db, lead, Some("SAVEPOINT fixity_new"))?;
             match db.try_execute(INSERT_NEW, &params)? {
                 // The savepoint is let go with the transaction's commit: a round trip
                 // less per batch (a later group's savepoint of the same name hides it).
                 Ok(_) => {}
                 Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
-                    savepoint(
-                        db,
-                        "ROLLBACK TO SAVEPOINT fixity_new; RELEASE SAVEPOINT fixity_new",
-                    )?;
+                    let back = "ROLLBACK TO SAVEPOINT fixity_new; RELEASE SAVEPOINT fixity_new";
+                    simple(db, &mut None, Some(back))?;
                     db.execute(INSERT_OR_UPDATE, &params)?;
                 }
                 Err(e) => return Err(db.err(e)),
             }
         }
+        // The other writes go by the extended protocol: the beginning, if still held, on
+        // its own.
+        simple(db, lead, None)?;
         let r = &self.rehashed;
         if !r.path.is_empty() {
             db.execute(

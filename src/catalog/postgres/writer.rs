@@ -79,10 +79,7 @@ const BEGIN: &str = "BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_me
 /// Sends `rows` on `db` and commits (begun first unless `open`); rolls back on failure.
 fn send_and_commit(db: &mut Db, mut rows: Rows, open: bool) -> Result<(), PgError> {
     let sent = (|| {
-        if !open {
-            db.client.batch_execute(BEGIN).map_err(|e| db.err(e))?;
-        }
-        rows.send(db)?;
+        rows.send(db, (!open).then_some(BEGIN))?;
         db.client.batch_execute("COMMIT").map_err(|e| db.err(e))
     })();
     if sent.is_err() {
@@ -308,9 +305,13 @@ impl Conn {
         if self.rows.is_empty() {
             return Ok(());
         }
-        self.begin()?;
-        let db = self.db.as_mut().expect("begun on it");
-        self.rows.send(db)
+        let begin = (!self.open).then_some(BEGIN);
+        self.db()?;
+        // Begun with the first write (`Rows::send`); the open flag set first, so that a
+        // failure (the batch then given up) still ends the transaction.
+        self.open = true;
+        let db = self.db.as_mut().expect("the connection is here");
+        self.rows.send(db, begin)
     }
 
     /// Begins the batch's transaction on the server, if it has not begun.
