@@ -5,8 +5,8 @@
 //! `R_e = sum_i c_i^e * D_i`, word by word in GF(2^16). Encoding adds each input slice into
 //! every recovery buffer ([`Encoder`]); repair subtracts the slices still intact from the
 //! recovery slices it uses and multiplies by the inverse of the `c_i^e` matrix of the lost
-//! ones ([`invert`]). Both are a [`gf16::Matrix`] prepared once and run over byte ranges, one
-//! range per thread.
+//! ones ([`invert`]). Both are a [`gf16::Matrix`] run over byte ranges, one range per
+//! thread.
 
 use super::gf16;
 use rayon::prelude::*;
@@ -14,8 +14,8 @@ use rayon::prelude::*;
 /// The byte range one thread takes in a multiply-add: a multiple of 64 (whole vectors).
 const COLUMN: usize = 64 << 10;
 
-/// `outs[o] ^= sum_i coeffs[o * srcs.len() + i] * srcs[i]`, byte ranges in parallel; the
-/// coefficients are prepared for the kernel once, for every range.
+/// `outs[o] ^= sum_i coeffs[o * srcs.len() + i] * srcs[i]`, byte ranges in parallel (one
+/// [`gf16::Matrix`] for every range).
 pub(crate) fn mul_add_parallel(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u16]) {
     let Some(len) = srcs.first().map(|s| s.len()) else { return };
     if outs.is_empty() || len == 0 {

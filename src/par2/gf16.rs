@@ -28,7 +28,8 @@
 //! [`Matrix`] works in tiles of bytes: the tile of a block of sources is de-interleaved
 //! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
 //! sources of the block in registers and is re-interleaved and xored into memory once. The
-//! per-coefficient tables or matrices are prepared once per matrix (not per thread). Any even length works:
+//! per-coefficient tables or matrices of a block are prepared as the block is reached, into
+//! a buffer that stays in L1 (from the linearity tables below). Any even length works:
 //! a tail shorter than one vector step goes through zero-padded copies. The tiling is shared
 //! (`gf16/tile.rs`); the kernels are in `gf16/x86.rs` and `gf16/arm.rs`. Each runs only when
 //! the CPU has its instructions and the SIMD cap allows its level (`FIXITY_SIMD`, `--simd`;
@@ -155,9 +156,9 @@ pub(super) fn gfni_matrices(c: u16) -> [u64; 4] {
 
 /// [`gfni_matrices`] through tables: the matrices are linear in c (multiplying by
 /// `a ^ b` is multiplying by `a`, xor by `b`), so those of c are those of its low byte's
-/// value xor those of its high byte's, from two 256-entry tables built once. Encoding
-/// prepares one set of matrices per (recovery slice, input slice) pair, so this is what
-/// small slices pay per pair.
+/// value xor those of its high byte's, from two 256-entry tables built once. The tiling
+/// driver prepares one set of matrices per (recovery slice, input slice) pair per tile, so
+/// this is what small slices pay per pair.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gfni_prepared(c: u16) -> [u64; 4] {
     static TABLES: OnceLock<Vec<[u64; 4]>> = OnceLock::new();
@@ -190,8 +191,9 @@ pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
 
 /// [`nibble_tables`] through tables, as [`gfni_prepared`]: the tables are linear in c, so
 /// those of c are those of its low byte's value xor those of its high byte's (two 256-entry
-/// tables built once, 64 KiB). A [`Matrix`] prepares one per coefficient: with small slices
-/// (sets of small files) building them bit by bit cost as much as the multiply-adds.
+/// tables built once, 64 KiB). The tiling driver prepares one per coefficient per tile:
+/// with small slices (sets of small files) building them bit by bit cost as much as the
+/// multiply-adds.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(super) fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
     static TABLES: OnceLock<Vec<[u128; 8]>> = OnceLock::new();
@@ -336,45 +338,14 @@ pub(crate) fn mul_add_matrix_with(
     Matrix::with(k, coeffs, srcs.len()).mul_add(outs, srcs, 0);
 }
 
-/// Coefficients in the form a kernel takes (one entry per coefficient, row-major).
-enum Coefs {
-    /// As given (the scalar kernel builds its tables per pair).
-    #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
-    Raw(Vec<u16>),
-    /// [`nibble_prepared`].
-    #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-    Nib(Vec<[[u8; 16]; 8]>),
-    /// [`gfni_prepared`].
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    Gfni(Vec<[u64; 4]>),
-}
-
-impl Coefs {
-    fn len(&self) -> usize {
-        match self {
-            Coefs::Raw(c) => c.len(),
-            Coefs::Nib(c) => c.len(),
-            Coefs::Gfni(c) => c.len(),
-        }
-    }
-}
-
-/// Some rows of [`Coefs`].
-#[derive(Clone, Copy)]
-#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-enum Rows<'a> {
-    Nib(&'a [[[u8; 16]; 8]]),
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    Gfni(&'a [[u64; 4]]),
-}
-
-/// A matrix of coefficients prepared once for the chosen kernel, for multiply-adds over
-/// many byte ranges (each thread's column of the slices): the tables of a coefficient are
-/// built once per matrix, not once per range.
+/// A matrix of coefficients for the chosen kernel, for multiply-adds over many byte
+/// ranges (each thread's column of the slices). The kernels prepare each block's
+/// coefficients as they reach it (`gf16/tile.rs`); the scalar kernel builds its tables per
+/// (output, source) pair.
 pub(crate) struct Matrix {
     kernel: Kernel,
     cols: usize,
-    coefs: Coefs,
+    coeffs: Vec<u16>,
 }
 
 impl Matrix {
@@ -386,14 +357,7 @@ impl Matrix {
     fn with(kernel: Kernel, coeffs: &[u16], cols: usize) -> Matrix {
         let whole = if cols == 0 { coeffs.is_empty() } else { coeffs.len().is_multiple_of(cols) };
         assert!(whole, "whole rows of coefficients");
-        let coefs = match kernel {
-            Kernel::Scalar => Coefs::Raw(coeffs.to_vec()),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Simd(k) => x86::prepare(k, coeffs),
-            #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => Coefs::Nib(coeffs.iter().map(|&c| nibble_prepared(c)).collect()),
-        };
-        Matrix { kernel, cols, coefs }
+        Matrix { kernel, cols, coeffs: coeffs.to_vec() }
     }
 
     /// For each output o (row `row0 + o` of the matrix): outs[o] ^= sum over i of the row's
@@ -408,23 +372,18 @@ impl Matrix {
             "all slices must have the same length"
         );
         let range = row0 * self.cols..(row0 + outs.len()) * self.cols;
-        let total = self.coefs.len();
+        let total = self.coeffs.len();
         assert!(range.end <= total, "rows {row0}.. of {} rows", total / self.cols.max(1));
         if len == 0 || outs.is_empty() || srcs.is_empty() {
             return;
         }
-        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
-        let rows = match &self.coefs {
-            Coefs::Raw(c) => return scalar_matrix(outs, srcs, &c[range]),
-            Coefs::Nib(c) => Rows::Nib(&c[range]),
-            Coefs::Gfni(c) => Rows::Gfni(&c[range]),
-        };
-        match (self.kernel, rows) {
+        let rows = &self.coeffs[range];
+        match self.kernel {
+            Kernel::Scalar => scalar_matrix(outs, srcs, rows),
             #[cfg(target_arch = "x86_64")]
-            (Kernel::Simd(k), rows) => x86::matrix(k, outs, srcs, rows),
+            Kernel::Simd(k) => x86::matrix(k, outs, srcs, rows),
             #[cfg(target_arch = "aarch64")]
-            (Kernel::Neon, Rows::Nib(c)) => arm::matrix(outs, srcs, c),
-            _ => unreachable!("coefficients prepared for the {} kernel", self.kernel.name()),
+            Kernel::Neon => arm::matrix(outs, srcs, rows),
         }
     }
 }
@@ -626,8 +585,10 @@ mod tests {
             for len in [0, 2, 30, 62, 64, 66, 126, 128, 130, 190, 254, 258, 1000] {
                 check(k, &mut r, 2, 3, len);
             }
+            // Coefficients prepared block by block (a few tiles) and once for the call.
             for (outs, srcs) in [(1, 1), (5, 17), (9, 2), (4, 33), (3, 4)] {
                 check(k, &mut r, outs, srcs, 2 * 2048 + 66);
+                check(k, &mut r, outs, srcs, 4 * 2048 + 66);
             }
             check(k, &mut r, 1, 1, (1 << 20) + 2);
             check(k, &mut r, 0, 3, 64);

@@ -24,6 +24,7 @@ const NEON: Spec<[[u8; 16]; 8]> = Spec {
     scratch: 4 * W,
     transform,
     blocks: [block::<1>, block::<2>, block::<3>, block::<4>],
+    prepare: super::nibble_prepared,
 };
 
 /// Whether the running CPU has NEON (every aarch64 Linux CPU does; asked anyway, as for
@@ -33,8 +34,8 @@ pub(super) fn supported() -> bool {
 }
 
 /// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments
-/// with coefficients prepared by [`super::nibble_prepared`].
-pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[[[u8; 16]; 8]]) {
+/// (the driver prepares each block's coefficients with [`super::nibble_prepared`]).
+pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[u16]) {
     assert!(supported());
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,
     // asserted above).

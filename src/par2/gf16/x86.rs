@@ -2,7 +2,7 @@
 //!
 //! The tiling driver of `tile.rs` (shared with the aarch64 kernel) serves every kernel. Each
 //! kernel supplies three things: the prepared form of a coefficient (GFNI matrices or
-//! `vpshufb` nibble tables), a transform that de-interleaves a tile of a source into the
+//! `vpshufb` nibble tables, made by the driver block by block), a transform that de-interleaves a tile of a source into the
 //! scratch buffer, and a block routine that multiplies-and-adds the scratch of a block of
 //! sources into K outputs at once (K accumulators in registers).
 //!
@@ -15,7 +15,7 @@
 use std::arch::x86_64::*;
 
 use super::tile::{Args, Spec, drive};
-use super::{Coefs, Rows, gfni_prepared, nibble_prepared};
+use super::{gfni_prepared, nibble_prepared};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,32 +63,19 @@ pub(super) fn supported() -> Vec<Kind> {
     all.filter(|&(_, ok)| ok).map(|(k, _)| k).collect()
 }
 
-/// The form of the coefficients `kind` takes.
-pub(super) fn prepare(kind: Kind, coeffs: &[u16]) -> Coefs {
-    match kind {
-        Kind::Avx512Gfni | Kind::Avx2Gfni => {
-            Coefs::Gfni(coeffs.iter().map(|&c| gfni_prepared(c)).collect())
-        }
-        Kind::Avx512Bw | Kind::Avx2 | Kind::Ssse3 => {
-            Coefs::Nib(coeffs.iter().map(|&c| nibble_prepared(c)).collect())
-        }
-    }
-}
-
-/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments with
-/// coefficients [`prepare`]d for it.
-pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: Rows<'_>) {
+/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments:
+/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients.
+pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[u16]) {
     assert!(supported().contains(&kind));
     // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
     // them, asserted above).
     unsafe {
-        match (kind, coefs) {
-            (Kind::Avx512Gfni, Rows::Gfni(c)) => drive(&w512::GFNI, outs, srcs, c),
-            (Kind::Avx2Gfni, Rows::Gfni(c)) => drive(&w256::GFNI, outs, srcs, c),
-            (Kind::Avx512Bw, Rows::Nib(c)) => drive(&w512::NIB, outs, srcs, c),
-            (Kind::Avx2, Rows::Nib(c)) => drive(&w256::NIB, outs, srcs, c),
-            (Kind::Ssse3, Rows::Nib(c)) => drive(&w128::NIB, outs, srcs, c),
-            _ => unreachable!("coefficients prepared for another kernel than {}", kind.name()),
+        match kind {
+            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coefs),
+            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coefs),
+            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coefs),
+            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coefs),
+            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coefs),
         }
     }
 }
@@ -103,6 +90,7 @@ macro_rules! kernels {
             scratch: 2 * W,
             transform: gfni_transform,
             blocks: [gfni_block::<1>, gfni_block::<2>, gfni_block::<3>, gfni_block::<4>],
+            prepare: gfni_prepared,
         };
         /// Stores (L, H) of each step.
         #[target_feature(enable = $nf)]
@@ -145,6 +133,7 @@ macro_rules! kernels {
             scratch: 4 * W,
             transform: nib_transform,
             blocks: [nib_block::<1>, nib_block::<2>, nib_block::<3>, nib_block::<4>],
+            prepare: nibble_prepared,
         };
 
         /// Stores the nibbles (n0, n1, n2, n3) of each step.
