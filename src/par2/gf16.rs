@@ -28,8 +28,9 @@
 //! [`Matrix`] works in tiles of bytes: the tile of a block of sources is de-interleaved
 //! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
 //! sources of the block in registers and is re-interleaved and xored into memory once. The
-//! per-coefficient tables or matrices of a block are prepared as the block is reached, into
-//! a buffer that stays in L1 (from the linearity tables below). Any even length works:
+//! per-coefficient tables or matrices are prepared by the driver from the linearity tables
+//! below: once per call over long slices, block by block (into a buffer that stays in L1)
+//! over short ones. Any even length works:
 //! a tail shorter than one vector step goes through zero-padded copies. The tiling is shared
 //! (`gf16/tile.rs`); the kernels are in `gf16/x86.rs` and `gf16/arm.rs`. Each runs only when
 //! the CPU has its instructions and the SIMD cap allows its level (`FIXITY_SIMD`, `--simd`;
@@ -157,8 +158,8 @@ pub(super) fn gfni_matrices(c: u16) -> [u64; 4] {
 /// [`gfni_matrices`] through tables: the matrices are linear in c (multiplying by
 /// `a ^ b` is multiplying by `a`, xor by `b`), so those of c are those of its low byte's
 /// value xor those of its high byte's, from two 256-entry tables built once. The tiling
-/// driver prepares one set of matrices per (recovery slice, input slice) pair per tile, so
-/// this is what small slices pay per pair.
+/// driver prepares one set of matrices per (recovery slice, input slice) pair per call
+/// (per tile over short slices), so this is what small slices pay per pair.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gfni_prepared(c: u16) -> [u64; 4] {
     static TABLES: OnceLock<Vec<[u64; 4]>> = OnceLock::new();
@@ -191,9 +192,9 @@ pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
 
 /// [`nibble_tables`] through tables, as [`gfni_prepared`]: the tables are linear in c, so
 /// those of c are those of its low byte's value xor those of its high byte's (two 256-entry
-/// tables built once, 64 KiB). The tiling driver prepares one per coefficient per tile:
-/// with small slices (sets of small files) building them bit by bit cost as much as the
-/// multiply-adds.
+/// tables built once, 64 KiB). The tiling driver prepares one per coefficient per call (per
+/// tile over short slices): with small slices (sets of small files) building them bit by
+/// bit cost as much as the multiply-adds.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(super) fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
     static TABLES: OnceLock<Vec<[u128; 8]>> = OnceLock::new();
@@ -339,9 +340,9 @@ pub(crate) fn mul_add_matrix_with(
 }
 
 /// A matrix of coefficients for the chosen kernel, for multiply-adds over many byte
-/// ranges (each thread's column of the slices). The kernels prepare each block's
-/// coefficients as they reach it (`gf16/tile.rs`); the scalar kernel builds its tables per
-/// (output, source) pair.
+/// ranges (each thread's column of the slices). The SIMD kernels' driver prepares the
+/// coefficients in the form they take (`gf16/tile.rs`); the scalar kernel builds its tables
+/// per (output, source) pair.
 pub(crate) struct Matrix {
     kernel: Kernel,
     cols: usize,
