@@ -155,21 +155,32 @@ pub(super) fn gfni_matrices(c: u16) -> [u64; 4] {
     })
 }
 
-/// [`gfni_matrices`] through tables: the matrices are linear in c (multiplying by
-/// `a ^ b` is multiplying by `a`, xor by `b`), so those of c are those of its low byte's
-/// value xor those of its high byte's, from two 256-entry tables built once. The tiling
-/// driver prepares one set of matrices per (recovery slice, input slice) pair per call
-/// (per tile over short slices), so this is what small slices pay per pair.
+/// One coefficient's [`gfni_prepare`].
+#[cfg(test)]
+fn gfni_prepared(c: u16) -> [u64; 4] {
+    let mut m = [[0; 4]];
+    gfni_prepare(&[c], &mut m);
+    m[0]
+}
+
+/// [`gfni_matrices`] of each of `cs`, into `out` (as long), through tables: the matrices are
+/// linear in c (multiplying by `a ^ b` is multiplying by `a`, xor by `b`), so those of c
+/// are those of its low byte's value xor those of its high byte's, from two 256-entry
+/// tables built once. The tiling driver prepares one set of matrices per (recovery slice,
+/// input slice) pair per call (per tile over short slices), so this is what small slices
+/// pay per pair.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(super) fn gfni_prepared(c: u16) -> [u64; 4] {
+pub(super) fn gfni_prepare(cs: &[u16], out: &mut [[u64; 4]]) {
     static TABLES: OnceLock<Vec<[u64; 4]>> = OnceLock::new();
     let t = TABLES.get_or_init(|| {
         (0..512u32)
             .map(|i| gfni_matrices(if i < 256 { i as u16 } else { ((i - 256) as u16) << 8 }))
             .collect()
     });
-    let (lo, hi) = (t[usize::from(c & 0xff)], t[256 + usize::from(c >> 8)]);
-    [lo[0] ^ hi[0], lo[1] ^ hi[1], lo[2] ^ hi[2], lo[3] ^ hi[3]]
+    for (m, &c) in out.iter_mut().zip(cs) {
+        let (lo, hi) = (t[usize::from(c & 0xff)], t[256 + usize::from(c >> 8)]);
+        *m = [lo[0] ^ hi[0], lo[1] ^ hi[1], lo[2] ^ hi[2], lo[3] ^ hi[3]];
+    }
 }
 
 /// The eight 16-entry `vpshufb` (aarch64: `tbl`) tables for multiplying by c: entry v of
@@ -190,13 +201,21 @@ pub(super) fn nibble_tables(c: u16) -> [[u8; 16]; 8] {
     t
 }
 
-/// [`nibble_tables`] through tables, as [`gfni_prepared`]: the tables are linear in c, so
-/// those of c are those of its low byte's value xor those of its high byte's (two 256-entry
-/// tables built once, 64 KiB). The tiling driver prepares one per coefficient per call (per
-/// tile over short slices): with small slices (sets of small files) building them bit by
-/// bit cost as much as the multiply-adds.
+/// One coefficient's [`nibble_prepare`].
+#[cfg(test)]
+fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
+    let mut t = [[[0; 16]; 8]];
+    nibble_prepare(&[c], &mut t);
+    t[0]
+}
+
+/// [`nibble_tables`] of each of `cs`, into `out` (as long), through tables as
+/// [`gfni_prepare`]: the tables are linear in c, so those of c are those of its low byte's
+/// value xor those of its high byte's (two 256-entry tables built once, 64 KiB). The tiling
+/// driver prepares one per coefficient per call (per tile over short slices): with small
+/// slices (sets of small files) building them bit by bit cost as much as the multiply-adds.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-pub(super) fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
+pub(super) fn nibble_prepare(cs: &[u16], out: &mut [[[u8; 16]; 8]]) {
     static TABLES: OnceLock<Vec<[u128; 8]>> = OnceLock::new();
     let t = TABLES.get_or_init(|| {
         (0..512u32)
@@ -206,8 +225,10 @@ pub(super) fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
             })
             .collect()
     });
-    let (lo, hi) = (&t[usize::from(c & 0xff)], &t[256 + usize::from(c >> 8)]);
-    std::array::from_fn(|j| (lo[j] ^ hi[j]).to_le_bytes())
+    for (d, &c) in out.iter_mut().zip(cs) {
+        let (lo, hi) = (&t[usize::from(c & 0xff)], &t[256 + usize::from(c >> 8)]);
+        *d = std::array::from_fn(|j| (lo[j] ^ hi[j]).to_le_bytes());
+    }
 }
 
 /// The scalar kernel's tables for c: `lo[b]` = c * b, `hi[b]` = c * (b << 8).

@@ -24,7 +24,7 @@ const NEON: Spec<[[u8; 16]; 8]> = Spec {
     scratch: 4 * W,
     transform,
     blocks: [block::<1>, block::<2>, block::<3>, block::<4>],
-    prepare: super::nibble_prepared,
+    prepare: super::nibble_prepare,
 };
 
 /// Whether the running CPU has NEON (every aarch64 Linux CPU does; asked anyway, as for
@@ -34,7 +34,7 @@ pub(super) fn supported() -> bool {
 }
 
 /// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments
-/// (the driver prepares each block's coefficients with [`super::nibble_prepared`]).
+/// (the driver prepares the coefficients with [`super::nibble_prepare`]).
 pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[u16]) {
     assert!(supported());
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,

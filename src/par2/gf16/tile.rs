@@ -37,9 +37,9 @@ pub(super) struct Spec<C> {
     pub(super) transform: unsafe fn(*const u8, usize, *mut u8),
     /// The block routines for 1..=OUT_BLOCK outputs.
     pub(super) blocks: [Block<C>; OUT_BLOCK],
-    /// A coefficient in the form the block routines take (`nibble_prepared`,
-    /// `gfni_prepared`).
-    pub(super) prepare: fn(u16) -> C,
+    /// Coefficients in the form the block routines take, into a slice as long
+    /// (`nibble_prepare`, `gfni_prepare`).
+    pub(super) prepare: fn(&[u16], &mut [C]),
 }
 
 /// Scratch memory, aligned for vector loads.
@@ -51,7 +51,7 @@ struct Line([u8; 64]);
 /// `coefs`, `outs.len()` rows of `srcs.len()` coefficients.
 /// SAFETY: the caller guarantees the CPU runs the instructions of `spec`'s routines (their
 /// target features were detected).
-pub(super) unsafe fn drive<C: Copy>(
+pub(super) unsafe fn drive<C: Copy + Default>(
     spec: &Spec<C>,
     outs: &mut [&mut [u8]],
     srcs: &[&[u8]],
@@ -106,7 +106,7 @@ const PREPARE_WHOLE: usize = 4;
 /// tables (3.3 MB for a batch of 128 slices and 205 recovery slices) stay in the caches.
 /// SAFETY: the caller guarantees `spec` is supported by the CPU, every pointer addresses `len`
 /// bytes, the outputs overlap nothing, and `coefs` has `outs.len() * srcs.len()` entries.
-unsafe fn tiles<C: Copy>(
+unsafe fn tiles<C: Copy + Default>(
     spec: &Spec<C>,
     outs: &[*mut u8],
     srcs: &[*const u8],
@@ -114,11 +114,12 @@ unsafe fn tiles<C: Copy>(
     coefs: &[u16],
 ) {
     let n = srcs.len();
-    let whole: Vec<C> = match len.div_ceil(TILE) >= PREPARE_WHOLE {
-        true => coefs.iter().map(|&c| (spec.prepare)(c)).collect(),
-        false => Vec::new(),
-    };
-    let mut block = [(spec.prepare)(0); OUT_BLOCK * SRC_BLOCK];
+    let mut whole: Vec<C> = Vec::new();
+    if len.div_ceil(TILE) >= PREPARE_WHOLE {
+        whole.resize(coefs.len(), C::default());
+        (spec.prepare)(coefs, &mut whole);
+    }
+    let mut block = [C::default(); OUT_BLOCK * SRC_BLOCK];
     let tile_steps = TILE.div_ceil(spec.step);
     let per_src = tile_steps * spec.scratch;
     let mut buf = vec![Line([0; 64]); (SRC_BLOCK.min(n) * per_src).div_ceil(64)];
@@ -145,9 +146,7 @@ unsafe fn tiles<C: Copy>(
                 let (coefs, stride) = if whole.is_empty() {
                     for k in 0..kb {
                         let row = &coefs[(o0 + k) * n + i0..][..ib];
-                        for (d, &c) in block[k * SRC_BLOCK..][..ib].iter_mut().zip(row) {
-                            *d = (spec.prepare)(c);
-                        }
+                        (spec.prepare)(row, &mut block[k * SRC_BLOCK..][..ib]);
                     }
                     (block.as_ptr(), SRC_BLOCK)
                 } else {

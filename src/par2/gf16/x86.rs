@@ -15,7 +15,7 @@
 use std::arch::x86_64::*;
 
 use super::tile::{Args, Spec, drive};
-use super::{gfni_prepared, nibble_prepared};
+use super::{gfni_prepare, nibble_prepare};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -90,7 +90,7 @@ macro_rules! kernels {
             scratch: 2 * W,
             transform: gfni_transform,
             blocks: [gfni_block::<1>, gfni_block::<2>, gfni_block::<3>, gfni_block::<4>],
-            prepare: gfni_prepared,
+            prepare: gfni_prepare,
         };
         /// Stores (L, H) of each step.
         #[target_feature(enable = $nf)]
@@ -133,7 +133,7 @@ macro_rules! kernels {
             scratch: 4 * W,
             transform: nib_transform,
             blocks: [nib_block::<1>, nib_block::<2>, nib_block::<3>, nib_block::<4>],
-            prepare: nibble_prepared,
+            prepare: nibble_prepare,
         };
 
         /// Stores the nibbles (n0, n1, n2, n3) of each step.
