@@ -32,6 +32,7 @@ pub use store::{
     Found, History, Inode, OpenOptions, Pages, Pass, PassOrder, PassState, PassUnderWay, Record,
     Records, ReportFn, RunInfo, Store, StoreError, StoreSpec, Summary, open_store,
 };
+pub use stream::RecordPages;
 
 /// What a run says once, when it has upgraded a catalog made before files' ctimes and
 /// access were recorded ([`Store::upgrade_note`]).

@@ -7,9 +7,6 @@ use super::Class;
 use super::store::{Record, Store, StoreError};
 use crate::proof::{Hash, Leaf, RootHasher, Standing};
 
-/// Records read at a time for a root.
-pub(crate) const PAGE: usize = 4096;
-
 /// The standing finding of a record whose last result is `last` (`missing`: it is gone).
 pub(crate) fn standing(last: Class, missing: bool) -> Standing {
     match last {
@@ -39,16 +36,12 @@ pub fn state_root(
     mut each: impl FnMut(&Record),
 ) -> Result<(Hash, u64), StoreError> {
     let mut root = RootHasher::new(store.algorithm().name);
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let page = store.records_page(after.as_deref(), PAGE)?;
+    let mut pages = super::RecordPages::after(None);
+    while let Some(page) = pages.next(store)? {
         for r in &page {
             root.add(&leaf(r));
             each(r);
         }
-        match page.into_iter().last() {
-            Some(r) => after = Some(r.path),
-            None => return Ok(root.finish()),
-        }
     }
+    Ok(root.finish())
 }

@@ -554,7 +554,8 @@ pub trait Store {
     /// What `fixity status` shows.
     fn summary(&self, now: i64) -> Result<Summary, StoreError>;
     /// Up to `limit` records (present and missing) with paths after `after`, in path
-    /// order (`fixity export`).
+    /// order (`fixity export`); fewer only when no more are there ([`super::RecordPages`]
+    /// reads them all).
     fn records_page(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<Record>, StoreError>;
     /// Recorded files at `rel` or below it (everything for an empty `rel`): (present,
     /// missing).

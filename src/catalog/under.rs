@@ -57,11 +57,8 @@ pub fn each_under(
     each: &mut dyn FnMut(Record),
 ) -> Result<(), StoreError> {
     let (Some(from), _) = super::below(sub) else { return Ok(()) };
-    let mut after = from.clone();
-    loop {
-        let page = store.records_page(Some(&after), 4096)?;
-        let Some(last) = page.last() else { return Ok(()) };
-        after = last.path.clone();
+    let mut pages = super::RecordPages::after(Some(from.clone()));
+    while let Some(page) = pages.next(store)? {
         for r in page {
             if !r.path.starts_with(&from) {
                 return Ok(());
@@ -69,4 +66,5 @@ pub fn each_under(
             each(r);
         }
     }
+    Ok(())
 }

@@ -105,12 +105,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<Status> {
     let mut line = Vec::new();
     writer.header(&mut line);
     out.write_all(&line).with_context(failed)?;
-    let mut after: Option<Vec<u8>> = None;
+    let mut pages = fixity::catalog::RecordPages::after(None);
     let mut skipped_newline = 0u64;
-    loop {
-        let page = store.records_page(after.as_deref(), 4096)?;
-        let Some(last) = page.last() else { break };
-        after = Some(last.path.clone());
+    while let Some(page) = pages.next(&*store)? {
         for row in page.iter().filter(|r| r.missing_since.is_none()) {
             line.clear();
             let digests = [row.digest];

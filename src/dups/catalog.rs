@@ -23,9 +23,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Records read from the store at a time.
-const PAGE: usize = 4096;
-
 /// Whether equal digests of `algo` (and equal sizes) are taken as equal content: only a
 /// cryptographic hash with no known way to make collisions. Checksums (CRCs, xxHash) and
 /// sampled hashes (imohash) collide by accident or by design; MD5 and SHA-1 collisions
@@ -71,17 +68,13 @@ fn look(rec: &Record, opts: &Options) -> Look {
 
 /// Calls `each` with every record in path order, until it returns false.
 fn each_record(store: &dyn Store, each: &mut dyn FnMut(&Record) -> bool) -> Result<(), StoreError> {
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let page = store.records_page(after.as_deref(), PAGE)?;
-        let Some(last) = page.last() else { return Ok(()) };
-        after = Some(last.path.clone());
-        for r in &page {
-            if !each(r) {
-                return Ok(());
-            }
+    let mut pages = crate::catalog::RecordPages::after(None);
+    while let Some(page) = pages.next(store)? {
+        if !page.iter().all(&mut *each) {
+            break;
         }
     }
+    Ok(())
 }
 
 /// Keeps one of each value that occurs twice or more in the sorted `v`.

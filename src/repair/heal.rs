@@ -122,11 +122,8 @@ pub fn repair(
     let mut report = RepairReport::default();
     let mut targets = Vec::new();
     if opts.paths.is_empty() {
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let page = store.records_page(after.as_deref(), 4096)?;
-            let Some(last) = page.last() else { break };
-            after = Some(last.path.clone());
+        let mut pages = crate::catalog::RecordPages::after(None);
+        while let Some(page) = pages.next(store)? {
             targets.extend(
                 page.into_iter()
                     .filter(|r| r.missing_since.is_some() || r.last_result.is_failure()),

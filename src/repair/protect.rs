@@ -94,13 +94,10 @@ pub fn protect(
     let report = ProtectReport::default();
     let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new() };
     let mut planner = Planner::default();
-    let mut after: Option<Vec<u8>> = None;
     std::thread::scope(|scope| -> Result<(), RepairError> {
         let mut flow = Flow { slots: VecDeque::new(), making: 0, held: 0, bytes: 0 };
-        loop {
-            let page = store.records_page(after.as_deref(), 4096)?;
-            let Some(last) = page.last() else { break };
-            after = Some(last.path.clone());
+        let mut pages = crate::catalog::RecordPages::after(None);
+        while let Some(page) = pages.next(store)? {
             for rec in page {
                 for set in planner.push(rec) {
                     job.set(scope, &mut flow, store, set, on)?;

@@ -591,3 +591,35 @@ fn standing_findings_page_through_the_index_of_rows_not_ok() {
     let p = plan(&c, sql, params![&b"a"[..], 10]);
     assert!(p.contains("USING INDEX files_by_checked"), "{p}");
 }
+
+#[test]
+fn record_pages_give_every_record_once_in_path_order_in_growing_pages() {
+    for n in [0usize, 1, 2047, 2048, 2049, 6144, 6145] {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.db");
+        let (mut store, found) = batched(&p, 100_000);
+        let names: Vec<Vec<u8>> = (0..n).map(|i| format!("f{i:05}").into_bytes()).collect();
+        for name in &names {
+            store.record_new(name, &found(1), 1_000).unwrap();
+        }
+        store.commit().unwrap();
+        let mut pages = crate::catalog::RecordPages::after(None);
+        let (mut got, mut sizes) = (Vec::new(), Vec::new());
+        while let Some(page) = pages.next(&store).unwrap() {
+            sizes.push(page.len());
+            got.extend(page.into_iter().map(|r| r.path));
+        }
+        assert_eq!(got, names, "{n} records");
+        // Pages of 2048, 4096, 8192 ... rows: the last shorter (or empty, not seen).
+        let full: Vec<usize> = [2048, 4096, 8192].into_iter().take(sizes.len()).collect();
+        let (last, whole) = sizes.split_last().map_or((0, &[][..]), |(l, w)| (*l, w));
+        assert_eq!(whole, &full[..whole.len()], "{n} records: {sizes:?}");
+        assert!(n == 0 || last > 0 && last <= full[whole.len()], "{n}: {sizes:?}");
+        // After a path: the records after it only.
+        if n > 2 {
+            let mut pages = crate::catalog::RecordPages::after(Some(names[1].clone()));
+            let first = pages.next(&store).unwrap().unwrap();
+            assert_eq!(first[0].path, names[2], "{n} records");
+        }
+    }
+}
