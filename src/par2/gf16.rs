@@ -361,13 +361,32 @@ pub(crate) fn mul_add_matrix_with(
 }
 
 /// A matrix of coefficients for the chosen kernel, for multiply-adds over many byte
-/// ranges (each thread's column of the slices). The SIMD kernels' driver prepares the
-/// coefficients in the form they take (`gf16/tile.rs`); the scalar kernel builds its tables
-/// per (output, source) pair.
+/// ranges (each thread's column of the slices). The SIMD kernels take the coefficients
+/// prepared in their form: once for the matrix (for calls over many tiles) or block by
+/// block (`gf16/tile.rs`); the scalar kernel builds its tables per (output, source) pair.
 pub(crate) struct Matrix {
     kernel: Kernel,
     cols: usize,
     coeffs: Vec<u16>,
+    prepared: Prepared,
+}
+
+/// A matrix's coefficients in a SIMD kernel's form, made at its first call over many tiles
+/// and shared by every later call, whatever its thread (`gf16/tile.rs`).
+#[derive(Default)]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+struct Prepared {
+    nib: OnceLock<Vec<[[u8; 16]; 8]>>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    gfni: OnceLock<Vec<[u64; 4]>>,
+}
+
+/// Every one of `cs` prepared by `f` ([`nibble_prepare`], [`gfni_prepare`]).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+fn prepare_all<C: Copy + Default>(f: fn(&[u16], &mut [C]), cs: &[u16]) -> Vec<C> {
+    let mut all = vec![C::default(); cs.len()];
+    f(cs, &mut all);
+    all
 }
 
 impl Matrix {
@@ -379,7 +398,7 @@ impl Matrix {
     fn with(kernel: Kernel, coeffs: &[u16], cols: usize) -> Matrix {
         let whole = if cols == 0 { coeffs.is_empty() } else { coeffs.len().is_multiple_of(cols) };
         assert!(whole, "whole rows of coefficients");
-        Matrix { kernel, cols, coeffs: coeffs.to_vec() }
+        Matrix { kernel, cols, coeffs: coeffs.to_vec(), prepared: Prepared::default() }
     }
 
     /// For each output o (row `row0 + o` of the matrix): outs[o] ^= sum over i of the row's
@@ -399,13 +418,20 @@ impl Matrix {
         if len == 0 || outs.is_empty() || srcs.is_empty() {
             return;
         }
-        let rows = &self.coeffs[range];
+        let rows = &self.coeffs[range.clone()];
+        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
+        let (all, p) = (&self.coeffs, &self.prepared);
+        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
+        let nib = || &p.nib.get_or_init(|| prepare_all(nibble_prepare, all))[range.clone()];
         match self.kernel {
             Kernel::Scalar => scalar_matrix(outs, srcs, rows),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Simd(k) => x86::matrix(k, outs, srcs, rows),
+            Kernel::Simd(k) => {
+                let gfni = || &p.gfni.get_or_init(|| prepare_all(gfni_prepare, all))[range.clone()];
+                x86::matrix(k, outs, srcs, rows, (&nib, &gfni))
+            }
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => arm::matrix(outs, srcs, rows),
+            Kernel::Neon => arm::matrix(outs, srcs, rows, &nib),
         }
     }
 }
@@ -492,23 +518,27 @@ mod tests {
     #[test]
     fn a_prepared_matrix_run_by_rows_equals_the_whole() {
         let mut r = Rng(0x5eed);
-        let (n_out, n_src, len) = (7, 5, 4096 + 38);
-        let srcs: Vec<Vec<u8>> = (0..n_src).map(|_| r.bytes(len)).collect();
-        let s: Vec<&[u8]> = srcs.iter().map(|v| &v[..]).collect();
-        let coeffs: Vec<u16> = (0..n_out * n_src).map(|_| r.word()).collect();
-        for kernel in kernels() {
-            let k = supported().iter().copied().find(|k| k.name() == kernel).unwrap();
-            let m = Matrix::with(k, &coeffs, n_src);
-            let mut whole = vec![vec![0u8; len]; n_out];
-            m.mul_add(&mut whole.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
-            let mut parts = vec![vec![0u8; len]; n_out];
-            let (a, b) = parts.split_at_mut(3);
-            m.mul_add(&mut a.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
-            m.mul_add(&mut b.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 3);
-            assert_eq!(parts, whole, "{kernel}");
-            let mut reference_out = vec![vec![0u8; len]; n_out];
-            reference(&mut reference_out, &s, &coeffs);
-            assert_eq!(whole, reference_out, "{kernel}");
+        // Over a few tiles (coefficients prepared block by block) and over many (prepared
+        // once for the matrix, at the first call, which takes only some rows).
+        for len in [4096 + 38, 4 * 4096 + 38] {
+            let n_out = 7;
+            let srcs: Vec<Vec<u8>> = (0..5).map(|_| r.bytes(len)).collect();
+            let s: Vec<&[u8]> = srcs.iter().map(|v| &v[..]).collect();
+            let coeffs: Vec<u16> = (0..n_out * s.len()).map(|_| r.word()).collect();
+            for kernel in kernels() {
+                let k = supported().iter().copied().find(|k| k.name() == kernel).unwrap();
+                let m = Matrix::with(k, &coeffs, s.len());
+                let mut parts = vec![vec![0u8; len]; n_out];
+                let (a, b) = parts.split_at_mut(3);
+                m.mul_add(&mut b.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 3);
+                m.mul_add(&mut a.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
+                let mut whole = vec![vec![0u8; len]; n_out];
+                m.mul_add(&mut whole.iter_mut().map(|v| &mut v[..]).collect::<Vec<_>>(), &s, 0);
+                assert_eq!(parts, whole, "{kernel}, {len} bytes");
+                let mut reference_out = vec![vec![0u8; len]; n_out];
+                reference(&mut reference_out, &s, &coeffs);
+                assert_eq!(whole, reference_out, "{kernel}, {len} bytes");
+            }
         }
     }
 

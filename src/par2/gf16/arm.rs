@@ -13,7 +13,7 @@
 
 use std::arch::aarch64::*;
 
-use super::tile::{Args, Spec, drive};
+use super::tile::{Args, Spec, Whole, drive};
 
 /// Bytes per vector.
 const W: usize = 16;
@@ -33,13 +33,18 @@ pub(super) fn supported() -> bool {
     std::arch::is_aarch64_feature_detected!("neon")
 }
 
-/// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments
-/// (the driver prepares the coefficients with [`super::nibble_prepare`]).
-pub(super) fn matrix(outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[u16]) {
+/// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments:
+/// `coefs`, and `whole` them prepared by [`super::nibble_prepare`] (see [`Whole`]).
+pub(super) fn matrix(
+    outs: &mut [&mut [u8]],
+    srcs: &[&[u8]],
+    coefs: &[u16],
+    whole: Whole<'_, [[u8; 16]; 8]>,
+) {
     assert!(supported());
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,
     // asserted above).
-    unsafe { drive(&NEON, outs, srcs, coefs) }
+    unsafe { drive(&NEON, outs, srcs, coefs, whole) }
 }
 
 /// Stores the nibbles (n0, n1, n2, n3) of each step.

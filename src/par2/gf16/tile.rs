@@ -47,8 +47,13 @@ pub(super) struct Spec<C> {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
+/// The same coefficients as `coefs`, all prepared ([`Spec::prepare`]): what `whole` gives,
+/// asked for only by calls over many tiles (the matrix prepares them once for all its
+/// calls, which then share them).
+pub(super) type Whole<'a, C> = &'a dyn Fn() -> &'a [C];
+
 /// Runs `spec` on validated, non-empty arguments (`run` in the parent module checked them):
-/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients.
+/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients, and `whole` them prepared.
 /// SAFETY: the caller guarantees the CPU runs the instructions of `spec`'s routines (their
 /// target features were detected).
 pub(super) unsafe fn drive<C: Copy + Default>(
@@ -56,6 +61,7 @@ pub(super) unsafe fn drive<C: Copy + Default>(
     outs: &mut [&mut [u8]],
     srcs: &[&[u8]],
     coefs: &[u16],
+    whole: Whole<'_, C>,
 ) {
     assert_eq!(coefs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
     let len = srcs[0].len();
@@ -66,7 +72,7 @@ pub(super) unsafe fn drive<C: Copy + Default>(
         // SAFETY: the CPU runs `spec` (the caller's promise); every pointer addresses
         // `len >= full` bytes; outputs are distinct `&mut` slices, so they overlap neither
         // each other nor the sources.
-        unsafe { tiles(spec, &o, &s, full, coefs) };
+        unsafe { tiles(spec, &o, &s, full, coefs, whole) };
     }
     if full < len {
         // The tail: zero-padded copies of one step each.
@@ -83,7 +89,7 @@ pub(super) unsafe fn drive<C: Copy + Default>(
         let s: Vec<*const u8> = s_pad.chunks_exact(step).map(|p| p.as_ptr()).collect();
         // SAFETY: the CPU runs `spec`; every pointer addresses one step of its own padded
         // buffer.
-        unsafe { tiles(spec, &o, &s, step, coefs) };
+        unsafe { tiles(spec, &o, &s, step, coefs, whole) };
         for (pad, o) in o_pad.chunks_exact(step).zip(outs.iter_mut()) {
             o[full..].copy_from_slice(&pad[..tail]);
         }
@@ -101,9 +107,10 @@ const PREPARE_WHOLE: usize = 4;
 /// routine runs, into a buffer that stays in L1: prepared for the whole call, the tables
 /// (128 bytes a coefficient, 21 MB for a set of 1,300 slices of 2 KiB and 130 recovery
 /// slices) went out to memory and came back once each, and cost as much as the
-/// multiply-adds they served. Over many tiles, once for the call: block by block they
-/// would be made again for every tile (8% of a 256 MiB file's run), while the call's
-/// tables (3.3 MB for a batch of 128 slices and 205 recovery slices) stay in the caches.
+/// multiply-adds they served. Over many tiles, once for the matrix (`whole`, shared by the
+/// threads' calls): block by block they would be made again for every tile (8% of a 256
+/// MiB file's run), while the matrix's tables (3.3 MB for a batch of 128 slices and 205
+/// recovery slices) stay in the caches.
 /// SAFETY: the caller guarantees `spec` is supported by the CPU, every pointer addresses `len`
 /// bytes, the outputs overlap nothing, and `coefs` has `outs.len() * srcs.len()` entries.
 unsafe fn tiles<C: Copy + Default>(
@@ -112,13 +119,11 @@ unsafe fn tiles<C: Copy + Default>(
     srcs: &[*const u8],
     len: usize,
     coefs: &[u16],
+    whole: Whole<'_, C>,
 ) {
     let n = srcs.len();
-    let mut whole: Vec<C> = Vec::new();
-    if len.div_ceil(TILE) >= PREPARE_WHOLE {
-        whole.resize(coefs.len(), C::default());
-        (spec.prepare)(coefs, &mut whole);
-    }
+    let whole: &[C] = if len.div_ceil(TILE) >= PREPARE_WHOLE { whole() } else { &[] };
+    assert!(whole.is_empty() || whole.len() == coefs.len(), "the same coefficients prepared");
     let mut block = [C::default(); OUT_BLOCK * SRC_BLOCK];
     let tile_steps = TILE.div_ceil(spec.step);
     let per_src = tile_steps * spec.scratch;

@@ -14,7 +14,7 @@
 
 use std::arch::x86_64::*;
 
-use super::tile::{Args, Spec, drive};
+use super::tile::{Args, Spec, Whole, drive};
 use super::{gfni_prepare, nibble_prepare};
 
 /// The SIMD kernels, fastest first.
@@ -64,18 +64,25 @@ pub(super) fn supported() -> Vec<Kind> {
 }
 
 /// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments:
-/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients.
-pub(super) fn matrix(kind: Kind, outs: &mut [&mut [u8]], srcs: &[&[u8]], coefs: &[u16]) {
+/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients, and them prepared (the
+/// nibble kernels' form, the GFNI kernels'; see [`Whole`]).
+pub(super) fn matrix(
+    kind: Kind,
+    outs: &mut [&mut [u8]],
+    srcs: &[&[u8]],
+    coefs: &[u16],
+    (nib, gfni): (Whole<'_, [[u8; 16]; 8]>, Whole<'_, [u64; 4]>),
+) {
     assert!(supported().contains(&kind));
     // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
     // them, asserted above).
     unsafe {
         match kind {
-            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coefs),
-            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coefs),
-            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coefs),
-            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coefs),
-            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coefs),
+            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coefs, gfni),
+            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coefs, gfni),
+            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coefs, nib),
+            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coefs, nib),
+            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coefs, nib),
         }
     }
 }
