@@ -60,14 +60,15 @@ pub(crate) fn mul_add_parallel(outs: &mut [Vec<u8>], srcs: &[&[u8]], coeffs: &[u
 pub(crate) struct Encoder {
     exponents: Vec<u32>,
     outs: Vec<Vec<u8>>,
-    constants: Vec<u16>,
+    /// The exponent m of each input slice's constant 2^m.
+    inputs: Vec<u32>,
 }
 
 impl Encoder {
     /// Buffers for `exponents` over a set of `inputs` input slices of `slice` bytes.
     pub(crate) fn new(slice: usize, exponents: Vec<u32>, inputs: usize) -> Encoder {
         let outs = exponents.iter().map(|_| vec![0u8; slice]).collect();
-        Encoder { exponents, outs, constants: gf16::input_constants(inputs) }
+        Encoder { exponents, outs, inputs: gf16::input_exponents(inputs) }
     }
 
     /// Adds input slices: (index in the set, its `slice` bytes, zero-padded).
@@ -75,13 +76,8 @@ impl Encoder {
         if batch.is_empty() || self.outs.is_empty() {
             return;
         }
-        let k = batch.len();
-        let mut coeffs = vec![0u16; self.exponents.len() * k];
-        for (o, &e) in self.exponents.iter().enumerate() {
-            for (i, &(index, _)) in batch.iter().enumerate() {
-                coeffs[o * k + i] = gf16::pow(self.constants[index], e);
-            }
-        }
+        let ms: Vec<u32> = batch.iter().map(|&(index, _)| self.inputs[index]).collect();
+        let coeffs = gf16::code_coefficients(&self.exponents, &ms);
         let srcs: Vec<&[u8]> = batch.iter().map(|&(_, d)| d).collect();
         mul_add_parallel(&mut self.outs, &srcs, &coeffs);
     }

@@ -113,12 +113,25 @@ pub(crate) fn pow(a: u16, e: u32) -> u16 {
 /// PAR2's base constants for input slices 0..n: 2^m for the increasing exponents m >= 1 with
 /// gcd(m, 65535) == 1 (65535 = 3 * 5 * 17 * 257; there are 32768 of them).
 pub(crate) fn input_constants(n: usize) -> Vec<u16> {
+    input_exponents(n).into_iter().map(|m| pow(2, m)).collect()
+}
+
+/// The exponents m of [`input_constants`] (the constant of input slice i is 2^m_i).
+pub(crate) fn input_exponents(n: usize) -> Vec<u32> {
     assert!(n <= 32768, "PAR2 has 32768 input constants");
     (1u32..65535)
         .filter(|m| m % 3 != 0 && m % 5 != 0 && m % 17 != 0 && m % 257 != 0)
         .take(n)
-        .map(|m| pow(2, m))
         .collect()
+}
+
+/// The coefficients of PAR2's code for the recovery exponents `es` and the inputs whose
+/// constants are 2^m (m of `ms`, from [`input_exponents`]): (2^m)^e = 2^(m e), a row per
+/// exponent, one lookup each (encoding asks for one per recovery slice and input slice).
+pub(crate) fn code_coefficients(es: &[u32], ms: &[u32]) -> Vec<u16> {
+    let t = tables();
+    let power = |m: u32, e: u32| t.exp[((u64::from(m) * u64::from(e)) % 65535) as usize];
+    es.iter().flat_map(|&e| ms.iter().map(move |&m| power(m, e))).collect()
 }
 
 /// c * x^k for k in 0..16: the images of the 16 bits of a word (the columns of the 16x16
@@ -546,6 +559,20 @@ mod tests {
     #[should_panic(expected = "division by zero")]
     fn inverse_of_zero_panics() {
         inv(0);
+    }
+
+    #[test]
+    fn code_coefficients_are_the_constants_powers() {
+        let ms = input_exponents(32768);
+        let cs = input_constants(32768);
+        let es = [0, 1, 2, 3, 100, 199, 32767, 65534, 65535, 70000];
+        let picked: Vec<usize> = (0..32768).step_by(97).chain([32767]).collect();
+        let got = code_coefficients(&es, &picked.iter().map(|&i| ms[i]).collect::<Vec<_>>());
+        for (o, &e) in es.iter().enumerate() {
+            for (j, &i) in picked.iter().enumerate() {
+                assert_eq!(got[o * picked.len() + j], pow(cs[i], e), "input {i}, exponent {e}");
+            }
+        }
     }
 
     #[test]
