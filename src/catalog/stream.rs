@@ -24,18 +24,15 @@ impl Stream {
         F: FnMut(Option<&[u8]>, bool, usize) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
         let from = from.map(<[u8]>::to_vec);
-        let (mut first, mut ended, mut rows) = (true, false, Growing::new());
+        let (mut first, mut paged) = (true, Paged::default());
         let pages = read_ahead(4, move |after: Option<&Record>| {
-            if ended {
-                return Ok(Vec::new());
-            }
-            // The first page starts at `from` itself; the others after the last record.
-            let inclusive = std::mem::take(&mut first) && from.is_some();
-            let n = rows.next();
-            let got =
-                page(after.map_or(from.as_deref(), |r| Some(r.path.as_slice())), inclusive, n)?;
-            ended = got.len() < n;
-            Ok(got)
+            let at = after.map_or(from.as_deref(), |r| Some(r.path.as_slice()));
+            let got = paged.next(|n| {
+                // The first page starts at `from` itself; the others after the last record.
+                let inclusive = std::mem::take(&mut first) && from.is_some();
+                page(at, inclusive, n)
+            })?;
+            Ok(got.unwrap_or_default())
         });
         Stream { pages, page: VecDeque::new(), error: None }
     }
@@ -119,26 +116,47 @@ where
 /// [`RecordPages::next`] only, so a caller may write to it between pages.
 pub struct RecordPages {
     after: Option<Vec<u8>>,
-    rows: Growing,
-    ended: bool,
+    paged: Paged,
 }
 
 impl RecordPages {
     /// The records after `after` (every record with `None`).
     pub fn after(after: Option<Vec<u8>>) -> RecordPages {
-        RecordPages { after, rows: Growing::new(), ended: false }
+        RecordPages { after, paged: Paged::default() }
     }
 
     /// The next page; `None` after the last.
     pub fn next(&mut self, store: &dyn Store) -> Result<Option<Vec<Record>>, StoreError> {
+        let after = self.after.as_deref();
+        let Some(page) = self.paged.next(|n| store.records_page(after, n))? else {
+            return Ok(None);
+        };
+        let Some(last) = page.last() else { return Ok(None) };
+        self.after = Some(last.path.clone());
+        Ok(Some(page))
+    }
+}
+
+/// The pages of a read in path order: their sizes as [`Growing`] says, and the end at the
+/// first page shorter than asked (the end is not asked for again).
+#[derive(Default)]
+struct Paged {
+    rows: Growing,
+    ended: bool,
+}
+
+impl Paged {
+    /// The page `read(limit)` gives; `None` once one came back shorter than asked.
+    fn next<E>(
+        &mut self,
+        read: impl FnOnce(usize) -> Result<Vec<Record>, E>,
+    ) -> Result<Option<Vec<Record>>, E> {
         if self.ended {
             return Ok(None);
         }
         let n = self.rows.next();
-        let page = store.records_page(self.after.as_deref(), n)?;
+        let page = read(n)?;
         self.ended = page.len() < n;
-        let Some(last) = page.last() else { return Ok(None) };
-        self.after = Some(last.path.clone());
         Ok(Some(page))
     }
 }
@@ -147,6 +165,12 @@ impl RecordPages {
 /// twice as large up to a bound (a catalog across a network waits one round trip per page:
 /// 50,000 records are 5 pages, not 25; four pages read ahead hold 64Ki records at most).
 pub(crate) struct Growing(usize);
+
+impl Default for Growing {
+    fn default() -> Growing {
+        Growing::new()
+    }
+}
 
 impl Growing {
     const FIRST: usize = 2048;

@@ -29,7 +29,7 @@
 //! into a scratch buffer (L1/L2 resident) once, then each block of outputs accumulates all the
 //! sources of the block in registers and is re-interleaved and xored into memory once. The
 //! per-coefficient tables or matrices are prepared by the driver from the linearity tables
-//! below: once per call over long slices, block by block (into a buffer that stays in L1)
+//! below: once per matrix over long slices, block by block (into a buffer that stays in L1)
 //! over short ones. Any even length works:
 //! a tail shorter than one vector step goes through zero-padded copies. The tiling is shared
 //! (`gf16/tile.rs`); the kernels are in `gf16/x86.rs` and `gf16/arm.rs`. Each runs only when
@@ -180,7 +180,7 @@ fn gfni_prepared(c: u16) -> [u64; 4] {
 /// linear in c (multiplying by `a ^ b` is multiplying by `a`, xor by `b`), so those of c
 /// are those of its low byte's value xor those of its high byte's, from two 256-entry
 /// tables built once. The tiling driver prepares one set of matrices per (recovery slice,
-/// input slice) pair per call (per tile over short slices), so this is what small slices
+/// input slice) pair per matrix (per tile over short slices), so this is what small slices
 /// pay per pair.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gfni_prepare(cs: &[u16], out: &mut [[u64; 4]]) {
@@ -225,7 +225,7 @@ fn nibble_prepared(c: u16) -> [[u8; 16]; 8] {
 /// [`nibble_tables`] of each of `cs`, into `out` (as long), through tables as
 /// [`gfni_prepare`]: the tables are linear in c, so those of c are those of its low byte's
 /// value xor those of its high byte's (two 256-entry tables built once, 64 KiB). The tiling
-/// driver prepares one per coefficient per call (per tile over short slices): with small
+/// driver prepares one per coefficient per matrix (per tile over short slices): with small
 /// slices (sets of small files) building them bit by bit cost as much as the multiply-adds.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(super) fn nibble_prepare(cs: &[u16], out: &mut [[[u8; 16]; 8]]) {
@@ -384,22 +384,15 @@ pub(crate) struct Matrix {
     prepared: Prepared,
 }
 
-/// A matrix's coefficients in a SIMD kernel's form, made at its first call over many tiles
-/// and shared by every later call, whatever its thread (`gf16/tile.rs`).
+/// A matrix's coefficients in a SIMD kernel's form, made by the tiling driver at the
+/// matrix's first call over many tiles and shared by every later call, whatever its thread
+/// (`gf16/tile.rs`, `Rows`).
 #[derive(Default)]
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 struct Prepared {
     nib: OnceLock<Vec<[[u8; 16]; 8]>>,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     gfni: OnceLock<Vec<[u64; 4]>>,
-}
-
-/// Every one of `cs` prepared by `f` ([`nibble_prepare`], [`gfni_prepare`]).
-#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-fn prepare_all<C: Copy + Default>(f: fn(&[u16], &mut [C]), cs: &[u16]) -> Vec<C> {
-    let mut all = vec![C::default(); cs.len()];
-    f(cs, &mut all);
-    all
 }
 
 impl Matrix {
@@ -431,20 +424,13 @@ impl Matrix {
         if len == 0 || outs.is_empty() || srcs.is_empty() {
             return;
         }
-        let rows = &self.coeffs[range.clone()];
-        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
-        let (all, p) = (&self.coeffs, &self.prepared);
-        #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused))]
-        let nib = || &p.nib.get_or_init(|| prepare_all(nibble_prepare, all))[range.clone()];
+        let rows = (&self.coeffs[..], range);
         match self.kernel {
-            Kernel::Scalar => scalar_matrix(outs, srcs, rows),
+            Kernel::Scalar => scalar_matrix(outs, srcs, &self.coeffs[rows.1]),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Simd(k) => {
-                let gfni = || &p.gfni.get_or_init(|| prepare_all(gfni_prepare, all))[range.clone()];
-                x86::matrix(k, outs, srcs, rows, (&nib, &gfni))
-            }
+            Kernel::Simd(k) => x86::matrix(k, outs, srcs, rows, &self.prepared),
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => arm::matrix(outs, srcs, rows, &nib),
+            Kernel::Neon => arm::matrix(outs, srcs, rows, &self.prepared),
         }
     }
 }
@@ -664,7 +650,7 @@ mod tests {
             for len in [0, 2, 30, 62, 64, 66, 126, 128, 130, 190, 254, 258, 1000] {
                 check(k, &mut r, 2, 3, len);
             }
-            // Coefficients prepared block by block (a few tiles) and once for the call.
+            // Coefficients prepared block by block (a few tiles) and once for the matrix.
             for (outs, srcs) in [(1, 1), (5, 17), (9, 2), (4, 33), (3, 4)] {
                 check(k, &mut r, outs, srcs, 2 * 2048 + 66);
                 check(k, &mut r, outs, srcs, 4 * 2048 + 66);

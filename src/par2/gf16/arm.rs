@@ -13,7 +13,7 @@
 
 use std::arch::aarch64::*;
 
-use super::tile::{Args, Spec, Whole, drive};
+use super::tile::{Args, Rows, Spec, drive};
 
 /// Bytes per vector.
 const W: usize = 16;
@@ -34,17 +34,18 @@ pub(super) fn supported() -> bool {
 }
 
 /// Runs the NEON kernel (which `supported()` must allow) on validated, non-empty arguments:
-/// `coefs`, and `whole` them prepared by [`super::nibble_prepare`] (see [`Whole`]).
+/// the rows `range` of the matrix's coefficients `all`, with the matrix's cache of them.
 pub(super) fn matrix(
     outs: &mut [&mut [u8]],
     srcs: &[&[u8]],
-    coefs: &[u16],
-    whole: Whole<'_, [[u8; 16]; 8]>,
+    (all, range): (&[u16], std::ops::Range<usize>),
+    cache: &super::Prepared,
 ) {
     assert!(supported());
+    let rows = Rows { all, range, prepared: &cache.nib };
     // SAFETY: the CPU has NEON, the only target feature of the kernel's routines (detected,
     // asserted above).
-    unsafe { drive(&NEON, outs, srcs, coefs, whole) }
+    unsafe { drive(&NEON, outs, srcs, rows) }
 }
 
 /// Stores the nibbles (n0, n1, n2, n3) of each step.

@@ -7,6 +7,8 @@
 //! tiles, the sources into blocks of `SRC_BLOCK` and the outputs into blocks of at most
 //! `OUT_BLOCK`, and sends a tail shorter than one step through zero-padded copies.
 
+use std::sync::OnceLock;
+
 /// Bytes of each slice per tile: the scratch of a block of sources holds `SRC_BLOCK` tiles.
 const TILE: usize = 2048;
 /// Sources de-interleaved together into the scratch buffer.
@@ -47,23 +49,43 @@ pub(super) struct Spec<C> {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// The same coefficients as `coefs`, all prepared ([`Spec::prepare`]): what `whole` gives,
-/// asked for only by calls over many tiles (the matrix prepares them once for all its
-/// calls, which then share them).
-pub(super) type Whole<'a, C> = &'a dyn Fn() -> &'a [C];
+/// Some rows of a matrix's coefficients (`all[range]`), and where the matrix keeps all of
+/// them in a kernel's form: prepared ([`Spec::prepare`]) at the first call over many tiles,
+/// and shared by every later call, whatever its thread.
+pub(super) struct Rows<'a, C> {
+    pub(super) all: &'a [u16],
+    pub(super) range: std::ops::Range<usize>,
+    pub(super) prepared: &'a OnceLock<Vec<C>>,
+}
+
+impl<C: Copy + Default> Rows<'_, C> {
+    fn coefs(&self) -> &[u16] {
+        &self.all[self.range.clone()]
+    }
+
+    /// The rows in `spec`'s form, the matrix's coefficients prepared if not yet.
+    fn prepared(&self, spec: &Spec<C>) -> &[C] {
+        let all = self.prepared.get_or_init(|| {
+            let mut all = vec![C::default(); self.all.len()];
+            (spec.prepare)(self.all, &mut all);
+            all
+        });
+        &all[self.range.clone()]
+    }
+}
 
 /// Runs `spec` on validated, non-empty arguments (`run` in the parent module checked them):
-/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients, and `whole` them prepared.
+/// `rows`, `outs.len()` rows of `srcs.len()` coefficients.
 /// SAFETY: the caller guarantees the CPU runs the instructions of `spec`'s routines (their
 /// target features were detected).
 pub(super) unsafe fn drive<C: Copy + Default>(
     spec: &Spec<C>,
     outs: &mut [&mut [u8]],
     srcs: &[&[u8]],
-    coefs: &[u16],
-    whole: Whole<'_, C>,
+    rows: Rows<'_, C>,
 ) {
-    assert_eq!(coefs.len(), outs.len() * srcs.len(), "one coefficient per (output, source)");
+    let n = outs.len() * srcs.len();
+    assert_eq!(rows.range.len(), n, "one coefficient per (output, source)");
     let len = srcs[0].len();
     let full = len - len % spec.step;
     if full > 0 {
@@ -72,7 +94,7 @@ pub(super) unsafe fn drive<C: Copy + Default>(
         // SAFETY: the CPU runs `spec` (the caller's promise); every pointer addresses
         // `len >= full` bytes; outputs are distinct `&mut` slices, so they overlap neither
         // each other nor the sources.
-        unsafe { tiles(spec, &o, &s, full, coefs, whole) };
+        unsafe { tiles(spec, &o, &s, full, &rows) };
     }
     if full < len {
         // The tail: zero-padded copies of one step each.
@@ -89,15 +111,15 @@ pub(super) unsafe fn drive<C: Copy + Default>(
         let s: Vec<*const u8> = s_pad.chunks_exact(step).map(|p| p.as_ptr()).collect();
         // SAFETY: the CPU runs `spec`; every pointer addresses one step of its own padded
         // buffer.
-        unsafe { tiles(spec, &o, &s, step, coefs, whole) };
+        unsafe { tiles(spec, &o, &s, step, &rows) };
         for (pad, o) in o_pad.chunks_exact(step).zip(outs.iter_mut()) {
             o[full..].copy_from_slice(&pad[..tail]);
         }
     }
 }
 
-/// Tiles in a call from which the coefficients are prepared once for the call, not block
-/// by block.
+/// Tiles in a call from which the coefficients are the matrix's, prepared once, not
+/// prepared block by block.
 const PREPARE_WHOLE: usize = 4;
 
 /// The tiled multiply-add of `len` bytes (a multiple of `spec.step`).
@@ -107,23 +129,22 @@ const PREPARE_WHOLE: usize = 4;
 /// routine runs, into a buffer that stays in L1: prepared for the whole call, the tables
 /// (128 bytes a coefficient, 21 MB for a set of 1,300 slices of 2 KiB and 130 recovery
 /// slices) went out to memory and came back once each, and cost as much as the
-/// multiply-adds they served. Over many tiles, once for the matrix (`whole`, shared by the
-/// threads' calls): block by block they would be made again for every tile (8% of a 256
-/// MiB file's run), while the matrix's tables (3.3 MB for a batch of 128 slices and 205
-/// recovery slices) stay in the caches.
+/// multiply-adds they served. Over many tiles, once for the matrix ([`Rows::prepared`],
+/// shared by the threads' calls): block by block they would be made again for every tile
+/// (8% of a 256 MiB file's run), while the matrix's tables (3.3 MB for a batch of 128
+/// slices and 205 recovery slices) stay in the caches.
 /// SAFETY: the caller guarantees `spec` is supported by the CPU, every pointer addresses `len`
-/// bytes, the outputs overlap nothing, and `coefs` has `outs.len() * srcs.len()` entries.
+/// bytes, the outputs overlap nothing, and `rows` has `outs.len() * srcs.len()` entries.
 unsafe fn tiles<C: Copy + Default>(
     spec: &Spec<C>,
     outs: &[*mut u8],
     srcs: &[*const u8],
     len: usize,
-    coefs: &[u16],
-    whole: Whole<'_, C>,
+    rows: &Rows<'_, C>,
 ) {
     let n = srcs.len();
-    let whole: &[C] = if len.div_ceil(TILE) >= PREPARE_WHOLE { whole() } else { &[] };
-    assert!(whole.is_empty() || whole.len() == coefs.len(), "the same coefficients prepared");
+    let coefs = rows.coefs();
+    let whole: &[C] = if len.div_ceil(TILE) >= PREPARE_WHOLE { rows.prepared(spec) } else { &[] };
     let mut block = [C::default(); OUT_BLOCK * SRC_BLOCK];
     let tile_steps = TILE.div_ceil(spec.step);
     let per_src = tile_steps * spec.scratch;

@@ -2,8 +2,8 @@
 //!
 //! The tiling driver of `tile.rs` (shared with the aarch64 kernel) serves every kernel. Each
 //! kernel supplies three things: the prepared form of a coefficient (GFNI matrices or
-//! `vpshufb` nibble tables, made by the driver block by block), a transform that de-interleaves a tile of a source into the
-//! scratch buffer, and a block routine that multiplies-and-adds the scratch of a block of
+//! `vpshufb` nibble tables, which the driver makes), a transform that de-interleaves a
+//! tile of a source into the scratch buffer, and a block routine that multiplies-and-adds the scratch of a block of
 //! sources into K outputs at once (K accumulators in registers).
 //!
 //! De-interleaving uses lane-local shuffles only: within each 128-bit lane, `vpshufb` gathers
@@ -14,8 +14,8 @@
 
 use std::arch::x86_64::*;
 
-use super::tile::{Args, Spec, Whole, drive};
-use super::{gfni_prepare, nibble_prepare};
+use super::tile::{Args, Rows, Spec, drive};
+use super::{Prepared, gfni_prepare, nibble_prepare};
 
 /// The SIMD kernels, fastest first.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,26 +63,28 @@ pub(super) fn supported() -> Vec<Kind> {
     all.filter(|&(_, ok)| ok).map(|(k, _)| k).collect()
 }
 
-/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments:
-/// `coefs`, `outs.len()` rows of `srcs.len()` coefficients, and them prepared (the
-/// nibble kernels' form, the GFNI kernels'; see [`Whole`]).
+/// Runs `kind` (which must be in `supported()`) on validated, non-empty arguments: the
+/// rows `range` of the matrix's coefficients `all`, `outs.len()` rows of `srcs.len()`,
+/// with the matrix's cache of them in each kernel's form.
 pub(super) fn matrix(
     kind: Kind,
     outs: &mut [&mut [u8]],
     srcs: &[&[u8]],
-    coefs: &[u16],
-    (nib, gfni): (Whole<'_, [[u8; 16]; 8]>, Whole<'_, [u64; 4]>),
+    (all, range): (&[u16], std::ops::Range<usize>),
+    cache: &Prepared,
 ) {
     assert!(supported().contains(&kind));
+    let nib = Rows { all, range: range.clone(), prepared: &cache.nib };
+    let gfni = Rows { all, range, prepared: &cache.gfni };
     // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
     // them, asserted above).
     unsafe {
         match kind {
-            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, coefs, gfni),
-            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, coefs, gfni),
-            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, coefs, nib),
-            Kind::Avx2 => drive(&w256::NIB, outs, srcs, coefs, nib),
-            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, coefs, nib),
+            Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, gfni),
+            Kind::Avx2Gfni => drive(&w256::GFNI, outs, srcs, gfni),
+            Kind::Avx512Bw => drive(&w512::NIB, outs, srcs, nib),
+            Kind::Avx2 => drive(&w256::NIB, outs, srcs, nib),
+            Kind::Ssse3 => drive(&w128::NIB, outs, srcs, nib),
         }
     }
 }
