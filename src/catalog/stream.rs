@@ -168,17 +168,13 @@ pub(crate) struct Growing(usize);
 
 impl Default for Growing {
     fn default() -> Growing {
-        Growing::new()
+        Growing(Self::FIRST)
     }
 }
 
 impl Growing {
     const FIRST: usize = 2048;
     const MAX: usize = 16384;
-
-    pub(crate) fn new() -> Growing {
-        Growing(Self::FIRST)
-    }
 
     /// The rows of the next page.
     pub(crate) fn next(&mut self) -> usize {
@@ -213,7 +209,7 @@ impl StaleStream {
         // record read in the first is not read again in the second, even before its
         // check is committed.
         let mut wrapped = from.is_none();
-        let mut rows = Growing::new();
+        let mut rows = Growing::default();
         let pages = read_ahead(2, move |after: Option<&Record>| {
             let after = after.map(|r| r.path.as_slice());
             let n = rows.next();
@@ -274,7 +270,7 @@ mod tests {
 
     #[test]
     fn pages_grow_from_small_to_a_bound() {
-        let mut g = Growing::new();
+        let mut g = Growing::default();
         let sizes: Vec<usize> = (0..6).map(|_| g.next()).collect();
         assert_eq!(sizes, [2048, 4096, 8192, 16384, 16384, 16384]);
     }

@@ -424,13 +424,12 @@ impl Matrix {
         if len == 0 || outs.is_empty() || srcs.is_empty() {
             return;
         }
-        let rows = (&self.coeffs[..], range);
         match self.kernel {
-            Kernel::Scalar => scalar_matrix(outs, srcs, &self.coeffs[rows.1]),
+            Kernel::Scalar => scalar_matrix(outs, srcs, &self.coeffs[range]),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Simd(k) => x86::matrix(k, outs, srcs, rows, &self.prepared),
+            Kernel::Simd(k) => x86::matrix(k, outs, srcs, (&self.coeffs, range), &self.prepared),
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => arm::matrix(outs, srcs, rows, &self.prepared),
+            Kernel::Neon => arm::matrix(outs, srcs, (&self.coeffs, range), &self.prepared),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! The tiling driver of `tile.rs` (shared with the aarch64 kernel) serves every kernel. Each
 //! kernel supplies three things: the prepared form of a coefficient (GFNI matrices or
 //! `vpshufb` nibble tables, which the driver makes), a transform that de-interleaves a
-//! tile of a source into the scratch buffer, and a block routine that multiplies-and-adds the scratch of a block of
-//! sources into K outputs at once (K accumulators in registers).
+//! tile of a source into the scratch buffer, and a block routine that multiplies-and-adds
+//! the scratch of a block of sources into K outputs at once (K accumulators in registers).
 //!
 //! De-interleaving uses lane-local shuffles only: within each 128-bit lane, `vpshufb` gathers
 //! the 8 low bytes then the 8 high bytes of 8 words; `vpunpck{l,h}qdq` of two such vectors give
