@@ -18,10 +18,10 @@
 # man(1) reads them (man/fixity-hash.1 ...: `man -l`, or copy to a MANPATH), bash, zsh
 # and fish completions, and the systemd units (Linux) or the launchd job (macOS).
 #
-# The pages and completions are made by the archive's own binary where it runs here
-# (natively, or under CARGO_TARGET_<TARGET>_RUNNER: wine, qemu-aarch64), otherwise by
-# FIXITY_ARCHIVE_HOST_BIN (a fixity of this source built for this machine): the same
-# command-line definitions. Windows' needs zip and groff (Debian: apt-get install zip groff).
+# The pages, completions and SHA256SUMS are made by FIXITY_ARCHIVE_HOST_BIN when set (a
+# fixity of this source built for this machine), otherwise by the archive's own binary
+# where it runs here (natively, or under CARGO_TARGET_<TARGET>_RUNNER: wine,
+# qemu-aarch64): the same command-line definitions. Windows' needs zip and groff (Debian: apt-get install zip groff).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
