@@ -309,7 +309,7 @@ pub(crate) fn compress(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
 
 /// MD5 over a stream: [`compress`] and RFC 1321's padding (section 3.1, 3.2).
 #[derive(Clone)]
-pub(super) struct Md5 {
+pub(crate) struct Md5 {
     state: [u32; 4],
     block: [u8; 64],
     filled: usize,
@@ -317,7 +317,7 @@ pub(super) struct Md5 {
 }
 
 impl Md5 {
-    pub(super) fn new() -> Md5 {
+    pub(crate) fn new() -> Md5 {
         Md5 {
             state: [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476],
             block: [0; 64],

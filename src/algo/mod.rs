@@ -38,6 +38,7 @@ pub use lookup::{
     blake2b_bits, by_file_name, by_len, by_tag, by_tool, default_algorithm, lookup, normalize,
     parse_list,
 };
+pub(crate) use md5::Md5;
 pub use s3etag::{part_of as s3etag_part_size, s3etag_part};
 pub use s3parts::{parts_of as s3parts_of, s3parts};
 use std::fmt;

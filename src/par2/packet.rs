@@ -177,6 +177,26 @@ pub(crate) fn md5_many(msgs: &[&[u8]]) -> Vec<Id> {
     out
 }
 
+/// The MD5 of a stream of data (a whole file): fixity's own compression function
+/// ([`crate::algo::Md5`], on x86-64 the assembly written for MD5's critical path, 25%
+/// faster than the `md-5` crate's), which the reader thread of a 256 MiB file spent a
+/// fifth of a `protect` in.
+pub(crate) struct DataMd5(crate::algo::Md5);
+
+impl DataMd5 {
+    pub(crate) fn new() -> DataMd5 {
+        DataMd5(crate::algo::Md5::new())
+    }
+
+    pub(crate) fn update(&mut self, data: &[u8]) {
+        crate::algo::Hasher::update(&mut self.0, data);
+    }
+
+    pub(crate) fn finish(&self) -> Id {
+        crate::algo::Hasher::finish(&self.0).as_bytes().try_into().expect("16 bytes")
+    }
+}
+
 /// The checksums of equal-length slices (each already padded to the slice size), the MD5s
 /// in lanes ([`md5_many`]).
 pub(crate) fn slice_checks(slices: &[&[u8]]) -> Vec<SliceCheck> {

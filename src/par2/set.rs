@@ -8,9 +8,8 @@
 //! is lost. Names that would leave the base directory (absolute, `..`, through a symbolic
 //! link) are refused, never opened.
 
-use super::packet::{Body, FileDesc, Found, Id, Ifsc, Main, SliceCheck, Source, scan};
+use super::packet::{Body, DataMd5, FileDesc, Found, Id, Ifsc, Main, SliceCheck, Source, scan};
 use crate::confine::{Refused, open_under};
-use md5::{Digest as _, Md5};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, Read};
@@ -239,7 +238,7 @@ pub(crate) fn check_file(base: &File, desc: &FileDesc, ifsc: &Ifsc, slice: u64) 
         Err(e) => return State::Unreadable(e.to_string()),
     };
     let mut usable = vec![false; ifsc.checks.len()];
-    let mut whole = Md5::new();
+    let mut whole = DataMd5::new();
     let s = slice as usize;
     // Batches of slices: the whole file's MD5 (serial) beside the slices' checksums (in
     // the MD5 lanes, over the cores).
@@ -283,7 +282,7 @@ pub(crate) fn check_file(base: &File, desc: &FileDesc, ifsc: &Ifsc, slice: u64) 
         );
         j0 += k;
     }
-    let md5: Id = whole.finalize().into();
+    let md5: Id = whole.finish();
     if size == desc.length && md5 == desc.md5 && usable.iter().all(|&u| u) {
         State::Intact
     } else {

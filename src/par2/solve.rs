@@ -10,10 +10,9 @@
 
 use super::encode::{invert, lost_matrix, mul_add_parallel};
 use super::gf16;
-use super::packet::{FileDesc, Id};
+use super::packet::{DataMd5, FileDesc, Id};
 use super::set::{Set, State, open_member, read_full};
 use crate::read::Zeroed;
-use md5::{Digest as _, Md5};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -203,7 +202,7 @@ impl Solution {
         } else {
             None
         };
-        let mut md5 = Md5::new();
+        let mut md5 = DataMd5::new();
         let mut buf = vec![0u8; self.slice];
         for (j, &intact) in usable.iter().enumerate() {
             let start = j as u64 * s;
@@ -224,6 +223,6 @@ impl Solution {
             md5.update(data);
             out.write_all(data)?;
         }
-        Ok(md5.finalize().into())
+        Ok(md5.finish())
     }
 }
