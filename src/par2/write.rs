@@ -12,9 +12,10 @@
 //! files up to [`MAX_VOLUMES`], so a damaged file loses a small share.
 
 use super::create::Described;
-use super::packet::{CREATOR, FILE_DESC, IFSC, Id, MAIN, packet, recovery_head};
+use super::packet::{CREATOR, FILE_DESC, IFSC, Id, MAIN, packet, recovery_heads};
 use crate::output::AtomicFile;
 use crate::sys::{OsStrExt, OsStringExt};
+use rayon::prelude::*;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::ops::Range;
@@ -133,17 +134,22 @@ impl SetWriter {
     /// Writes the volumes whose recovery slices these are (a pass's: whole volumes).
     pub(crate) fn take(&mut self, d: &Described, slices: Vec<(u32, Vec<u8>)>) -> io::Result<()> {
         let (id, crit) = self.critical.get_or_insert_with(|| critical(d, &self.creator)).clone();
-        let mut slices = slices.into_iter().peekable();
+        // The packets' MD5s first, in the lanes and over the cores.
+        let per = slices.len().div_ceil(rayon::current_num_threads().max(1)).max(16);
+        let parts: Vec<(u32, &[u8])> = slices.iter().map(|(e, d)| (*e, &d[..])).collect();
+        let heads: Vec<[u8; 68]> =
+            parts.par_chunks(per).flat_map_iter(|c| recovery_heads(&id, c)).collect();
+        let mut slices = slices.iter().zip(heads).peekable();
         for &(first, count) in &self.volumes {
-            if slices.peek().is_none_or(|s| s.0 != first) {
+            if slices.peek().is_none_or(|s| s.0.0 != first) {
                 continue;
             }
             let name = volume_name(&self.stem, first, count, self.width);
             let path = self.dir.join(&name);
             let mut out = AtomicFile::create(&path)?;
             for _ in 0..count {
-                let (e, data) = slices.next().expect("a pass holds whole volumes");
-                out.write_all(&recovery_head(&id, e, &data))?;
+                let ((_, data), head) = slices.next().expect("a pass holds whole volumes");
+                out.write_all(&head)?;
                 out.write_all(&data)?;
                 self.bytes += 68 + data.len() as u64;
                 self.recovery_bytes += data.len() as u64;
