@@ -82,6 +82,11 @@ impl Encoder {
         mul_add_parallel(&mut self.outs, &srcs, &coeffs);
     }
 
+    /// Bytes of the recovery buffers.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.outs.iter().map(|o| o.len() as u64).sum()
+    }
+
     /// The recovery slices: (exponent, data).
     pub(crate) fn finish(self) -> Vec<(u32, Vec<u8>)> {
         self.exponents.into_iter().zip(self.outs).collect()
