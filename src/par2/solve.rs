@@ -21,6 +21,9 @@ use std::io::{self, Write};
 const TRIES: usize = 64;
 /// Bytes of intact slices read per batch.
 const BATCH_BYTES: usize = 16 << 20;
+/// The most bytes per batch: a quarter of the lost slices' size when that is more than
+/// [`BATCH_BYTES`] (every batch is multiplied into all of them; see `create.rs`).
+const MAX_BATCH_BYTES: usize = 64 << 20;
 
 /// Why a set cannot be repaired.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +116,7 @@ pub(crate) fn solve(
     for &e in &exponents {
         rhs.push(set.recovery_data(e).map_err(|e| Unrepairable::Io(e.to_string()))?);
     }
-    let per_batch = (BATCH_BYTES / s).max(1);
+    let per_batch = ((m * s / 4).clamp(BATCH_BYTES, MAX_BATCH_BYTES) / s).max(1);
     // Each member opened once, with its stat (a sparse one's holes are read as zeros).
     let mut opened: HashMap<*const FileDesc, (File, std::fs::Metadata)> = HashMap::new();
     for chunk in present.chunks(per_batch) {
