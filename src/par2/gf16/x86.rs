@@ -73,11 +73,11 @@ pub(super) fn matrix(
     (all, range): (&[u16], std::ops::Range<usize>),
     cache: &Prepared,
 ) {
-    assert!(supported().contains(&kind));
+    assert!(super::supported().contains(&super::Kernel::Simd(kind)));
     let nib = Rows { all, range: range.clone(), prepared: &cache.nib };
     let gfni = Rows { all, range, prepared: &cache.gfni };
     // SAFETY: the CPU has the target features of `kind`'s routines (`supported` detected
-    // them, asserted above).
+    // them, and the parent's list of them, asked once, holds `kind`: asserted above).
     unsafe {
         match kind {
             Kind::Avx512Gfni => drive(&w512::GFNI, outs, srcs, gfni),
