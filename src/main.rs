@@ -7,7 +7,7 @@ mod dropin;
 mod serve;
 mod ui;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 /// The static (musl) build allocates with mimalloc: musl's malloc is slow under threads.
@@ -37,7 +37,12 @@ fn main() -> ExitCode {
             }
         };
     }
-    let cli = match cli::Cli::try_parse() {
+    // Parsed from the matches, which also say whether FIXITY_STORAGE set --storage.
+    let parsed = cli::Cli::command().try_get_matches().and_then(|m| {
+        cli::note_storage_source(&m);
+        cli::Cli::from_arg_matches(&m)
+    });
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let usage = e.use_stderr();

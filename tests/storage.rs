@@ -75,7 +75,8 @@ fn storage_overrides_the_probe_and_verbose_says_so() {
 fn fixity_storage_names_the_policy_where_no_option_does() {
     let d = tempdir();
     write(d.path(), "t/a", b"alpha");
-    // The command line's option when it is given, else the environment's.
+    // The command line's option when it is given, else the environment's; `--verbose`
+    // names which set it.
     let said = |env: &str, args: &[&str]| {
         let out = crate::util::fixity(d.path()).env("FIXITY_STORAGE", env).args(args).output();
         let out = out.unwrap();
@@ -83,7 +84,7 @@ fn fixity_storage_names_the_policy_where_no_option_does() {
         text(&out.stderr)
     };
     let verbose = ["hash", "--verbose", "t"];
-    assert!(said("hdd", &verbose).ends_with("files in physical order (--storage hdd)\n"));
+    assert!(said("hdd", &verbose).ends_with("files in physical order (FIXITY_STORAGE=hdd)\n"));
     let both = ["hash", "--verbose", "--storage", "ssd", "t"];
     assert!(said("hdd", &both).ends_with("many reads in flight (--storage ssd)\n"));
     // A name that is no policy: refused, by the command line as a usage error and by the

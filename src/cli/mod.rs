@@ -374,7 +374,39 @@ pub enum Storage {
     Hdd,
 }
 
+/// Whether the run's `--storage` value came from `FIXITY_STORAGE` (set once by `main`).
+static STORAGE_FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Notes where the command's storage policy came from (clap's value source of
+/// `--storage`, in whichever subcommand has it), so `--verbose` names what set it.
+pub fn note_storage_source(m: &clap::ArgMatches) {
+    let mut m = m;
+    loop {
+        if m.try_contains_id("storage").unwrap_or(false) {
+            let env = m.value_source("storage") == Some(clap::parser::ValueSource::EnvVariable);
+            let _ = STORAGE_FROM_ENV.set(env);
+            return;
+        }
+        match m.subcommand() {
+            Some((_, sub)) => m = sub,
+            None => return,
+        }
+    }
+}
+
 impl Storage {
+    /// How the user named `self` in words, for the storage decisions' evidence:
+    /// `--storage hdd`, or `FIXITY_STORAGE=hdd` when the environment set it.
+    pub fn named(self) -> String {
+        use clap::ValueEnum;
+        let value = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+        if STORAGE_FROM_ENV.get().copied().unwrap_or(false) {
+            format!("FIXITY_STORAGE={value}")
+        } else {
+            format!("--storage {value}")
+        }
+    }
+
     /// The policy `FIXITY_STORAGE` names, if set (the drop-ins' only way to name one): an
     /// error for a value that names none.
     pub fn from_env() -> Result<Option<Storage>, String> {

@@ -135,6 +135,9 @@ fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
         Storage::Hdd => Some(Kind::Seeking),
     };
     let mut devices = Devices::new(forced);
+    if forced.is_some() {
+        devices = devices.forced_by(args.storage.named());
+    }
     if args.verbose {
         devices = devices.observe(|note| crate::ui::error(&format!("storage: {note}")));
     }

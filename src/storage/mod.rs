@@ -111,6 +111,9 @@ const ROOM: usize = 64;
 /// The run's storage decisions, one per device, made once and shared by every thread.
 pub struct Devices {
     forced: Option<Kind>,
+    /// How the user forced it, in words (`--storage hdd`, `FIXITY_STORAGE=hdd`): the
+    /// evidence of each decision then.
+    forced_by: Option<String>,
     source: Box<Source>,
     observer: Option<Box<Observer>>,
     /// Decided devices, appended to (under `deciding`) and read without a lock.
@@ -150,6 +153,7 @@ impl Devices {
     pub(crate) fn with_source(forced: Option<Kind>, source: Box<Source>) -> Devices {
         Devices {
             forced,
+            forced_by: None,
             source,
             observer: None,
             slots: (0..ROOM).map(|_| OnceLock::new()).collect(),
@@ -159,6 +163,13 @@ impl Devices {
             spill_cold: AtomicBool::new(false),
             cold: AtomicBool::new(false),
         }
+    }
+
+    /// Names what forced the policy (`forced`) in each decision's evidence, instead of
+    /// `--storage ...` (the environment may have set it).
+    pub fn forced_by(mut self, words: impl Into<String>) -> Devices {
+        self.forced_by = Some(words.into());
+        self
     }
 
     /// Calls `observer` with each decision as it is made (from whichever thread makes it).
@@ -252,7 +263,10 @@ impl Devices {
             return None;
         }
         spill.deferred.retain(|(d, _)| *d != dev);
-        let (kind, evidence) = probe::decide(&facts, self.forced);
+        let (kind, mut evidence) = probe::decide(&facts, self.forced);
+        if let (Some(words), Some(_)) = (&self.forced_by, self.forced) {
+            evidence.clone_from(words);
+        }
         // A seeking disk whose sampled data is not all cached is read from: files go in
         // physical order from the start.
         let cold = kind == Kind::Seeking && facts.uncached == Some(true);
