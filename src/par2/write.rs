@@ -150,7 +150,7 @@ impl SetWriter {
             for _ in 0..count {
                 let ((_, data), head) = slices.next().expect("a pass holds whole volumes");
                 out.write_all(&head)?;
-                out.write_all(&data)?;
+                out.write_all(data)?;
                 self.bytes += 68 + data.len() as u64;
                 self.recovery_bytes += data.len() as u64;
             }
