@@ -272,17 +272,23 @@ pub(crate) fn packet(set_id: &Id, kind: &[u8; 16], body: &[u8]) -> Vec<u8> {
 /// The header and exponent of a Recovery Slice packet whose data is `data` (written after
 /// it): 68 bytes.
 pub(crate) fn recovery_head(set_id: &Id, exponent: u32, data: &[u8]) -> [u8; 68] {
-    let mut p = [0u8; 68];
-    p[..8].copy_from_slice(MAGIC);
-    p[8..16].copy_from_slice(&((68 + data.len()) as u64).to_le_bytes());
-    p[32..48].copy_from_slice(set_id);
-    p[48..64].copy_from_slice(RECOVERY);
-    p[64..68].copy_from_slice(&exponent.to_le_bytes());
+    let mut p = recovery_head_unsummed(set_id, exponent, data.len());
     let mut h = Md5::new();
     h.update(&p[32..]);
     h.update(data);
     let md5: Id = h.finalize().into();
     p[16..32].copy_from_slice(&md5);
+    p
+}
+
+/// [`recovery_head`] with its MD5 (bytes 16..32) still zero.
+fn recovery_head_unsummed(set_id: &Id, exponent: u32, len: usize) -> [u8; 68] {
+    let mut p = [0u8; 68];
+    p[..8].copy_from_slice(MAGIC);
+    p[8..16].copy_from_slice(&((68 + len) as u64).to_le_bytes());
+    p[32..48].copy_from_slice(set_id);
+    p[48..64].copy_from_slice(RECOVERY);
+    p[64..68].copy_from_slice(&exponent.to_le_bytes());
     p
 }
 
@@ -300,18 +306,9 @@ pub(crate) fn recovery_heads(set_id: &Id, slices: &[(u32, &[u8])]) -> Vec<[u8; 6
         return slices.iter().map(|&(e, d)| recovery_head(set_id, e, d)).collect();
     };
     let mut out = Vec::with_capacity(slices.len());
-    // The headers, with their MD5 still zero; the packets of a set all have the same length.
     let mut heads: Vec<[u8; 68]> = slices
         .iter()
-        .map(|&(e, data)| {
-            let mut p = [0u8; 68];
-            p[..8].copy_from_slice(MAGIC);
-            p[8..16].copy_from_slice(&((68 + data.len()) as u64).to_le_bytes());
-            p[32..48].copy_from_slice(set_id);
-            p[48..64].copy_from_slice(RECOVERY);
-            p[64..68].copy_from_slice(&e.to_le_bytes());
-            p
-        })
+        .map(|&(e, data)| recovery_head_unsummed(set_id, e, <[u8]>::len(data)))
         .collect();
     for (group, heads) in slices.chunks(kernel.lanes()).zip(heads.chunks_mut(kernel.lanes())) {
         let short = group.iter().any(|(_, d)| <[u8]>::len(d) < FIRST);
