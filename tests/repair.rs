@@ -1365,9 +1365,20 @@ fn a_protect_killed_at_any_moment_leaves_the_old_set_whole() {
         }
         assert!(now == old || now == new || now.iter().all(|n| old.contains(n) || new.contains(n)));
         // The next verify finds the recovery data usable or re-makes it, and clears the
-        // temporary files.
-        let o = expect(d.path(), &["verify", "t"], if now == old || now == new { 0 } else { 1 });
-        assert!(String::from_utf8_lossy(&o.stdout).contains("made") || now == new, "{}", says(&o));
+        // temporary files. A kill between the renames leaves some volumes of each set; when
+        // the two sets' files have the same names (same file size, same layout) only their
+        // content tells, and the verify says the set is damaged (exit 1) and re-makes it.
+        let current: Vec<(OsString, Vec<u8>)> = snapshot(&par2)
+            .into_iter()
+            .filter(|(n, _)| !n.to_string_lossy().starts_with('.'))
+            .collect();
+        let one_set = current == before || current == after;
+        let o = expect(d.path(), &["verify", "t"], if one_set { 0 } else { 1 });
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("made") || current == after,
+            "{}",
+            says(&o)
+        );
         assert!(snapshot(&par2).iter().all(|(n, _)| !n.to_string_lossy().starts_with('.')));
         expect(d.path(), &["verify", "-q", "t"], 0);
     }

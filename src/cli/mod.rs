@@ -19,6 +19,7 @@ mod report;
 mod scale;
 #[cfg(feature = "serve")]
 mod serve;
+mod storage;
 pub use bag::{BagCheckArgs, BagCommand, BagCreateArgs};
 pub use catalog::{CatalogCommand, ExportArgs, FindArgs, InitRolesArgs, StatusArgs};
 pub use dups::DupsArgs;
@@ -33,6 +34,7 @@ pub use report::ReportArgs;
 pub use scale::{MergeArgs, PlanArgs};
 #[cfg(feature = "serve")]
 pub use serve::{Role, ServeArgs};
+pub use storage::{Storage, note_storage_source};
 
 /// Prove files are intact: hash trees of files, write and check checksum manifests.
 #[derive(Parser, Debug)]
@@ -364,61 +366,6 @@ pub struct ReadArgs {
     /// each new file and each entry skipped on purpose (else counted once).
     #[arg(short = 'v', long)]
     pub verbose: bool,
-}
-
-/// See [`ReadArgs::storage`].
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
-    Auto,
-    Ssd,
-    Hdd,
-}
-
-/// Whether the run's `--storage` value came from `FIXITY_STORAGE` (set once by `main`).
-static STORAGE_FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-
-/// Notes where the command's storage policy came from (clap's value source of
-/// `--storage`, in whichever subcommand has it), so `--verbose` names what set it.
-pub fn note_storage_source(m: &clap::ArgMatches) {
-    let mut m = m;
-    loop {
-        if m.try_contains_id("storage").unwrap_or(false) {
-            let env = m.value_source("storage") == Some(clap::parser::ValueSource::EnvVariable);
-            let _ = STORAGE_FROM_ENV.set(env);
-            return;
-        }
-        match m.subcommand() {
-            Some((_, sub)) => m = sub,
-            None => return,
-        }
-    }
-}
-
-impl Storage {
-    /// How the user named `self` in words, for the storage decisions' evidence:
-    /// `--storage hdd`, or `FIXITY_STORAGE=hdd` when the environment set it.
-    pub fn named(self) -> String {
-        use clap::ValueEnum;
-        let value = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
-        if STORAGE_FROM_ENV.get().copied().unwrap_or(false) {
-            format!("FIXITY_STORAGE={value}")
-        } else {
-            format!("--storage {value}")
-        }
-    }
-
-    /// The policy `FIXITY_STORAGE` names, if set (the drop-ins' only way to name one): an
-    /// error for a value that names none.
-    pub fn from_env() -> Result<Option<Storage>, String> {
-        use clap::ValueEnum;
-        match std::env::var("FIXITY_STORAGE") {
-            Err(std::env::VarError::NotPresent) => Ok(None),
-            Err(std::env::VarError::NotUnicode(_)) => Err("FIXITY_STORAGE is not UTF-8".into()),
-            Ok(v) => Storage::from_str(&v, false).map(Some).map_err(|_| {
-                format!("FIXITY_STORAGE: unknown storage policy {v:?} (auto, ssd or hdd)")
-            }),
-        }
-    }
 }
 
 #[derive(Args, Debug)]
