@@ -1,6 +1,8 @@
 //! The storage policy's option (`--storage`, `FIXITY_STORAGE`) and where its value came
 //! from, which `--verbose` names in each device's decision.
 
+use fixity::storage::{ForcedBy, Kind};
+
 /// See [`super::ReadArgs::storage`].
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
@@ -30,15 +32,17 @@ pub fn note_storage_source(m: &clap::ArgMatches) {
 }
 
 impl Storage {
-    /// How the user named `self` in words, for the storage decisions' evidence:
-    /// `--storage hdd`, or `FIXITY_STORAGE=hdd` when the environment set it.
-    pub fn named(self) -> String {
-        use clap::ValueEnum;
-        let value = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
-        if STORAGE_FROM_ENV.get().copied().unwrap_or(false) {
-            format!("FIXITY_STORAGE={value}")
-        } else {
-            format!("--storage {value}")
+    /// The policy the user chose instead of probing (none for `auto`), and where they named
+    /// it: the storage decisions' evidence says so.
+    pub fn forced(self) -> Option<(Kind, ForcedBy)> {
+        let by = match STORAGE_FROM_ENV.get() {
+            Some(true) => ForcedBy::Env,
+            _ => ForcedBy::Option,
+        };
+        match self {
+            Storage::Auto => None,
+            Storage::Ssd => Some((Kind::Flash, by)),
+            Storage::Hdd => Some((Kind::Seeking, by)),
         }
     }
 

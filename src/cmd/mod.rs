@@ -27,7 +27,7 @@ mod status;
 pub(crate) mod tree;
 mod update;
 
-use crate::cli::{CatalogCommand, Cli, Command, ReadArgs, Storage};
+use crate::cli::{CatalogCommand, Cli, Command, ReadArgs};
 use fixity::catalog::StoreSpec;
 use fixity::catalog::postgres::{PgSpec, is_url};
 use fixity::catalog::sqlite::Catalog;
@@ -35,7 +35,7 @@ use fixity::pathtext::{path_bytes, quote_env};
 use fixity::pipeline::Config;
 use fixity::read::{OpenMode, io_message};
 use fixity::sources::{Source, Sources};
-use fixity::storage::{Devices, Kind};
+use fixity::storage::Devices;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -129,15 +129,7 @@ pub(crate) fn pg_url(catalog: &Path) -> Option<&str> {
 /// of workers fits it, the others when the run meets them. Under `--verbose` each
 /// decision is said on stderr as it is made.
 fn engine_config(first: Option<&Path>, args: &ReadArgs) -> Config {
-    let forced = match args.storage {
-        Storage::Auto => None,
-        Storage::Ssd => Some(Kind::Flash),
-        Storage::Hdd => Some(Kind::Seeking),
-    };
-    let mut devices = Devices::new(forced);
-    if forced.is_some() {
-        devices = devices.forced_by(args.storage.named());
-    }
+    let mut devices = Devices::new(args.storage.forced());
     if args.verbose {
         devices = devices.observe(|note| crate::ui::error(&format!("storage: {note}")));
     }

@@ -11,7 +11,7 @@
 //! each read of the data (a pass) computes, so their memory is bounded (`write::SetWriter`
 //! plans the passes from the memory allowed); each pass hands its slices out at its end.
 
-use super::encode::Encoder;
+use super::encode::{Encoder, batch_bytes};
 use super::packet::{
     DataMd5, FileDesc, Id, Ifsc, Main, SliceCheck, id_order, md5_many, slice_checks,
 };
@@ -27,14 +27,6 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 /// Bytes of file heads kept between the first read of the heads and the read of the data.
 const HEAD_BUDGET: usize = 64 << 20;
-/// Bytes of input slices per batch handed to the encoder: at least this, and a quarter of
-/// the pass's recovery data up to [`MAX_BATCH_BYTES`]. Every batch reads and writes every
-/// recovery buffer once: for a 2 GiB file (205 recovery slices of 1 MiB) batches of 16
-/// slices moved 26 bytes through memory per byte read and took 8.2 s, against 6.2 with 64
-/// (docs/benchmarks.md, issue 41, fifth pass).
-const BATCH_BYTES: u64 = 16 << 20;
-/// The most bytes per batch (two are in flight).
-const MAX_BATCH_BYTES: u64 = 64 << 20;
 /// The first 16 KiB: what the File ID hashes.
 const HEAD: u64 = 16 << 10;
 
@@ -99,11 +91,15 @@ pub(crate) struct MemberError {
 struct Stamp(u64, i128, u64);
 
 fn stamp(f: &File) -> io::Result<Stamp> {
-    let m = f.metadata()?;
+    stamp_of(f, &f.metadata()?)
+}
+
+/// [`stamp`] of an open file from a stat of it already taken.
+fn stamp_of(f: &File, m: &std::fs::Metadata) -> io::Result<Stamp> {
     if !m.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
-    let ino = crate::sys::id(f, &m).1;
+    let ino = crate::sys::id(f, m).1;
     Ok(Stamp(m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, ino))
 }
 
@@ -271,8 +267,7 @@ impl Pass<'_> {
         md5s: &mut [Id],
     ) -> Result<(), MemberError> {
         let s = self.slice as usize;
-        let batch_bytes = (enc.bytes() / 4).clamp(BATCH_BYTES, MAX_BATCH_BYTES);
-        let per_batch = (batch_bytes / self.slice).clamp(1, 512) as usize;
+        let per_batch = (batch_bytes(enc.bytes()) / self.slice).clamp(1, 512) as usize;
         let want_checks = sink.is_some();
         // Two batches: one filled by the reader while the other is encoded (a third made
         // no run faster and held 50 MB more for a 2 GiB file).
@@ -355,7 +350,9 @@ impl Pass<'_> {
         let fail = |error| MemberError { member: i, error };
         let s = self.slice as usize;
         let f = File::open(&m.path).map_err(fail)?;
-        if stamp(&f).map_err(fail)? != self.stamps[i] {
+        // One stat: the stamp to compare, and the extents' size for the reader below.
+        let meta = f.metadata().map_err(fail)?;
+        if stamp_of(&f, &meta).map_err(fail)? != self.stamps[i] {
             return Err(fail(changed()));
         }
         let len = self.stamps[i].0;
@@ -366,7 +363,6 @@ impl Pass<'_> {
         // of 64 KiB and more are read straight into the batch (a buffer between would copy
         // every byte once more: a tenth of a large file's run); small ones through 256 KiB
         // reads.
-        let meta = f.metadata().map_err(fail)?;
         let capacity = if s >= 64 << 10 { 0 } else { 256 << 10 };
         let mut reader = io::BufReader::with_capacity(capacity, Zeroed::new(&f, &meta, kept));
         let mut pos = 0u64;

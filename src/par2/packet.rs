@@ -311,12 +311,14 @@ pub(crate) fn recovery_heads(set_id: &Id, slices: &[(u32, &[u8])]) -> Vec<[u8; 6
         .map(|&(e, data)| recovery_head_unsummed(set_id, e, <[u8]>::len(data)))
         .collect();
     for (group, heads) in slices.chunks(kernel.lanes()).zip(heads.chunks_mut(kernel.lanes())) {
-        let short = group.iter().any(|(_, d)| <[u8]>::len(d) < FIRST);
-        let blocks = group.iter().map(|(_, d)| <[u8]>::len(d).saturating_sub(FIRST) / 64).min();
-        let (Some(blocks), false) = (blocks, short) else {
+        // Slices shorter than the first block's share of data: one stream each.
+        let shortest =
+            group.iter().map(|(_, d)| <[u8]>::len(d)).min().expect("chunks are not empty");
+        if shortest < FIRST {
             out.extend(group.iter().map(|&(e, d)| recovery_head(set_id, e, d)));
             continue;
-        };
+        }
+        let blocks = (shortest - FIRST) / 64;
         let mut states = vec![initial(Family::Md5); kernel.lanes()];
         for ((state, head), (_, data)) in states.iter_mut().zip(heads.iter()).zip(group) {
             let mut first = [0u8; 64];

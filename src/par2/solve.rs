@@ -8,7 +8,7 @@
 //! intact slices' share subtracted (one read of the set's intact data, in batches), and
 //! the inverse turns the remainders into the lost slices.
 
-use super::encode::{invert, lost_matrix, mul_add_parallel};
+use super::encode::{batch_bytes, invert, lost_matrix, mul_add_parallel};
 use super::gf16;
 use super::packet::{DataMd5, FileDesc, Id};
 use super::set::{Set, State, open_member, read_full};
@@ -19,11 +19,6 @@ use std::io::{self, Write};
 
 /// Other choices of recovery slices tried when one does not invert.
 const TRIES: usize = 64;
-/// Bytes of intact slices read per batch.
-const BATCH_BYTES: usize = 16 << 20;
-/// The most bytes per batch: a quarter of the lost slices' size when that is more than
-/// [`BATCH_BYTES`] (every batch is multiplied into all of them; see `create.rs`).
-const MAX_BATCH_BYTES: usize = 64 << 20;
 
 /// Why a set cannot be repaired.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +111,7 @@ pub(crate) fn solve(
     for &e in &exponents {
         rhs.push(set.recovery_data(e).map_err(|e| Unrepairable::Io(e.to_string()))?);
     }
-    let per_batch = ((m * s / 4).clamp(BATCH_BYTES, MAX_BATCH_BYTES) / s).max(1);
+    let per_batch = (batch_bytes((m * s) as u64) as usize / s).max(1);
     // Each member opened once, with its stat (a sparse one's holes are read as zeros).
     let mut opened: HashMap<*const FileDesc, (File, std::fs::Metadata)> = HashMap::new();
     for chunk in present.chunks(per_batch) {

@@ -18,7 +18,7 @@ mod probe;
 
 pub(crate) use order::Dispatch;
 pub(crate) use probe::Want;
-pub use probe::{Facts, Probe, Timings};
+pub use probe::{Facts, ForcedBy, Probe, Timings};
 
 use crate::read::Serial;
 use crate::sys::MetadataExt;
@@ -110,10 +110,8 @@ const ROOM: usize = 64;
 
 /// The run's storage decisions, one per device, made once and shared by every thread.
 pub struct Devices {
-    forced: Option<Kind>,
-    /// How the user forced it, in words (`--storage hdd`, `FIXITY_STORAGE=hdd`): the
-    /// evidence of each decision then.
-    forced_by: Option<String>,
+    /// The policy the user chose instead of probing, and where they named it.
+    forced: Option<(Kind, ForcedBy)>,
     source: Box<Source>,
     observer: Option<Box<Observer>>,
     /// Decided devices, appended to (under `deciding`) and read without a lock.
@@ -145,15 +143,14 @@ pub(crate) struct Policy<'a> {
 
 impl Devices {
     /// A table deciding each device by probing it, or as `forced` (`--storage`) says.
-    pub fn new(forced: Option<Kind>) -> Devices {
+    pub fn new(forced: Option<(Kind, ForcedBy)>) -> Devices {
         Devices::with_source(forced, Box::new(probe::gather))
     }
 
     /// A table whose facts come from `source` (tests give fake devices).
-    pub(crate) fn with_source(forced: Option<Kind>, source: Box<Source>) -> Devices {
+    pub(crate) fn with_source(forced: Option<(Kind, ForcedBy)>, source: Box<Source>) -> Devices {
         Devices {
             forced,
-            forced_by: None,
             source,
             observer: None,
             slots: (0..ROOM).map(|_| OnceLock::new()).collect(),
@@ -163,13 +160,6 @@ impl Devices {
             spill_cold: AtomicBool::new(false),
             cold: AtomicBool::new(false),
         }
-    }
-
-    /// Names what forced the policy (`forced`) in each decision's evidence, instead of
-    /// `--storage ...` (the environment may have set it).
-    pub fn forced_by(mut self, words: impl Into<String>) -> Devices {
-        self.forced_by = Some(words.into());
-        self
     }
 
     /// Calls `observer` with each decision as it is made (from whichever thread makes it).
@@ -198,7 +188,7 @@ impl Devices {
     /// Whether every device decided so far is seeking (and at least one is): the engine's
     /// settings for one sequential reader then fit the run.
     pub fn all_seeking(&self) -> bool {
-        if let Some(k) = self.forced {
+        if let Some((k, _)) = self.forced {
             return k == Kind::Seeking;
         }
         let mut kinds = self.entries().map(|e| e.decision.kind).peekable();
@@ -250,7 +240,7 @@ impl Devices {
             return None;
         }
         let want = match self.forced {
-            Some(Kind::Seeking) => Want::Cache,
+            Some((Kind::Seeking, _)) => Want::Cache,
             Some(_) => Want::Name,
             None => want,
         };
@@ -263,10 +253,7 @@ impl Devices {
             return None;
         }
         spill.deferred.retain(|(d, _)| *d != dev);
-        let (kind, mut evidence) = probe::decide(&facts, self.forced);
-        if let (Some(words), Some(_)) = (&self.forced_by, self.forced) {
-            evidence.clone_from(words);
-        }
+        let (kind, evidence) = probe::decide(&facts, self.forced);
         // A seeking disk whose sampled data is not all cached is read from: files go in
         // physical order from the start.
         let cold = kind == Kind::Seeking && facts.uncached == Some(true);

@@ -160,12 +160,23 @@ pub(crate) fn settled(reads_ms: &[f64]) -> bool {
                 || reads_ms.iter().all(|&t| t >= 2.0 * SEEKING_MS))
 }
 
+/// Where the user chose the storage policy: the command line's `--storage`, or the
+/// environment's `FIXITY_STORAGE` (the drop-ins' only way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForcedBy {
+    Option,
+    Env,
+}
+
 /// The policy for a device and the evidence for it, in words: a pure function of the
-/// facts. `forced` is the user's `--storage`.
-pub(crate) fn decide(facts: &Facts, forced: Option<Kind>) -> (Kind, String) {
-    if let Some(kind) = forced {
+/// facts. `forced` is the user's choice (`--storage`, `FIXITY_STORAGE`), named as given.
+pub(crate) fn decide(facts: &Facts, forced: Option<(Kind, ForcedBy)>) -> (Kind, String) {
+    if let Some((kind, by)) = forced {
         let flag = if kind == Kind::Seeking { "hdd" } else { "ssd" };
-        return (kind, format!("--storage {flag}"));
+        return match by {
+            ForcedBy::Option => (kind, format!("--storage {flag}")),
+            ForcedBy::Env => (kind, format!("FIXITY_STORAGE={flag}")),
+        };
     }
     let fs = facts.fs_type.as_deref().unwrap_or("");
     if NETWORK.contains(&fs) {

@@ -80,9 +80,11 @@ fn without_enough_timings_the_kernels_flag_decides_and_says_why() {
     assert_eq!(decide(&facts("btrfs", None, nothing.clone()), None).0, Kind::Flash);
     assert_eq!(decide(&facts("ext4", Some(true), Probe::Deferred), None).0, Kind::Seeking);
     // --storage overrides everything, network file systems included.
-    let (kind, why) = decide(&facts("nfs4", None, nothing.clone()), Some(Kind::Seeking));
+    let (kind, why) =
+        decide(&facts("nfs4", None, nothing.clone()), Some((Kind::Seeking, ForcedBy::Option)));
     assert_eq!((kind, why.as_str()), (Kind::Seeking, "--storage hdd"));
-    let (kind, why) = decide(&facts("ext4", Some(true), timed(&SPINNING, 0)), Some(Kind::Flash));
+    let spinning = facts("ext4", Some(true), timed(&SPINNING, 0));
+    let (kind, why) = decide(&spinning, Some((Kind::Flash, ForcedBy::Option)));
     assert_eq!((kind, why.as_str()), (Kind::Flash, "--storage ssd"));
 }
 
@@ -147,7 +149,7 @@ fn fake_devices(forced: Option<Kind>) -> (Devices, Asked) {
         f.device = format!("/dev/fake{dev}");
         f
     };
-    (Devices::with_source(forced, Box::new(source)), asked)
+    (Devices::with_source(forced.map(|k| (k, ForcedBy::Option)), Box::new(source)), asked)
 }
 
 #[test]
