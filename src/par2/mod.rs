@@ -19,7 +19,7 @@ mod write;
 pub(crate) use create::{CreateError, Member};
 pub(crate) use set::{Set, State, check_file, empty_set, load, safe_name};
 pub(crate) use solve::{Placed, solve};
-pub(crate) use write::{Written, remove, set_files};
+pub(crate) use write::{Listing, Written};
 
 /// A set made, its volumes written to temporary files: [`Pending::finish`] puts it in
 /// place; dropping it leaves nothing behind (the caller found a reason not to keep it).
@@ -31,8 +31,10 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    pub(crate) fn finish(self) -> std::io::Result<Written> {
-        self.writer.finish(&self.described)
+    /// Puts the set in place; `old`: the directory's files when the run began (the earlier
+    /// version's volumes, removed unless the new set has them).
+    pub(crate) fn finish(self, old: &Listing) -> std::io::Result<Written> {
+        self.writer.finish(&self.described, old)
     }
 }
 

@@ -40,14 +40,14 @@ pub(crate) fn protected(dir: &Path, sizes: &[usize], slice: u64, recovery: u32) 
         })
         .unwrap();
     assert_eq!(seen, sizes, "the sink sees every byte once");
-    made.finish().unwrap();
+    made.finish(&Listing::read(&p).unwrap()).unwrap();
     contents
 }
 
 /// Checks every file of the set in `dir/p`, repairs what is lost, and returns how many
 /// files were damaged.
 pub(crate) fn repair_all(dir: &Path, memory: u64) -> Result<usize, Unrepairable> {
-    let files = set_files(&dir.join("p"), OsStr::new("set")).unwrap();
+    let files = Listing::read(&dir.join("p")).unwrap().files(OsStr::new("set"));
     let (sets, _) = load(&files);
     assert_eq!(sets.len(), 1);
     let set = &sets[0];
@@ -119,7 +119,7 @@ fn a_damaged_volume_loses_only_its_damaged_slices() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let contents = protected(dir, &[30_000], 1024, 6);
-    let vols = set_files(&dir.join("p"), OsStr::new("set")).unwrap();
+    let vols = Listing::read(&dir.join("p")).unwrap().files(OsStr::new("set"));
     // Damage the first recovery packet of the first volume.
     flip(&vols[1], 100);
     let (sets, volumes) = load(&vols);
@@ -185,7 +185,7 @@ fn the_memory_allowed_bounds_each_pass_and_volume() {
         n
     };
     assert!(names(&p).iter().all(|n| n.contains("fixity-tmp")), "{:?}", names(&p));
-    made.finish().unwrap();
+    made.finish(&Listing::read(&p).unwrap()).unwrap();
     assert_eq!(names(&p), ["s.par2", "s.vol00+04.par2", "s.vol04+03.par2", "s.vol07+03.par2"]);
     // A set not finished leaves nothing.
     let q = dir.join("q");
@@ -204,7 +204,7 @@ fn a_choice_of_recovery_slices_that_does_not_invert_is_replaced() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let contents = protected(dir, &[4 * (k + 1)], 4, 259);
-    let files = set_files(&dir.join("p"), OsStr::new("set")).unwrap();
+    let files = Listing::read(&dir.join("p")).unwrap().files(OsStr::new("set"));
     let (mut sets, _) = load(&files);
     let set = &mut sets[0];
     set.recovery.retain(|e, _| [0, 257, 258].contains(e));

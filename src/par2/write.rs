@@ -162,8 +162,8 @@ impl SetWriter {
     }
 
     /// Puts the volumes in place, then the index, then removes volumes of `STEM` that are
-    /// not part of this set.
-    pub(crate) fn finish(self, d: &Described) -> io::Result<Written> {
+    /// not part of this set (`old`: those there before, from the run's [`Listing`]).
+    pub(crate) fn finish(self, d: &Described, old: &Listing) -> io::Result<Written> {
         let (id, crit) = self.critical.unwrap_or_else(|| critical(d, &self.creator));
         let mut files = Vec::new();
         for (path, out) in self.done {
@@ -175,9 +175,9 @@ impl SetWriter {
         out.write_all(&crit)?;
         out.commit()?;
         files.push(index);
-        for old in volumes_of(&self.dir, &self.stem)? {
+        for old in old.volumes(&self.stem) {
             if !files.contains(&old) {
-                std::fs::remove_file(&old)?;
+                remove_gone(&old)?;
             }
         }
         Ok(Written {
@@ -214,42 +214,73 @@ pub(crate) fn index_name(stem: &OsStr) -> OsString {
     OsString::from_vec(n)
 }
 
-/// The set's files in `dir`: `STEM.par2` and every `STEM.vol*.par2` there, sorted.
-pub(crate) fn set_files(dir: &Path, stem: &OsStr) -> io::Result<Vec<PathBuf>> {
-    let mut out = volumes_of(dir, stem)?;
-    let index = dir.join(index_name(stem));
-    if index.exists() {
-        out.insert(0, index);
-    }
-    Ok(out)
+/// The names in a directory of sets, read once: any set's files are found in it without
+/// reading the directory again. Read once per set, `verify`'s check of S sets and
+/// `protect`'s putting S sets in place each read the directory S times, work that grew
+/// with the square of the tree's files. A run takes one at its start: each set is made,
+/// removed or checked once in a run, so the files of a set at the start are the ones that
+/// run deals with.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    dir: PathBuf,
+    /// Every name in the directory, by its bytes (a name's prefix is a range).
+    names: std::collections::BTreeSet<Vec<u8>>,
 }
 
-/// `STEM.vol*.par2` files in `dir`, sorted.
-fn volumes_of(dir: &Path, stem: &OsStr) -> io::Result<Vec<PathBuf>> {
-    let prefix = [stem.as_bytes(), b".vol"].concat();
-    let mut out = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e),
-    };
-    for e in entries {
-        let name = e?.file_name();
-        let b = name.as_bytes();
-        if b.starts_with(&prefix) && b.ends_with(b".par2") {
-            out.push(dir.join(&name));
+impl Listing {
+    /// The names in `dir` (none when it does not exist).
+    pub(crate) fn read(dir: &Path) -> io::Result<Listing> {
+        let mut names = std::collections::BTreeSet::new();
+        match std::fs::read_dir(dir) {
+            Ok(entries) => {
+                for e in entries {
+                    names.insert(e?.file_name().as_bytes().to_vec());
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
+        Ok(Listing { dir: dir.to_path_buf(), names })
     }
-    out.sort();
-    Ok(out)
+
+    /// Whether `STEM.par2` was there.
+    pub(crate) fn has_index(&self, stem: &OsStr) -> bool {
+        self.names.contains(index_name(stem).as_bytes())
+    }
+
+    /// `STEM.vol*.par2`, sorted.
+    pub(crate) fn volumes(&self, stem: &OsStr) -> Vec<PathBuf> {
+        let prefix = [stem.as_bytes(), b".vol"].concat();
+        self.names
+            .range(prefix.clone()..)
+            .take_while(|n| n.starts_with(&prefix))
+            .filter(|n| n.ends_with(b".par2"))
+            .map(|n| self.dir.join(OsStr::from_bytes(n)))
+            .collect()
+    }
+
+    /// The set's files: `STEM.par2` first, then its volumes.
+    pub(crate) fn files(&self, stem: &OsStr) -> Vec<PathBuf> {
+        let mut out = self.volumes(stem);
+        if self.has_index(stem) {
+            out.insert(0, self.dir.join(index_name(stem)));
+        }
+        out
+    }
+
+    /// Removes every file of set `stem` (a set no longer needed); one gone already is
+    /// what was wanted.
+    pub(crate) fn remove(&self, stem: &OsStr) -> io::Result<()> {
+        self.files(stem).iter().try_for_each(|f| remove_gone(f))
+    }
 }
 
-/// Removes every file of set `stem` in `dir` (a set no longer needed).
-pub(crate) fn remove(dir: &Path, stem: &OsStr) -> io::Result<()> {
-    for f in set_files(dir, stem)? {
-        std::fs::remove_file(f)?;
+/// Removes `path`; one not there is not an error.
+fn remove_gone(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -269,5 +300,61 @@ mod tests {
         let s = OsStr::new("set-1");
         assert_eq!(volume_name(s, 0, 7, 2), "set-1.vol00+07.par2");
         assert_eq!(index_name(s), "set-1.par2");
+    }
+
+    #[test]
+    fn a_listing_finds_each_sets_files_as_a_read_of_the_directory_would() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        let odd = OsString::from_vec(b"set-\xff".to_vec());
+        let mut names: Vec<OsString> = [
+            "set-1.par2",
+            "set-1.vol0+1.par2",
+            "set-1.vol1+2.par2",
+            "set-1.vol1+2.par2.bak",
+            "set-10.par2",
+            "set-10.vol0+1.par2",
+            ".set-1.vol0+1.par2.fixity-tmp.1.0",
+            "set-2.vol0+1.par2",
+            "set-1.fixity",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        names.push(OsString::from_vec(b"set-\xff.par2".to_vec()));
+        names.push(OsString::from_vec(b"set-\xff.vol0+3.par2".to_vec()));
+        for n in &names {
+            std::fs::write(d.join(n), b"x").unwrap();
+        }
+        let l = Listing::read(d).unwrap();
+        let s1 = OsStr::new("set-1");
+        assert_eq!(
+            l.files(s1),
+            [d.join("set-1.par2"), d.join("set-1.vol0+1.par2"), d.join("set-1.vol1+2.par2")]
+        );
+        assert_eq!(l.files(OsStr::new("set-10")).len(), 2);
+        // No index: its volumes alone.
+        let s2 = OsStr::new("set-2");
+        assert!(!l.has_index(s2));
+        assert_eq!(l.files(s2), [d.join("set-2.vol0+1.par2")]);
+        assert_eq!(l.files(&odd).len(), 2);
+        assert!(l.files(OsStr::new("set-3")).is_empty());
+        // Removing a set removes its files only, and a file gone already is no error.
+        std::fs::remove_file(d.join("set-1.vol0+1.par2")).unwrap();
+        l.remove(s1).unwrap();
+        let mut left: Vec<OsString> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        left.sort();
+        let mut want: Vec<OsString> = names
+            .into_iter()
+            .filter(|n| {
+                !["set-1.par2", "set-1.vol0+1.par2", "set-1.vol1+2.par2"]
+                    .contains(&n.to_str().unwrap_or(""))
+            })
+            .collect();
+        want.sort();
+        assert_eq!(left, want);
+        // A directory not there lists nothing.
+        assert!(Listing::read(&d.join("none")).unwrap().files(s1).is_empty());
     }
 }

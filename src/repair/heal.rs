@@ -345,8 +345,13 @@ fn group(
     }
     let mut groups = Groups::default();
     let mut loose: Vec<Record> = Vec::new();
+    let listing = if by_stem.is_empty() {
+        par2::Listing::default()
+    } else {
+        par2::Listing::read(dir).map_err(fail)?
+    };
     for (stem, recs) in by_stem {
-        let files = par2::set_files(dir, std::ffi::OsStr::new(&stem)).map_err(fail)?;
+        let files = listing.files(std::ffi::OsStr::new(&stem));
         let (sets, _) = par2::load(&files);
         let want = &sidecars[&stem].set;
         let set = sets.into_iter().find(|s| crate::digest::hex_encode(&s.id, false) == *want);

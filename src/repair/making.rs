@@ -25,6 +25,8 @@ use std::path::Path;
 pub(super) struct Ctx<'a> {
     pub(super) root: &'a Path,
     pub(super) par2_dir: &'a Path,
+    /// The files in `par2_dir` when the run began.
+    pub(super) listing: &'a par2::Listing,
     pub(super) redundancy: f64,
     /// The ctime rule (the store's slack; `None` where ctimes are not trusted).
     pub(super) ctime: Option<i128>,
@@ -158,7 +160,7 @@ fn make_steps(
     let par2_err = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     loop {
         if members.is_empty() {
-            par2::remove(dir, stem).map_err(par2_err)?;
+            ctx.listing.remove(stem).map_err(par2_err)?;
             return Ok(End::Empty(entries));
         }
         let pm: Vec<Member> = members

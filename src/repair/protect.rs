@@ -91,8 +91,11 @@ pub fn protect(
         }
     }
     let ctime = crate::device::times(root).ctime_within(store.ctime_slack_ns());
+    // The sets' files as the run begins, read once (see `par2::Listing`).
+    let listing = par2::Listing::read(&opts.par2_dir)
+        .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
     let report = ProtectReport::default();
-    let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new() };
+    let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new(), listing: &listing };
     let mut planner = Planner::default();
     std::thread::scope(|scope| -> Result<(), RepairError> {
         let mut flow = Flow { slots: VecDeque::new(), making: 0, held: 0, bytes: 0 };
@@ -129,6 +132,8 @@ struct Job<'a> {
     report: ProtectReport,
     /// The stems planned this run.
     stems: HashSet<String>,
+    /// The sets' files when the run began.
+    listing: &'a par2::Listing,
 }
 
 /// Sets made on threads of their own at once, at most (one set's reading, writing and
@@ -231,6 +236,7 @@ impl<'a> Job<'a> {
             let ctx = Ctx {
                 root: self.root,
                 par2_dir: &self.opts.par2_dir,
+                listing: self.listing,
                 redundancy: self.opts.redundancy,
                 ctime: self.ctime,
             };
@@ -304,7 +310,9 @@ impl<'a> Job<'a> {
             }
             End::Made { pending, entries, bytes, read, slice, recovery } => {
                 // Nothing of the new set was in place until now: rot leaves the old one whole.
-                let written = pending.finish().map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
+                let written = pending
+                    .finish(self.listing)
+                    .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
                 let side = Sidecar {
                     set: crate::digest::hex_encode(&written.set_id, false),
                     algorithm: store.algorithm().name.to_string(),
@@ -398,7 +406,8 @@ impl<'a> Job<'a> {
                 on(Event::SetKept { stem: &stem, why: "it holds a file with a finding" });
                 continue;
             }
-            par2::remove(dir, std::ffi::OsStr::new(&stem))
+            self.listing
+                .remove(std::ffi::OsStr::new(&stem))
                 .and_then(|()| std::fs::remove_file(sidecar_path(dir, &stem)))
                 .map_err(|e| RepairError::Par2Dir(dir.clone(), e))?;
             self.report.removed += 1;

@@ -21,14 +21,16 @@ fn sidecars(dir: &Path) -> Vec<(String, Sidecar)> {
 /// What is wrong with the recovery files of each set in `dir` that has a problem.
 pub fn check_sets(dir: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
+    // One read of the directory for every set (see `par2::Listing`).
+    let listing = par2::Listing::read(dir).unwrap_or_default();
     for (stem, side) in sidecars(dir) {
         if side.set.is_empty() {
             continue;
         }
-        let files = par2::set_files(dir, OsStr::new(&stem)).unwrap_or_default();
+        let files = listing.files(OsStr::new(&stem));
         let (sets, volumes) = par2::load(&files);
         let mut why = Vec::new();
-        if !dir.join(format!("{stem}.par2")).exists() {
+        if !listing.has_index(OsStr::new(&stem)) {
             why.push("its index file is missing".to_string());
         }
         for v in &volumes {
