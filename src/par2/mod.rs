@@ -12,6 +12,7 @@ mod encode;
 #[allow(unsafe_code)]
 mod gf16;
 mod packet;
+mod scan;
 mod set;
 mod solve;
 mod write;
@@ -104,7 +105,7 @@ pub fn encode_in_memory(data: &[u8], slice: u64, recovery: u32) -> usize {
 
 /// Scans bytes for PAR2 packets (the fuzz target's entry): how many intact packets.
 pub fn scan_packets(data: &[u8]) -> usize {
-    packet::scan(&data).0.len()
+    scan::scan(&data).0.len()
 }
 
 #[cfg(test)]

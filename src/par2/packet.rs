@@ -1,6 +1,6 @@
 //! PAR2 2.0 packets: the 64-byte header every packet starts with, the bodies of the five
 //! packet types fixity writes and reads (Main, File Description, Input File Slice Checksum,
-//! Recovery Slice, Creator), and the scanner that finds intact packets in a damaged file.
+//! Recovery Slice, Creator); `scan` finds them in a file, damaged or not.
 //!
 //! The header: the magic `PAR2\0PKT`, the packet's length (u64, little-endian, header
 //! included, a multiple of 4), the MD5 of everything after the MD5 field (from the recovery
@@ -9,7 +9,6 @@
 //! looks for the next magic, byte by byte, so damage loses only the packets it touches.
 
 use md5::{Digest as _, Md5};
-use std::io;
 
 /// A 16-byte identifier or MD5 (recovery set IDs, File IDs, digests).
 pub(crate) type Id = [u8; 16];
@@ -18,9 +17,6 @@ pub(crate) type Id = [u8; 16];
 pub(crate) const MAGIC: &[u8; 8] = b"PAR2\0PKT";
 /// Bytes of the header.
 pub(crate) const HEADER: usize = 64;
-/// The largest body of a non-recovery packet this reader keeps (an IFSC packet of 32768
-/// slices is 655 KiB); larger ones are refused as damage.
-const MAX_BODY: u64 = 64 << 20;
 
 pub(crate) const MAIN: &[u8; 16] = b"PAR 2.0\0Main\0\0\0\0";
 pub(crate) const FILE_DESC: &[u8; 16] = b"PAR 2.0\0FileDesc";
@@ -54,7 +50,7 @@ impl Main {
         Md5::digest(self.body()).into()
     }
 
-    fn parse(b: &[u8]) -> Option<Main> {
+    pub(crate) fn parse(b: &[u8]) -> Option<Main> {
         let slice_size = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
         let n = u32::from_le_bytes(b.get(8..12)?.try_into().ok()?) as usize;
         let ids = b.get(12..)?;
@@ -105,7 +101,7 @@ impl FileDesc {
         b
     }
 
-    fn parse(b: &[u8]) -> Option<FileDesc> {
+    pub(crate) fn parse(b: &[u8]) -> Option<FileDesc> {
         if b.len() < 56 {
             return None;
         }
@@ -225,7 +221,7 @@ impl Ifsc {
         b
     }
 
-    fn parse(b: &[u8]) -> Option<Ifsc> {
+    pub(crate) fn parse(b: &[u8]) -> Option<Ifsc> {
         let rest = b.get(16..)?;
         if rest.len() % 20 != 0 {
             return None;
@@ -339,220 +335,9 @@ pub(crate) fn recovery_heads(set_id: &Id, slices: &[(u32, &[u8])]) -> Vec<[u8; 6
     out
 }
 
-/// A packet found intact.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Body {
-    Main(Main),
-    FileDesc(FileDesc),
-    Ifsc(Ifsc),
-    /// A recovery slice: its exponent, and where its data starts in the file and how long
-    /// it is (the data is read when needed).
-    Recovery {
-        exponent: u32,
-        offset: u64,
-        len: u64,
-    },
-    Creator(Vec<u8>),
-    /// A type this reader does not use (PAR2's optional packets), kept out.
-    Other,
-}
-
-/// A packet found intact, with the set it belongs to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Found {
-    pub(crate) set_id: Id,
-    pub(crate) body: Body,
-    /// The packet's length, header included.
-    pub(crate) len: u64,
-}
-
-/// Something to scan: a file or bytes in memory.
-pub(crate) trait Source {
-    fn len(&self) -> u64;
-    /// Fills `buf` from `offset` (short only at the end).
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
-}
-
-impl Source for &[u8] {
-    fn len(&self) -> u64 {
-        <[u8]>::len(self) as u64
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let start = (offset as usize).min(<[u8]>::len(self));
-        let n = buf.len().min(<[u8]>::len(self) - start);
-        buf[..n].copy_from_slice(&self[start..start + n]);
-        Ok(n)
-    }
-}
-
-impl Source for std::fs::File {
-    fn len(&self) -> u64 {
-        self.metadata().map_or(0, |m| m.len())
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        use crate::sys::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match FileExt::read_at(self, &mut buf[done..], offset + done as u64) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(done)
-    }
-}
-
-/// Every intact packet in `src`, in file order. A read error ends the scan with what was
-/// found so far and the error.
-pub(crate) fn scan(src: &dyn Source) -> (Vec<Found>, Option<io::Error>) {
-    let mut found = Vec::new();
-    let total = src.len();
-    let mut at = 0u64;
-    while at + HEADER as u64 <= total {
-        match packet_at(src, at, total) {
-            Ok(Some((f, len))) => {
-                found.push(f);
-                at += len;
-            }
-            Ok(None) => match next_magic(src, at + 1, total) {
-                Ok(Some(next)) => at = next,
-                Ok(None) => break,
-                Err(e) => return (found, Some(e)),
-            },
-            Err(e) => return (found, Some(e)),
-        }
-    }
-    (found, None)
-}
-
-/// The packet at `at` and its length, or `None` when there is no intact packet there.
-fn packet_at(src: &dyn Source, at: u64, total: u64) -> io::Result<Option<(Found, u64)>> {
-    let mut head = [0u8; HEADER];
-    if src.read_at(at, &mut head)? < HEADER || &head[..8] != MAGIC {
-        return Ok(None);
-    }
-    let len = u64::from_le_bytes(head[8..16].try_into().unwrap());
-    if len < HEADER as u64 || len % 4 != 0 || len > total - at {
-        return Ok(None);
-    }
-    let kind: [u8; 16] = head[48..64].try_into().unwrap();
-    let set_id: Id = head[32..48].try_into().unwrap();
-    let body_len = len - HEADER as u64;
-    let mut h = Md5::new();
-    h.update(&head[32..]);
-    let keep = kind != *RECOVERY;
-    if keep && body_len > MAX_BODY {
-        return Ok(None);
-    }
-    let mut body = Vec::new();
-    let mut buf = vec![0u8; (body_len.min(1 << 20)) as usize];
-    let mut off = 0u64;
-    while off < body_len {
-        let n = (body_len - off).min(buf.len() as u64) as usize;
-        if src.read_at(at + HEADER as u64 + off, &mut buf[..n])? < n {
-            return Ok(None);
-        }
-        h.update(&buf[..n]);
-        if keep {
-            body.extend_from_slice(&buf[..n]);
-        } else if off == 0 && n >= 4 {
-            body.extend_from_slice(&buf[..4]);
-        }
-        off += n as u64;
-    }
-    let md5: Id = h.finalize().into();
-    if md5[..] != head[16..32] {
-        return Ok(None);
-    }
-    let parsed = match &kind {
-        MAIN => Main::parse(&body).map(Body::Main),
-        FILE_DESC => FileDesc::parse(&body).map(Body::FileDesc),
-        IFSC => Ifsc::parse(&body).map(Body::Ifsc),
-        RECOVERY if body_len >= 4 => Some(Body::Recovery {
-            exponent: u32::from_le_bytes(body[..4].try_into().unwrap()),
-            offset: at + HEADER as u64 + 4,
-            len: body_len - 4,
-        }),
-        RECOVERY => None,
-        CREATOR => Some(Body::Creator(body)),
-        _ => Some(Body::Other),
-    };
-    Ok(parsed.map(|body| (Found { set_id, body, len }, len)))
-}
-
-/// Where the next magic starts at or after `from`.
-fn next_magic(src: &dyn Source, from: u64, total: u64) -> io::Result<Option<u64>> {
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = from;
-    while at + 8 <= total {
-        let n = src.read_at(at, &mut buf)?;
-        if n < 8 {
-            return Ok(None);
-        }
-        if let Some(i) = buf[..n].windows(8).position(|w| w == MAGIC) {
-            return Ok(Some(at + i as u64));
-        }
-        at += (n - 7) as u64;
-    }
-    Ok(None)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sample() -> (Id, Vec<u8>) {
-        let fd = FileDesc {
-            id: FileDesc::file_id(&[1; 16], 10, b"a/b"),
-            md5: [2; 16],
-            md5_16k: [1; 16],
-            length: 10,
-            name: b"a/b".to_vec(),
-        };
-        let main = Main { slice_size: 8, files: vec![fd.id], others: vec![] };
-        let set = main.set_id();
-        let ifsc = Ifsc { id: fd.id, checks: vec![SliceCheck::of(b"0123456789", 8)] };
-        let mut bytes = packet(&set, MAIN, &main.body());
-        bytes.extend(packet(&set, FILE_DESC, &fd.body()));
-        bytes.extend(packet(&set, IFSC, &ifsc.body()));
-        let data = [7u8; 8];
-        bytes.extend_from_slice(&recovery_head(&set, 3, &data));
-        bytes.extend_from_slice(&data);
-        bytes.extend(packet(&set, CREATOR, &creator_body("fixity")));
-        (set, bytes)
-    }
-
-    #[test]
-    fn packets_round_trip() {
-        let (set, bytes) = sample();
-        let (found, err) = scan(&&bytes[..]);
-        assert!(err.is_none());
-        assert_eq!(found.len(), 5);
-        assert!(found.iter().all(|f| f.set_id == set));
-        let Body::FileDesc(fd) = &found[1].body else { panic!() };
-        assert_eq!((fd.name.as_slice(), fd.length), (&b"a/b"[..], 10));
-        let Body::Recovery { exponent, offset, len } = found[3].body else { panic!() };
-        assert_eq!((exponent, len), (3, 8));
-        assert_eq!(&bytes[offset as usize..offset as usize + 8], &[7u8; 8]);
-        assert_eq!(found[4].body, Body::Creator(b"fixity\0\0".to_vec()));
-    }
-
-    #[test]
-    fn damage_loses_only_the_packets_it_touches() {
-        let (_, mut bytes) = sample();
-        // A flipped byte inside the File Description, garbage in front, a cut tail.
-        bytes[64 + 12 + 16 + 70] ^= 1;
-        let mut damaged = b"junk PAR2\0PKT more junk".to_vec();
-        damaged.extend_from_slice(&bytes[..bytes.len() - 3]);
-        let (found, _) = scan(&&damaged[..]);
-        let kinds: Vec<_> = found.iter().map(|f| std::mem::discriminant(&f.body)).collect();
-        assert_eq!(kinds.len(), 3, "{found:?}");
-        assert!(matches!(found[0].body, Body::Main(_)));
-        assert!(matches!(found[1].body, Body::Ifsc(_)));
-        assert!(matches!(found[2].body, Body::Recovery { .. }));
-    }
 
     #[test]
     fn file_ids_sort_as_little_endian_numbers() {

@@ -8,7 +8,8 @@
 //! is lost. Names that would leave the base directory (absolute, `..`, through a symbolic
 //! link) are refused, never opened.
 
-use super::packet::{Body, DataMd5, FileDesc, Found, Id, Ifsc, Main, SliceCheck, Source, scan};
+use super::packet::{DataMd5, FileDesc, Id, Ifsc, Main, SliceCheck};
+use super::scan::{Body, Found, Source, scan};
 use crate::confine::{Refused, open_under};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;

@@ -390,10 +390,12 @@ impl<'a> Job<'a> {
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), RepairError> {
         let dir = &self.opts.par2_dir;
-        let stale = super::sidecar::all(dir)
+        // Only the sets not planned are read.
+        let stale = super::sidecar::stems(dir)
             .into_iter()
-            .filter(|(stem, _)| !self.stems.contains(stem) && stem.starts_with("set-"));
-        for (stem, side) in stale {
+            .filter(|stem| !self.stems.contains(stem) && stem.starts_with("set-"));
+        for stem in stale {
+            let side = Sidecar::read(&sidecar_path(dir, &stem)).ok().flatten();
             let mut holds = false;
             for e in side.iter().flat_map(|s| &s.entries) {
                 if store.lookup(&e.path)?.as_ref().is_some_and(finding) {

@@ -198,17 +198,29 @@ impl Sidecar {
 }
 
 /// Every sidecar in `dir` by its set's stem, sorted; `None` for one that cannot be read
-/// (damaged, or another program's file). An unreadable directory has none.
+/// (damaged, or another program's file). An unreadable directory has none. Read over the
+/// cores.
 pub(crate) fn all(dir: &Path) -> Vec<(String, Option<Sidecar>)> {
+    use rayon::prelude::*;
+    let found = found(dir);
+    found.into_par_iter().map(|(stem, path)| (stem, Sidecar::read(&path).ok().flatten())).collect()
+}
+
+/// The stems of the sidecars in `dir`, sorted, none read.
+pub(crate) fn stems(dir: &Path) -> Vec<String> {
+    found(dir).into_iter().map(|(stem, _)| stem).collect()
+}
+
+/// The sidecars in `dir`: stem and path, sorted by stem.
+fn found(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
     use crate::sys::OsStrExt;
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut out: Vec<(String, Option<Sidecar>)> = entries
+    let mut out: Vec<(String, std::path::PathBuf)> = entries
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name();
             let stem = name.as_bytes().strip_suffix(b".fixity")?;
-            let side = Sidecar::read(&e.path()).ok().flatten();
-            Some((String::from_utf8_lossy(stem).into_owned(), side))
+            Some((String::from_utf8_lossy(stem).into_owned(), e.path()))
         })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
