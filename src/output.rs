@@ -167,24 +167,41 @@ impl AtomicFile {
 
     /// Flushes, syncs and renames the file into place, then syncs the directory.
     pub fn commit(mut self) -> io::Result<()> {
-        let mut file = self.file.take().expect("not committed twice");
-        if self.direct {
-            file.flush()?;
-            // A pipe or terminal cannot be synced; a device or FIFO has nothing to rename.
-            let _ = file.sync_all();
-            return Ok(());
-        }
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.target)?;
         let dir = match self.target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
         };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
+        self.sync()?;
+        let direct = self.direct;
+        self.put()?;
+        if !direct {
+            sync_dir(&dir);
         }
         Ok(())
+    }
+
+    /// Flushes and syncs the file, nothing put in place: a set of recovery files is synced
+    /// where it is made, on its own thread, and put in place later ([`AtomicFile::put`]).
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
+        let file = self.file.as_mut().expect("live file");
+        file.flush()?;
+        match file.sync_all() {
+            // A pipe or terminal cannot be synced.
+            Err(_) if self.direct => Ok(()),
+            r => r,
+        }
+    }
+
+    /// Renames the file, which the caller synced after its last change
+    /// ([`AtomicFile::sync`]), into place; the directory is not synced: the caller syncs it
+    /// once for the files it put ([`sync_dir`]).
+    pub(crate) fn put(mut self) -> io::Result<()> {
+        drop(self.file.take().expect("not put twice"));
+        if self.direct {
+            // A device or FIFO has nothing to rename.
+            return Ok(());
+        }
+        std::fs::rename(&self.tmp, &self.target)
     }
 }
 
@@ -194,6 +211,13 @@ impl Write for AtomicFile {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.as_mut().expect("live file").flush()
+    }
+}
+
+/// Syncs the directory `dir` (the renames into it), where it can be opened and synced.
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 

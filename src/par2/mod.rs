@@ -32,6 +32,12 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
+    /// Writes and syncs every file of the set, nothing put in place (see
+    /// `SetWriter::sync`): where the set is made, before it is settled.
+    pub(crate) fn sync(&mut self) -> std::io::Result<()> {
+        self.writer.sync(&self.described)
+    }
+
     /// Puts the set in place; `old`: the directory's files when the run began (the earlier
     /// version's volumes, removed unless the new set has them).
     pub(crate) fn finish(self, old: &Listing) -> std::io::Result<Written> {

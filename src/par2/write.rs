@@ -68,6 +68,8 @@ pub(crate) struct SetWriter {
     width: usize,
     /// Volumes written, not yet in place.
     done: Vec<(PathBuf, AtomicFile)>,
+    /// The index written, and everything synced ([`SetWriter::sync`]).
+    index: Option<AtomicFile>,
     bytes: u64,
     recovery_bytes: u64,
     critical: Option<(Id, Vec<u8>)>,
@@ -106,6 +108,7 @@ impl SetWriter {
             volumes,
             width,
             done: Vec::new(),
+            index: None,
             bytes: 0,
             recovery_bytes: 0,
             critical: None,
@@ -161,20 +164,40 @@ impl SetWriter {
         Ok(())
     }
 
-    /// Puts the volumes in place, then the index, then removes volumes of `STEM` that are
-    /// not part of this set (`old`: those there before, from the run's [`Listing`]).
-    pub(crate) fn finish(self, d: &Described, old: &Listing) -> io::Result<Written> {
-        let (id, crit) = self.critical.unwrap_or_else(|| critical(d, &self.creator));
+    /// Writes the index and syncs every file of the set, nothing in place yet: done where
+    /// the set is made (its own thread, beside the others'), so that putting it in place
+    /// ([`SetWriter::finish`], on the thread that settles the sets in order) waits for one
+    /// sync of the directory, not two for each file.
+    pub(crate) fn sync(&mut self, d: &Described) -> io::Result<()> {
+        if self.index.is_some() {
+            return Ok(());
+        }
+        let (_, crit) = self.critical.get_or_insert_with(|| critical(d, &self.creator));
+        let mut index = AtomicFile::create(&self.dir.join(index_name(&self.stem)))?;
+        index.write_all(crit)?;
+        for (_, out) in &mut self.done {
+            out.sync()?;
+        }
+        index.sync()?;
+        self.index = Some(index);
+        Ok(())
+    }
+
+    /// Puts the volumes in place, then the index, syncs the directory, then removes volumes
+    /// of `STEM` that are not part of this set (`old`: those there before, from the run's
+    /// [`Listing`]). A kill or a crash leaves the old set or the new one: old volumes go
+    /// only once the new files' names are synced.
+    pub(crate) fn finish(mut self, d: &Described, old: &Listing) -> io::Result<Written> {
+        self.sync(d)?;
+        let (id, crit) = self.critical.take().expect("synced: the critical packets made");
         let mut files = Vec::new();
         for (path, out) in self.done {
-            out.commit()?;
+            out.put()?;
             files.push(path);
         }
-        let index = self.dir.join(index_name(&self.stem));
-        let mut out = AtomicFile::create(&index)?;
-        out.write_all(&crit)?;
-        out.commit()?;
-        files.push(index);
+        self.index.take().expect("synced: the index written").put()?;
+        files.push(self.dir.join(index_name(&self.stem)));
+        crate::output::sync_dir(&self.dir);
         for old in old.volumes(&self.stem) {
             if !files.contains(&old) {
                 remove_gone(&old)?;

@@ -173,7 +173,7 @@ fn make_steps(
         let made = par2::make(&pm, &sizes, slice, recovery, memory, dir, stem, &mut |i, d| {
             hashers[i].update(d)
         });
-        let made = match made {
+        let mut made = match made {
             Ok(m) => m,
             Err(CreateError::Emit(e)) => return Err(par2_err(e)),
             Err(CreateError::Member(e)) => {
@@ -236,6 +236,8 @@ fn make_steps(
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         let bytes: u64 = sizes.iter().sum();
         let read = bytes * u64::from(made.passes);
+        // Its files synced here, beside the other sets being made; put in place when settled.
+        made.sync().map_err(par2_err)?;
         return Ok(End::Made { pending: Box::new(made), entries, bytes, read, slice, recovery });
     }
 }
