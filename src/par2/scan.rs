@@ -176,7 +176,7 @@ fn candidate(head: &[u8], left: u64) -> Option<u64> {
     let len = u64::from_le_bytes(head[8..16].try_into().unwrap());
     let body = len.checked_sub(HEADER as u64)?;
     let keep = head[48..64] != RECOVERY[..];
-    (len % 4 == 0 && len <= left && !(keep && body > MAX_BODY)).then_some(len)
+    (len.is_multiple_of(4) && len <= left && !(keep && body > MAX_BODY)).then_some(len)
 }
 
 /// The packet `bytes` (found at `offset`, its MD5 checked), or `None` when its body does
@@ -322,7 +322,7 @@ mod tests {
             let len = u64::from_le_bytes(b[at + 8..at + 16].try_into().unwrap()) as usize;
             let holds = &b[at..at + 8] == MAGIC
                 && len >= HEADER
-                && len % 4 == 0
+                && len.is_multiple_of(4)
                 && len <= b.len() - at
                 && Md5::digest(&b[at + 32..at + len])[..] == b[at + 16..at + 32];
             if holds {

@@ -329,7 +329,9 @@ mod tests {
     fn a_listing_finds_each_sets_files_as_a_read_of_the_directory_would() {
         let t = tempfile::tempdir().unwrap();
         let d = t.path();
-        let odd = OsString::from_vec(b"set-\xff".to_vec());
+        // A stem that is not UTF-8 (Unix), or not ASCII (Windows, whose names are UTF-16).
+        let odd_bytes: &[u8] = if cfg!(unix) { b"set-\xff" } else { "set-\u{e9}".as_bytes() };
+        let odd = OsString::from_vec(odd_bytes.to_vec());
         let mut names: Vec<OsString> = [
             "set-1.par2",
             "set-1.vol0+1.par2",
@@ -344,8 +346,8 @@ mod tests {
         .iter()
         .map(OsString::from)
         .collect();
-        names.push(OsString::from_vec(b"set-\xff.par2".to_vec()));
-        names.push(OsString::from_vec(b"set-\xff.vol0+3.par2".to_vec()));
+        names.push(OsString::from_vec([odd_bytes, b".par2"].concat()));
+        names.push(OsString::from_vec([odd_bytes, b".vol0+3.par2"].concat()));
         for n in &names {
             std::fs::write(d.join(n), b"x").unwrap();
         }
