@@ -266,6 +266,16 @@ impl Listing {
         Ok(Listing { dir: dir.to_path_buf(), names })
     }
 
+    /// The directory listed.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every name that was there, as bytes, sorted.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &[u8]> {
+        self.names.iter().map(|n| &n[..])
+    }
+
     /// Whether `STEM.par2` was there.
     pub(crate) fn has_index(&self, stem: &OsStr) -> bool {
         self.names.contains(index_name(stem).as_bytes())

@@ -24,8 +24,7 @@ use std::path::Path;
 #[derive(Clone, Copy)]
 pub(super) struct Ctx<'a> {
     pub(super) root: &'a Path,
-    pub(super) par2_dir: &'a Path,
-    /// The files in `par2_dir` when the run began.
+    /// The recovery directory's files when the run began (and the directory).
     pub(super) listing: &'a par2::Listing,
     pub(super) redundancy: f64,
     /// The ctime rule (the store's slack; `None` where ctimes are not trusted).
@@ -155,7 +154,7 @@ fn make_steps(
             Err(e) => left(steps, &rec.path, Left::Unreadable(crate::read::io_message(&e)), None),
         }
     }
-    let dir = ctx.par2_dir;
+    let dir = ctx.listing.dir();
     let stem = std::ffi::OsStr::new(&set.stem);
     let par2_err = |e| RepairError::Par2Dir(dir.to_path_buf(), e);
     loop {

@@ -81,19 +81,16 @@ pub fn protect(
     }
     let now = store.clock()?;
     store.start_run("protect", now)?;
-    // Volumes of a run killed before its set was complete: nobody writes them now (the
-    // run lock is held).
-    if let Ok(entries) = std::fs::read_dir(&opts.par2_dir) {
-        for e in entries.flatten() {
-            if crate::output::foreign_temp_name(e.file_name().as_encoded_bytes()) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
-    let ctime = crate::device::times(root).ctime_within(store.ctime_slack_ns());
     // The sets' files as the run begins, read once (see `par2::Listing`).
     let listing = par2::Listing::read(&opts.par2_dir)
         .map_err(|e| RepairError::Par2Dir(opts.par2_dir.clone(), e))?;
+    // Volumes of a run killed before its set was complete: nobody writes them now (the
+    // run lock is held).
+    for name in listing.names().filter(|n| crate::output::foreign_temp_name(n)) {
+        use crate::sys::OsStrExt;
+        let _ = std::fs::remove_file(listing.dir().join(std::ffi::OsStr::from_bytes(name)));
+    }
+    let ctime = crate::device::times(root).ctime_within(store.ctime_slack_ns());
     let report = ProtectReport::default();
     let mut job = Job { root, opts, now, ctime, report, stems: HashSet::new(), listing: &listing };
     let mut planner = Planner::default();
@@ -235,7 +232,6 @@ impl<'a> Job<'a> {
             let share = need;
             let ctx = Ctx {
                 root: self.root,
-                par2_dir: &self.opts.par2_dir,
                 listing: self.listing,
                 redundancy: self.opts.redundancy,
                 ctime: self.ctime,

@@ -145,7 +145,7 @@ pub(super) fn create_new(path: &Path, algo: &'static Algorithm) -> Result<()> {
     let _ = std::fs::remove_file(&tmp);
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+        crate::output::sync_dir(dir);
     }
     Ok(())
 }
