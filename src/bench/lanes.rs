@@ -87,45 +87,10 @@ pub fn rows(
 
 /// The digests of `msgs` (all of one length) as the lane engine makes them at the cap:
 /// whole blocks of a lane's worth of messages in one kernel call, the padding in the
-/// lanes too; or one message at a time where the engine takes no kernel.
+/// lanes too; or one message at a time where the engine takes no kernel
+/// ([`multibuf::digests`]).
 pub(crate) fn hash_many(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
-    let size = msgs.first().map_or(0, |m| m.len() as u64);
-    if family == Family::Blake3 {
-        return match b3::Kernel::best().filter(|k| k.takes(size)) {
-            Some(k) => b3::hash_many(k, msgs).into_iter().map(|d| d.to_vec()).collect(),
-            None => msgs.iter().map(|m| blake3::hash(m).as_bytes().to_vec()).collect(),
-        };
-    }
-    let Some(k) = Kernel::for_engine(family) else {
-        return msgs
-            .iter()
-            .map(|m| {
-                let mut state = multibuf::initial(family);
-                let whole = m.len() - m.len() % 64;
-                multibuf::compress_one(family, &mut state, &m[..whole]);
-                multibuf::finish(family, state, &m[whole..], m.len() as u64)
-            })
-            .collect();
-    };
-    let mut out = Vec::with_capacity(msgs.len());
-    for group in msgs.chunks(k.lanes()) {
-        let mut states = vec![multibuf::initial(family); k.lanes()];
-        let mut lanes: Vec<&[u8]> = vec![&[]; k.lanes()];
-        lanes[..group.len()].copy_from_slice(group);
-        let len = group[0].len();
-        k.compress(&mut states, &lanes, len / 64);
-        let last: Vec<([u8; 128], usize)> = group
-            .iter()
-            .map(|m| multibuf::final_blocks(family, &m[len - len % 64..], len as u64))
-            .collect();
-        let mut tails: Vec<&[u8]> = vec![&[]; k.lanes()];
-        for (t, (buf, n)) in tails.iter_mut().zip(&last) {
-            *t = &buf[..*n];
-        }
-        k.compress(&mut states, &tails, last[0].1 / 64);
-        out.extend(states[..group.len()].iter().map(|s| multibuf::digest(family, s)));
-    }
-    out
+    multibuf::digests(family, msgs)
 }
 
 #[cfg(test)]

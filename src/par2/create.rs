@@ -30,8 +30,26 @@ const HEAD_BUDGET: usize = 64 << 20;
 /// The first 16 KiB: what the File ID hashes.
 const HEAD: u64 = 16 << 10;
 
-/// The caller's sink: every byte of every member, in order (the catalog's digests).
-pub(crate) type Sink<'a> = &'a mut (dyn FnMut(usize, &[u8]) + Send);
+/// The caller's sink: every byte of every member once, in order (the catalog's digests).
+pub(crate) trait Sink: Send {
+    /// The next bytes of member `i`.
+    fn update(&mut self, i: usize, data: &[u8]);
+
+    /// Members read whole with their heads (no longer than 16 KiB), each `(member, its
+    /// bytes)`: given here, once, instead of to [`Sink::update`], so that their digests can
+    /// be taken together (in the lanes: most of a tree of small files).
+    fn whole(&mut self, members: &[(usize, &[u8])]) {
+        for &(i, d) in members {
+            self.update(i, d);
+        }
+    }
+}
+
+impl<F: FnMut(usize, &[u8]) + Send> Sink for F {
+    fn update(&mut self, i: usize, data: &[u8]) {
+        self(i, data)
+    }
+}
 
 /// A file to protect: where to read it, and its name in the set (relative to the base
 /// directory, `/` between components).
@@ -135,6 +153,13 @@ struct Head {
     keep: bool,
 }
 
+impl Head {
+    /// Whether it holds the whole member.
+    fn is_whole(&self) -> bool {
+        self.bytes.len() as u64 == self.stamp.0
+    }
+}
+
 fn head(
     i: usize,
     m: &Member,
@@ -156,12 +181,13 @@ fn head(
     Ok(Head { stamp: st, bytes: head, keep })
 }
 
-/// Makes the set of `members` (none empty). `sink(member, bytes)` sees every byte of
-/// every member in order, during the first pass only.
+/// Makes the set of `members` (none empty). `sink` sees every byte of every member once:
+/// the members read whole with their heads at once, the others in order during the first
+/// pass.
 pub(crate) fn create(
     members: &[Member],
     p: &Params,
-    sink: &mut (dyn FnMut(usize, &[u8]) + Send),
+    sink: &mut dyn Sink,
     emit: Emit<'_>,
 ) -> Result<Described, CreateError> {
     // The heads: File IDs, and so the numbering of the slices. Read in parallel; a file
@@ -174,6 +200,15 @@ pub(crate) fn create(
     let bytes: Vec<&[u8]> = read.iter().map(|h| &h.bytes[..]).collect();
     let per = bytes.len().div_ceil(rayon::current_num_threads() * 4).max(64);
     let md5s: Vec<Id> = bytes.par_chunks(per).flat_map_iter(md5_many).collect();
+    // The members the heads hold whole go to the sink now (and not again in the pass).
+    let whole: Vec<(usize, &[u8])> = read
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.is_whole())
+        .map(|(i, h)| (i, &h.bytes[..]))
+        .collect();
+    sink.whole(&whole);
+    let fed: Vec<bool> = read.iter().map(Head::is_whole).collect();
     let mut heads = Vec::with_capacity(members.len());
     let mut stamps = Vec::with_capacity(members.len());
     for (h, md5) in read.into_iter().zip(md5s) {
@@ -200,7 +235,8 @@ pub(crate) fn create(
     let mut described = None;
     for (k, exps) in p.passes.iter().enumerate() {
         let mut enc = Encoder::new(s as usize, exps.clone().collect(), total);
-        let job = Pass { members, heads: &heads, stamps: &stamps, first: &first, slice: s };
+        let job =
+            Pass { members, heads: &heads, stamps: &stamps, first: &first, fed: &fed, slice: s };
         job.run(&mut enc, (k == 0).then_some(&mut *sink), &mut checks, &mut md5s)?;
         let d = described.get_or_insert_with(|| Described {
             main: Main {
@@ -237,6 +273,8 @@ struct Pass<'a> {
     heads: &'a [(Id, Option<Vec<u8>>)],
     stamps: &'a [Stamp],
     first: &'a [usize],
+    /// The members the sink was given whole.
+    fed: &'a [bool],
     slice: u64,
 }
 
@@ -262,7 +300,7 @@ impl Pass<'_> {
     fn run(
         &self,
         enc: &mut Encoder,
-        sink: Option<Sink<'_>>,
+        sink: Option<&mut dyn Sink>,
         checks: &mut [SliceCheck],
         md5s: &mut [Id],
     ) -> Result<(), MemberError> {
@@ -283,10 +321,12 @@ impl Pass<'_> {
             for batch in full_rx.iter() {
                 // The caller's digests (serial per member) beside the slices' checksums and
                 // the recovery data (parallel).
-                let feed = |sink: &mut Option<Sink<'_>>| {
+                let feed = |sink: &mut Option<&mut dyn Sink>| {
                     if let Some(sink) = sink.as_deref_mut() {
                         for (d, &(m, n)) in batch.data(s).chunks(s).zip(&batch.parts) {
-                            sink(m, &d[..n]);
+                            if !self.fed[m] {
+                                sink.update(m, &d[..n]);
+                            }
                         }
                     }
                 };

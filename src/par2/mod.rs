@@ -17,7 +17,7 @@ mod set;
 mod solve;
 mod write;
 
-pub(crate) use create::{CreateError, Member};
+pub(crate) use create::{CreateError, Member, Sink};
 pub(crate) use set::{Set, State, check_file, empty_set, load, safe_name};
 pub(crate) use solve::{Placed, solve};
 pub(crate) use write::{Listing, Written};
@@ -47,7 +47,8 @@ impl Pending {
 
 /// Makes the set of `members` (of `sizes`, none empty) as `dir/STEM.par2` and its
 /// volumes: `recovery` slices of `slice` bytes, read in as many passes as `memory` (the
-/// recovery data held at once) needs. `sink` sees every byte of every member once.
+/// recovery data held at once) needs. `sink` sees every byte of every member once
+/// ([`Sink`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn make(
     members: &[Member],
@@ -57,7 +58,7 @@ pub(crate) fn make(
     memory: u64,
     dir: &std::path::Path,
     stem: &std::ffi::OsStr,
-    sink: &mut (dyn FnMut(usize, &[u8]) + Send),
+    sink: &mut dyn Sink,
 ) -> Result<Pending, CreateError> {
     let names: Vec<&[u8]> = members.iter().map(|m| &m.name[..]).collect();
     let creator = creator();

@@ -147,30 +147,10 @@ impl SliceCheck {
 }
 
 /// The MD5s of many messages, in the lanes of a multi-buffer kernel where the CPU has
-/// one (16 or 8 at once): messages of like length share a group, whose lanes compress the
-/// blocks they all have together; each lane finishes its own tail.
+/// one (16 or 8 at once), their padding too ([`crate::algo::multibuf::digests`]).
 pub(crate) fn md5_many(msgs: &[&[u8]]) -> Vec<Id> {
-    use crate::algo::multibuf::{Family, Kernel, finish, initial};
-    let kernel = Kernel::best(Family::Md5).filter(|k| msgs.len() > 1 && k.lanes() > 1);
-    let Some(kernel) = kernel else {
-        return msgs.iter().map(|m| Md5::digest(m).into()).collect();
-    };
-    let mut order: Vec<usize> = (0..msgs.len()).collect();
-    order.sort_by_key(|&i| <[u8]>::len(msgs[i]));
-    let mut out = vec![[0u8; 16]; msgs.len()];
-    for group in order.chunks(kernel.lanes()) {
-        let blocks = <[u8]>::len(msgs[group[0]]) / 64;
-        let mut states = vec![initial(Family::Md5); kernel.lanes()];
-        let mut data: Vec<&[u8]> = group.iter().map(|&i| msgs[i]).collect();
-        data.resize(kernel.lanes(), &[]);
-        kernel.compress(&mut states, &data, blocks);
-        for (&i, state) in group.iter().zip(states) {
-            let m = msgs[i];
-            let md5 = finish(Family::Md5, state, &m[blocks * 64..], <[u8]>::len(m) as u64);
-            out[i] = md5.try_into().expect("16 bytes");
-        }
-    }
-    out
+    let digests = crate::algo::multibuf::digests(crate::algo::multibuf::Family::Md5, msgs);
+    digests.into_iter().map(|d| d.try_into().expect("16 bytes")).collect()
 }
 
 /// The MD5 of a stream of data (a whole file): fixity's own compression function

@@ -31,17 +31,38 @@ pub(crate) fn protected(dir: &Path, sizes: &[usize], slice: u64, recovery: u32) 
         members.push(Member { path: dir.join(&name), name: name.into_bytes() });
         contents.push(data);
     }
-    let mut seen = vec![0usize; sizes.len()];
+    let mut seen = Seen { bytes: vec![Vec::new(); sizes.len()], whole: vec![false; sizes.len()] };
     let sizes64: Vec<u64> = sizes.iter().map(|&n| n as u64).collect();
     let p = dir.join("p");
-    let made =
-        make(&members, &sizes64, slice, recovery, 1 << 30, &p, OsStr::new("set"), &mut |i, d| {
-            seen[i] += d.len()
-        })
+    let made = make(&members, &sizes64, slice, recovery, 1 << 30, &p, OsStr::new("set"), &mut seen)
         .unwrap();
-    assert_eq!(seen, sizes, "the sink sees every byte once");
+    assert!(seen.bytes == contents, "the sink sees every byte once, in order");
+    for (i, &n) in sizes.iter().enumerate() {
+        assert_eq!(seen.whole[i], n <= 16 << 10, "member {i} of {n} bytes given whole");
+    }
     made.finish(&Listing::read(&p).unwrap()).unwrap();
     contents
+}
+
+/// A sink that keeps what it is given: each member's bytes, and whether they came whole.
+struct Seen {
+    bytes: Vec<Vec<u8>>,
+    whole: Vec<bool>,
+}
+
+impl Sink for Seen {
+    fn update(&mut self, i: usize, data: &[u8]) {
+        assert!(!self.whole[i], "member {i} given whole, then again");
+        self.bytes[i].extend_from_slice(data);
+    }
+
+    fn whole(&mut self, members: &[(usize, &[u8])]) {
+        for &(i, d) in members {
+            assert!(self.bytes[i].is_empty() && !self.whole[i], "member {i} given twice");
+            self.bytes[i] = d.to_vec();
+            self.whole[i] = true;
+        }
+    }
 }
 
 /// Checks every file of the set in `dir/p`, repairs what is lost, and returns how many
@@ -150,7 +171,7 @@ fn recovery_in_passes_equals_recovery_in_one() {
         let mut out = Vec::new();
         let mut descs = Vec::new();
         let params = create::Params { slice: 512, passes };
-        create::create(&members, &params, &mut |_, _| {}, &mut |d, rec| {
+        create::create(&members, &params, &mut |_: usize, _: &[u8]| {}, &mut |d, rec| {
             descs = d.descs.clone();
             out.push(rec);
             Ok(())
@@ -174,7 +195,8 @@ fn the_memory_allowed_bounds_each_pass_and_volume() {
     // 10 recovery slices of 512 bytes, 2 KiB at a time: 3 passes, and volumes of at most 4.
     let p = dir.join("p");
     let made =
-        make(&members, &[50_000], 512, 10, 2048, &p, OsStr::new("s"), &mut |_, _| {}).unwrap();
+        make(&members, &[50_000], 512, 10, 2048, &p, OsStr::new("s"), &mut |_: usize, _: &[u8]| {})
+            .unwrap();
     assert_eq!(made.passes, 3);
     let names = |d: &Path| {
         let mut n: Vec<String> = std::fs::read_dir(d)
@@ -189,7 +211,10 @@ fn the_memory_allowed_bounds_each_pass_and_volume() {
     assert_eq!(names(&p), ["s.par2", "s.vol00+04.par2", "s.vol04+03.par2", "s.vol07+03.par2"]);
     // A set not finished leaves nothing.
     let q = dir.join("q");
-    drop(make(&members, &[50_000], 512, 10, 2048, &q, OsStr::new("s"), &mut |_, _| {}).unwrap());
+    drop(
+        make(&members, &[50_000], 512, 10, 2048, &q, OsStr::new("s"), &mut |_: usize, _: &[u8]| {})
+            .unwrap(),
+    );
     assert!(names(&q).is_empty());
 }
 

@@ -12,9 +12,10 @@
 use super::plan::{Planned, recovery_count, slice_size};
 use super::sidecar::Entry;
 use super::{Left, RepairError};
-use crate::algo::Hasher;
+use crate::algo::{Algorithm, Hasher};
 use crate::catalog::{Class, Found, Record};
 use crate::device::{Access, Stamp};
+use crate::digest::Digest;
 use crate::par2::{self, CreateError, Member, Pending};
 use crate::pathtext::bytes_path;
 use std::collections::{HashMap, HashSet};
@@ -168,10 +169,8 @@ fn make_steps(
             .collect();
         let sizes: Vec<u64> = members.iter().map(|r| r.size.unwrap_or(0)).collect();
         let (slice, recovery) = shape(&sizes, ctx.redundancy);
-        let mut hashers: Vec<Box<dyn Hasher>> = members.iter().map(|r| r.algo.hasher()).collect();
-        let made = par2::make(&pm, &sizes, slice, recovery, memory, dir, stem, &mut |i, d| {
-            hashers[i].update(d)
-        });
+        let mut digests = Digests::new(&members);
+        let made = par2::make(&pm, &sizes, slice, recovery, memory, dir, stem, &mut digests);
         let mut made = match made {
             Ok(m) => m,
             Err(CreateError::Emit(e)) => return Err(par2_err(e)),
@@ -200,15 +199,14 @@ fn make_steps(
         };
         // Rot: as recorded by size and mtime, not by content; unless the ctime moved since
         // the record, which makes it an edit that put its mtime back (changed).
-        let rotten: Vec<usize> = (0..members.len())
-            .filter(|&i| !hashers[i].finish().ct_eq(&members[i].digest))
-            .collect();
+        let found: Vec<Digest> = (0..members.len()).map(|i| digests.finish(i)).collect();
+        let rotten: Vec<usize> =
+            (0..members.len()).filter(|&i| !found[i].ct_eq(&members[i].digest)).collect();
         if !rotten.is_empty() {
             for &i in rotten.iter().rev() {
                 let rec = members.remove(i);
                 let stamp = stamps.remove(i);
-                let found =
-                    Found { digest: hashers[i].finish(), stamp, file_id: None, access: None };
+                let found = Found { digest: found[i], stamp, file_id: None, access: None };
                 let edited = ctx.ctime.is_some_and(|slack| rec.ctime_moved(&stamp, slack));
                 let (class, why) = match edited {
                     true => (Class::Changed, Left::MtimeKept),
@@ -238,5 +236,115 @@ fn make_steps(
         // Its files synced here, beside the other sets being made; put in place when settled.
         made.sync().map_err(par2_err)?;
         return Ok(End::Made { pending: Box::new(made), entries, bytes, read, slice, recovery });
+    }
+}
+
+/// The members' catalog digests, taken as the set is made ([`par2::Sink`]): the small
+/// files read whole together, in the lanes of their algorithm's kernel where it has one
+/// (BLAKE3's, MD5's, ...: most of a tree of small files), the others as their bytes come.
+struct Digests {
+    algos: Vec<&'static Algorithm>,
+    /// A member's hasher, made at its first bytes.
+    hashers: Vec<Option<Box<dyn Hasher>>>,
+    /// A member's digest, taken whole.
+    done: Vec<Option<Digest>>,
+}
+
+impl Digests {
+    fn new(members: &[&Record]) -> Digests {
+        Digests {
+            algos: members.iter().map(|r| r.algo).collect(),
+            hashers: members.iter().map(|_| None).collect(),
+            done: vec![None; members.len()],
+        }
+    }
+
+    /// Member `i`'s digest (all its bytes seen).
+    fn finish(&self, i: usize) -> Digest {
+        match (&self.done[i], &self.hashers[i]) {
+            (Some(d), _) => *d,
+            (None, Some(h)) => h.finish(),
+            (None, None) => self.algos[i].hasher().finish(),
+        }
+    }
+}
+
+impl par2::Sink for Digests {
+    fn update(&mut self, i: usize, data: &[u8]) {
+        self.hashers[i].get_or_insert_with(|| self.algos[i].hasher()).update(data);
+    }
+
+    fn whole(&mut self, members: &[(usize, &[u8])]) {
+        use rayon::prelude::*;
+        // The members of one algorithm at a time (a tree has one, mostly), a group of them
+        // per task, each group in the algorithm's lanes.
+        let mut left: Vec<(usize, &[u8])> = members.to_vec();
+        while let Some(&(first, _)) = left.first() {
+            let algo = self.algos[first];
+            let (group, rest): (Vec<_>, Vec<_>) =
+                left.into_iter().partition(|&(i, _)| std::ptr::eq(self.algos[i], algo));
+            left = rest;
+            let per = group.len().div_ceil(rayon::current_num_threads() * 4).max(64);
+            let digests: Vec<Digest> = group
+                .par_chunks(per)
+                .flat_map_iter(|chunk| {
+                    let msgs: Vec<&[u8]> = chunk.iter().map(|&(_, d)| d).collect();
+                    digests_of(algo, &msgs)
+                })
+                .collect();
+            for ((i, _), d) in group.into_iter().zip(digests) {
+                self.done[i] = Some(d);
+            }
+        }
+    }
+}
+
+/// The `algo` digests of whole messages: in the lanes where its registry row has a lane
+/// family, else one hasher each.
+fn digests_of(algo: &Algorithm, msgs: &[&[u8]]) -> Vec<Digest> {
+    match algo.lanes {
+        Some(family) => {
+            crate::algo::multibuf::digests(family, msgs).iter().map(|d| Digest::new(d)).collect()
+        }
+        None => msgs
+            .iter()
+            .map(|m| {
+                let mut h = algo.hasher();
+                h.update(m);
+                h.finish()
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::par2::Sink;
+
+    #[test]
+    fn digests_whole_or_in_pieces_are_each_algorithms_own() {
+        let algos = ["blake3", "md5", "xxh3", "sha256", "blake3", "crc32", "md5", "sha1"];
+        let recs: Vec<Record> = (0..40)
+            .map(|i| Record::sample(format!("f{i}").as_bytes(), algos[i % algos.len()], None))
+            .collect();
+        let refs: Vec<&Record> = recs.iter().collect();
+        let data: Vec<Vec<u8>> =
+            (0..40).map(|i| (0..i * 397).map(|j| (j * 7 + i) as u8).collect()).collect();
+        let mut d = Digests::new(&refs);
+        // The even ones whole (in two calls), the odd ones in pieces of 1000 bytes.
+        let whole: Vec<(usize, &[u8])> = (0..40).step_by(2).map(|i| (i, &data[i][..])).collect();
+        d.whole(&whole[..7]);
+        d.whole(&whole[7..]);
+        for i in (1..40).step_by(2) {
+            for piece in data[i].chunks(1000) {
+                d.update(i, piece);
+            }
+        }
+        for (i, rec) in recs.iter().enumerate() {
+            let mut h = rec.algo.hasher();
+            h.update(&data[i]);
+            assert_eq!(d.finish(i), h.finish(), "{} of {} bytes", rec.algo.name, data[i].len());
+        }
     }
 }

@@ -56,6 +56,7 @@
 //! the limit, not the chain), so SHA-NI stays the single-stream code.
 
 pub(crate) mod b3;
+mod many;
 #[cfg(target_arch = "x86_64")]
 mod md5;
 #[cfg(target_arch = "x86_64")]
@@ -68,6 +69,8 @@ mod vector;
 mod x86;
 
 pub mod harness;
+
+pub(crate) use many::digests;
 
 use std::sync::OnceLock;
 
