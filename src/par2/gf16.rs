@@ -661,6 +661,39 @@ mod tests {
     }
 
     #[test]
+    fn zero_tiles_of_sources_add_nothing_in_every_kernel() {
+        // Sources with all-zero tiles (the driver skips them): none, all, from each tile
+        // on, one tile in the middle, the last partial step; over a few tiles (coefficients
+        // prepared block by block) and many (prepared once, gathered for the sources left).
+        let mut r = Rng(0x2e40);
+        for k in kernels() {
+            for len in [2 * 1024 + 66, 5 * 1024 + 66, 70 * 1024] {
+                let n = 70;
+                let mut bufs: Vec<Vec<u8>> = (0..n).map(|_| r.bytes(len)).collect();
+                for (i, b) in bufs.iter_mut().enumerate() {
+                    let zero = match i % 6 {
+                        0 => 0..0,
+                        1 => 0..len,
+                        2 => 1024..len,
+                        3 => 1024..2048,
+                        4 => len - 66..len,
+                        _ => (i * 512).min(len)..len,
+                    };
+                    b[zero].fill(0);
+                }
+                let srcs: Vec<&[u8]> = bufs.iter().map(Vec::as_slice).collect();
+                let coeffs: Vec<u16> = (0..5 * n).map(|_| r.word()).collect();
+                let mut got: Vec<Vec<u8>> = (0..5).map(|_| r.bytes(len)).collect();
+                let mut want = got.clone();
+                let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|b| b.as_mut_slice()).collect();
+                mul_add_matrix_with(k, &mut refs, &srcs, &coeffs);
+                reference(&mut want, &srcs, &coeffs);
+                assert!(got == want, "kernel {k}, {len} bytes");
+            }
+        }
+    }
+
+    #[test]
     fn dispatch_at_every_level_takes_a_kernel_of_that_level_and_matches_the_reference() {
         let mut r = Rng(0x51d);
         crate::simd::tests::each_level("GF(2^16) dispatch", |level| {
