@@ -230,7 +230,9 @@ fn pad4(b: &mut Vec<u8>) {
     }
 }
 
-/// A whole packet (header and body) of type `kind` in set `set_id`.
+/// A whole packet (header and body) of type `kind` in set `set_id`, its MD5 by the `md-5`
+/// crate (the reference [`packets`] is checked against).
+#[cfg(test)]
 pub(crate) fn packet(set_id: &Id, kind: &[u8; 16], body: &[u8]) -> Vec<u8> {
     let len = (HEADER + body.len()) as u64;
     let mut p = Vec::with_capacity(len as usize);
@@ -243,6 +245,31 @@ pub(crate) fn packet(set_id: &Id, kind: &[u8; 16], body: &[u8]) -> Vec<u8> {
     let md5: Id = Md5::digest(&p[32..]).into();
     p[16..32].copy_from_slice(&md5);
     p
+}
+
+/// Whole packets one after another, each `(type, body)` in set `set_id`, their MD5s in the
+/// lanes ([`md5_many`]): a set's critical packets, two for each of its files (one stream
+/// of MD5 for each packet took 2% of a `protect` of D3's 50,000 files).
+pub(crate) fn packets(set_id: &Id, parts: &[(&[u8; 16], &[u8])]) -> Vec<u8> {
+    let total = parts.iter().map(|(_, body)| HEADER + body.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut spans = Vec::with_capacity(parts.len());
+    for (kind, body) in parts {
+        let len = HEADER + body.len();
+        spans.push(out.len()..out.len() + len);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(len as u64).to_le_bytes());
+        out.extend_from_slice(&[0; 16]);
+        out.extend_from_slice(set_id);
+        out.extend_from_slice(*kind);
+        out.extend_from_slice(body);
+    }
+    let hashed: Vec<&[u8]> = spans.iter().map(|r| &out[r.start + 32..r.end]).collect();
+    let md5s = md5_many(&hashed);
+    for (r, md5) in spans.iter().zip(md5s) {
+        out[r.start + 16..r.start + 32].copy_from_slice(&md5);
+    }
+    out
 }
 
 /// The header and exponent of a Recovery Slice packet whose data is `data` (written after
@@ -318,6 +345,20 @@ pub(crate) fn recovery_heads(set_id: &Id, slices: &[(u32, &[u8])]) -> Vec<[u8; 6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packets_in_the_lanes_are_the_packets_one_at_a_time() {
+        let set = [7u8; 16];
+        let bodies: Vec<Vec<u8>> =
+            (0..100).map(|i| (0..i * 13 % 700).map(|j| (i + j * 3) as u8).collect()).collect();
+        let kinds = [MAIN, FILE_DESC, IFSC, CREATOR];
+        let parts: Vec<(&[u8; 16], &[u8])> =
+            bodies.iter().enumerate().map(|(i, b)| (kinds[i % 4], &b[..])).collect();
+        let want: Vec<u8> = parts.iter().flat_map(|(k, b)| packet(&set, k, b)).collect();
+        assert!(packets(&set, &parts) == want);
+        assert!(packets(&set, &parts[..1]) == packet(&set, parts[0].0, parts[0].1));
+        assert!(packets(&set, &[]).is_empty());
+    }
 
     #[test]
     fn file_ids_sort_as_little_endian_numbers() {
