@@ -150,7 +150,7 @@ impl SliceCheck {
 /// one (16 or 8 at once), their padding too ([`crate::algo::multibuf::digests`]).
 pub(crate) fn md5_many(msgs: &[&[u8]]) -> Vec<Id> {
     let digests = crate::algo::multibuf::digests(crate::algo::multibuf::Family::Md5, msgs);
-    digests.into_iter().map(|d| d.try_into().expect("16 bytes")).collect()
+    digests.iter().map(|d| d.as_bytes().try_into().expect("16 bytes")).collect()
 }
 
 /// The MD5 of a stream of data (a whole file): fixity's own compression function
@@ -335,7 +335,7 @@ pub(crate) fn recovery_heads(set_id: &Id, slices: &[(u32, &[u8])]) -> Vec<[u8; 6
         for ((head, state), (_, d)) in heads.iter_mut().zip(states).zip(group) {
             let tail = &d[FIRST + blocks * 64..];
             let md5 = finish(Family::Md5, state, tail, 36 + <[u8]>::len(d) as u64);
-            head[16..32].copy_from_slice(&md5);
+            head[16..32].copy_from_slice(md5.as_bytes());
             out.push(*head);
         }
     }

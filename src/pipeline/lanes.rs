@@ -305,7 +305,7 @@ impl<T> Lanes<T> {
             }
             let digest = multibuf::finish(self.family, self.states[i], tail, lane.got);
             let r = read::settle(&lane.file, &lane.before, lane.got, OnChange::Refuse)
-                .map(|f| hashed(f, vec![Digest::new(&digest)]));
+                .map(|f| hashed(f, vec![digest]));
             done(lane.seq, lane.payload, Some(r));
         }
         self.compress(opts);

@@ -303,9 +303,7 @@ impl par2::Sink for Digests {
 /// family, else one hasher each.
 fn digests_of(algo: &Algorithm, msgs: &[&[u8]]) -> Vec<Digest> {
     match algo.lanes {
-        Some(family) => {
-            crate::algo::multibuf::digests(family, msgs).iter().map(|d| Digest::new(d)).collect()
-        }
+        Some(family) => crate::algo::multibuf::digests(family, msgs),
         None => msgs
             .iter()
             .map(|m| {

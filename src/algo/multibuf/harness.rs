@@ -114,7 +114,7 @@ pub fn compress_one(name: &str, state: &mut [u32; 8], data: &[u8]) {
 
 /// The digest of a message of `total` bytes, `tail` its last bytes (see `finish`).
 pub fn finish(name: &str, state: [u32; 8], tail: &[u8], total: u64) -> Vec<u8> {
-    super::finish(family(name), state, tail, total)
+    super::finish(family(name), state, tail, total).as_bytes().to_vec()
 }
 
 /// The final blocks of a message (see `final_blocks`).
@@ -124,7 +124,7 @@ pub fn final_blocks(name: &str, rest: &[u8], total: u64) -> ([u8; 128], usize) {
 
 /// The digest of a finished state (see `digest`).
 pub fn digest(name: &str, state: &[u32; 8]) -> Vec<u8> {
-    super::digest(family(name), state)
+    super::digest(family(name), state).as_bytes().to_vec()
 }
 
 /// The digest of `message` as the RustCrypto crate computes it.
@@ -205,9 +205,10 @@ pub(super) fn run_engine(
                             break;
                         }
                         None => {
-                            out[busy.message] = super::finish(f, *state, &msg[busy.done..], total)
+                            out[busy.message] =
+                                super::finish(f, *state, &msg[busy.done..], total).as_bytes().to_vec()
                         }
-                        Some(_) => out[busy.message] = super::digest(f, state),
+                        Some(_) => out[busy.message] = super::digest(f, state).as_bytes().to_vec(),
                     }
                     *lane = None;
                     *state = marker(i);

@@ -13,9 +13,10 @@
 //! the single-stream code.
 
 use super::{Family, Kernel, b3, compress_one, digest, final_blocks, finish, initial};
+use crate::digest::Digest;
 
 /// The digest of every message of `msgs` (`family`'s own bytes: 16, 20 or 32), in order.
-pub(crate) fn digests(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
+pub(crate) fn digests(family: Family, msgs: &[&[u8]]) -> Vec<Digest> {
     if family == Family::Blake3 {
         return blake3_digests(msgs);
     }
@@ -25,7 +26,7 @@ pub(crate) fn digests(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
     let least = kernel.break_even().unwrap_or(usize::MAX);
     let mut order: Vec<usize> = (0..msgs.len()).collect();
     order.sort_by_key(|&i| msgs[i].len());
-    let mut out = vec![Vec::new(); msgs.len()];
+    let mut out = vec![Digest::new(&[]); msgs.len()];
     for group in order.chunks(kernel.lanes()) {
         if group.len() < least {
             for &i in group {
@@ -42,7 +43,7 @@ pub(crate) fn digests(family: Family, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
 }
 
 /// One message in the single-stream code.
-fn single(family: Family, m: &[u8]) -> Vec<u8> {
+fn single(family: Family, m: &[u8]) -> Digest {
     let whole = m.len() - m.len() % 64;
     let mut state = initial(family);
     compress_one(family, &mut state, &m[..whole]);
@@ -50,7 +51,7 @@ fn single(family: Family, m: &[u8]) -> Vec<u8> {
 }
 
 /// The digests of `msgs` (at most a lane each, shortest first) in `kernel`'s lanes.
-fn in_lanes(kernel: &Kernel, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
+fn in_lanes(kernel: &Kernel, msgs: &[&[u8]]) -> Vec<Digest> {
     let family = kernel.family();
     let n = kernel.lanes();
     let mut states = vec![initial(family); n];
@@ -85,17 +86,17 @@ fn in_lanes(kernel: &Kernel, msgs: &[&[u8]]) -> Vec<Vec<u8>> {
 
 /// BLAKE3: the inputs the lane kernel takes, together; the rest (empty, or above its
 /// largest input) by the crate, which is multi-lane within one large input.
-fn blake3_digests(msgs: &[&[u8]]) -> Vec<Vec<u8>> {
-    let crate_hash = |m: &[u8]| ::blake3::hash(m).as_bytes().to_vec();
+fn blake3_digests(msgs: &[&[u8]]) -> Vec<Digest> {
+    let crate_hash = |m: &[u8]| Digest::new(::blake3::hash(m).as_bytes());
     let Some(kernel) = b3::Kernel::best() else {
         return msgs.iter().map(|m| crate_hash(m)).collect();
     };
     let (taken, rest): (Vec<usize>, Vec<usize>) =
         (0..msgs.len()).partition(|&i| kernel.takes(msgs[i].len() as u64));
-    let mut out = vec![Vec::new(); msgs.len()];
+    let mut out = vec![Digest::new(&[]); msgs.len()];
     let inputs: Vec<&[u8]> = taken.iter().map(|&i| msgs[i]).collect();
     for (&i, d) in taken.iter().zip(b3::hash_many(kernel, &inputs)) {
-        out[i] = d.to_vec();
+        out[i] = Digest::new(&d);
     }
     for i in rest {
         out[i] = crate_hash(msgs[i]);
@@ -146,7 +147,7 @@ mod tests {
                     assert_eq!(got.len(), set.len());
                     for (m, d) in set.iter().zip(&got) {
                         let want = reference(family, m);
-                        assert_eq!(*d, want, "{family:?} of {} bytes at {level}", m.len());
+                        assert_eq!(d.as_bytes(), want, "{family:?} of {} bytes at {level}", m.len());
                     }
                 }
             }
@@ -164,7 +165,7 @@ mod tests {
             for (m, d) in refs.iter().zip(digests(family, &refs)) {
                 let mut h = algo.hasher();
                 h.update(m);
-                assert_eq!(d, h.finish().as_bytes(), "{} of {} bytes", algo.name, m.len());
+                assert_eq!(d.as_bytes(), h.finish().as_bytes(), "{} of {} bytes", algo.name, m.len());
             }
         }
         assert_eq!(seen, FAMILIES.len(), "a registry row for each family");
@@ -178,7 +179,7 @@ mod tests {
             let msgs: Vec<&[u8]> = data.chunks_exact(3100).map(|c| &c[..len]).collect();
             for family in FAMILIES {
                 for (m, d) in msgs.iter().zip(digests(family, &msgs)) {
-                    assert_eq!(d, reference(family, m), "{family:?} {len}");
+                    assert_eq!(d.as_bytes(), reference(family, m), "{family:?} {len}");
                 }
             }
         }

@@ -72,6 +72,7 @@ pub mod harness;
 
 pub(crate) use many::digests;
 
+use crate::digest::Digest;
 use std::sync::OnceLock;
 
 /// The algorithms with multi-buffer kernels.
@@ -363,7 +364,7 @@ fn compress_blocks(family: Family, state: &mut State, blocks: &[[u8; 64]]) {
 /// multiple of 64) are already compressed into `state`: compresses `tail` (any length,
 /// whole blocks first) and the padding ([`final_blocks`]) with the single-stream code,
 /// and returns the digest as the RustCrypto crates give it ([`digest`]).
-pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) -> Vec<u8> {
+pub(crate) fn finish(family: Family, mut state: State, tail: &[u8], total: u64) -> Digest {
     debug_assert!(
         (tail.len() as u64) <= total && (total - tail.len() as u64).is_multiple_of(64),
         "the bytes before the tail are whole blocks"
@@ -395,13 +396,14 @@ pub(crate) fn final_blocks(family: Family, rest: &[u8], total: u64) -> ([u8; 128
 
 /// The digest bytes (16, 20 or 32) of a state that has compressed a whole message and
 /// its padding: the state words, little-endian for MD5, big-endian for SHA.
-pub(crate) fn digest(family: Family, state: &State) -> Vec<u8> {
+pub(crate) fn digest(family: Family, state: &State) -> Digest {
     let words = &state[..family.words()];
-    if family == Family::Md5 {
-        words.iter().flat_map(|w| w.to_le_bytes()).collect()
-    } else {
-        words.iter().flat_map(|w| w.to_be_bytes()).collect()
+    let mut bytes = [0u8; 32];
+    for (b, w) in bytes.chunks_exact_mut(4).zip(words) {
+        let w = if family == Family::Md5 { w.to_le_bytes() } else { w.to_be_bytes() };
+        b.copy_from_slice(&w);
     }
+    Digest::new(&bytes[..4 * words.len()])
 }
 
 #[cfg(test)]

@@ -148,9 +148,9 @@ fn known_answers_through_the_single_stream_code() {
             let whole = m.len() / 64 * 64;
             let mut state = initial(family);
             compress_one(family, &mut state, &m[..whole]);
-            assert_eq!(hex(&finish(family, state, &m[whole..], m.len() as u64)), d);
+            assert_eq!(hex(finish(family, state, &m[whole..], m.len() as u64).as_bytes()), d);
             // finish also takes whole blocks in its tail.
-            assert_eq!(hex(&finish(family, initial(family), &m, m.len() as u64)), d);
+            assert_eq!(hex(finish(family, initial(family), &m, m.len() as u64).as_bytes()), d);
         }
     }
 }
@@ -166,7 +166,7 @@ fn finish_pads_every_length_around_the_block_boundaries() {
             let mut state = initial(family);
             compress_one(family, &mut state, &m[..full]);
             let got = finish(family, state, &m[full..], len as u64);
-            assert_eq!(got, reference(family.name(), m), "{family:?} {len}");
+            assert_eq!(got.as_bytes(), reference(family.name(), m), "{family:?} {len}");
         }
     }
 }
