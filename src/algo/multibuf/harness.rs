@@ -205,8 +205,9 @@ pub(super) fn run_engine(
                             break;
                         }
                         None => {
-                            out[busy.message] =
-                                super::finish(f, *state, &msg[busy.done..], total).as_bytes().to_vec()
+                            out[busy.message] = super::finish(f, *state, &msg[busy.done..], total)
+                                .as_bytes()
+                                .to_vec()
                         }
                         Some(_) => out[busy.message] = super::digest(f, state).as_bytes().to_vec(),
                     }

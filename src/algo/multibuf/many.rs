@@ -147,7 +147,12 @@ mod tests {
                     assert_eq!(got.len(), set.len());
                     for (m, d) in set.iter().zip(&got) {
                         let want = reference(family, m);
-                        assert_eq!(d.as_bytes(), want, "{family:?} of {} bytes at {level}", m.len());
+                        assert_eq!(
+                            d.as_bytes(),
+                            want,
+                            "{family:?} of {} bytes at {level}",
+                            m.len()
+                        );
                     }
                 }
             }
@@ -165,7 +170,13 @@ mod tests {
             for (m, d) in refs.iter().zip(digests(family, &refs)) {
                 let mut h = algo.hasher();
                 h.update(m);
-                assert_eq!(d.as_bytes(), h.finish().as_bytes(), "{} of {} bytes", algo.name, m.len());
+                assert_eq!(
+                    d.as_bytes(),
+                    h.finish().as_bytes(),
+                    "{} of {} bytes",
+                    algo.name,
+                    m.len()
+                );
             }
         }
         assert_eq!(seen, FAMILIES.len(), "a registry row for each family");
