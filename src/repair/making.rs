@@ -264,7 +264,7 @@ impl Digests {
         match (&self.done[i], &self.hashers[i]) {
             (Some(d), _) => *d,
             (None, Some(h)) => h.finish(),
-            (None, None) => self.algos[i].hasher().finish(),
+            (None, None) => self.algos[i].digest(&[]),
         }
     }
 }
@@ -300,18 +300,11 @@ impl par2::Sink for Digests {
 }
 
 /// The `algo` digests of whole messages: in the lanes where its registry row has a lane
-/// family, else one hasher each.
+/// family, else one at a time ([`Algorithm::digest`]).
 fn digests_of(algo: &Algorithm, msgs: &[&[u8]]) -> Vec<Digest> {
     match algo.lanes {
         Some(family) => crate::algo::multibuf::digests(family, msgs),
-        None => msgs
-            .iter()
-            .map(|m| {
-                let mut h = algo.hasher();
-                h.update(m);
-                h.finish()
-            })
-            .collect(),
+        None => msgs.iter().map(|m| algo.digest(m)).collect(),
     }
 }
 
@@ -340,9 +333,8 @@ mod tests {
             }
         }
         for (i, rec) in recs.iter().enumerate() {
-            let mut h = rec.algo.hasher();
-            h.update(&data[i]);
-            assert_eq!(d.finish(i), h.finish(), "{} of {} bytes", rec.algo.name, data[i].len());
+            let want = rec.algo.digest(&data[i]);
+            assert_eq!(d.finish(i), want, "{} of {} bytes", rec.algo.name, data[i].len());
         }
     }
 }
